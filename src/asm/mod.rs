@@ -1,0 +1,6 @@
+//! BPF instructions: the `Insn` type, the tables generated from `isa/`, the assembler and the
+//! disassembler. This module never makes a syscall.
+
+pub mod insn;
+
+pub use insn::Insn;

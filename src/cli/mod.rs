@@ -1,0 +1,47 @@
+//! Command-line dispatch. bpftrace's own flags (`-e`, `-l`, a script file) are the default
+//! mode; toolkit subcommands (`asm`, `disasm`, `info`, …) are recognised by the first word.
+//!
+//! Exit codes: 0 success, 1 script or input error, 2 usage error, 3 kernel refused
+//! (attach, load or permission failure).
+
+use std::ffi::OsString;
+
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_INPUT: i32 = 1;
+pub const EXIT_USAGE: i32 = 2;
+pub const EXIT_KERNEL: i32 = 3;
+
+/// One toolkit subcommand: its name, a one-line summary, and its entry point, which receives
+/// the arguments after the subcommand's name.
+pub struct Subcommand {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub run: fn(&[OsString]) -> i32,
+}
+
+/// The registry of subcommands: adding one is a new file plus one line here.
+pub const SUBCOMMANDS: &[Subcommand] = &[];
+
+pub fn run(args: Vec<OsString>) -> i32 {
+    let first = args.get(1).and_then(|a| a.to_str());
+    if let Some(sub) = SUBCOMMANDS.iter().find(|s| Some(s.name) == first) {
+        return (sub.run)(&args[2..]);
+    }
+    match first {
+        Some("--version" | "-V") => {
+            println!("strobe {}", env!("CARGO_PKG_VERSION"));
+            EXIT_OK
+        }
+        _ => {
+            print_usage();
+            EXIT_USAGE
+        }
+    }
+}
+
+fn print_usage() {
+    eprintln!("usage: strobe <subcommand> [args]\n\nsubcommands:");
+    for s in SUBCOMMANDS {
+        eprintln!("  {:<10} {}", s.name, s.about);
+    }
+}

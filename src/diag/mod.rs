@@ -1,0 +1,248 @@
+//! Diagnostics shared by every text front end (the script parser, the checker, the assembler).
+//!
+//! Input: a [`SourceFile`] and [`Diagnostic`]s whose spans are byte ranges into it.
+//! Output: text in the `file:line:col: error: message` form, followed by the source line and
+//! a caret/underline under the span, then notes and a help line.
+//! Invariant: rendering never panics, whatever the spans are (out-of-range spans are clamped),
+//! because a diagnostic about bad input must not itself fail on bad input.
+
+mod suggest;
+
+pub use suggest::{edit_distance, nearest};
+
+use std::fmt;
+
+/// A half-open byte range `start..end` in one source file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Span {
+        Span {
+            start: start as u32,
+            end: end.max(start) as u32,
+        }
+    }
+
+    /// The smallest span covering both.
+    pub fn to(self, other: Span) -> Span {
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
+    }
+
+    pub fn len(self) -> usize {
+        (self.end - self.start) as usize
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.start == self.end
+    }
+}
+
+/// A named text with a line index, built once so that line/column lookups are a binary search.
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    pub name: String,
+    pub text: String,
+    line_starts: Vec<u32>,
+}
+
+impl SourceFile {
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
+        let text = text.into();
+        let mut line_starts = vec![0];
+        line_starts.extend(
+            text.bytes()
+                .enumerate()
+                .filter(|&(_, b)| b == b'\n')
+                .map(|(i, _)| i as u32 + 1),
+        );
+        SourceFile {
+            name: name.into(),
+            text,
+            line_starts,
+        }
+    }
+
+    /// 1-based line and column (in characters) of a byte offset, clamped to the text.
+    pub fn line_col(&self, offset: u32) -> (usize, usize) {
+        let offset = offset.min(self.text.len() as u32);
+        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.line_starts[line] as usize;
+        let col = self
+            .text
+            .get(start..offset as usize)
+            .map_or(offset as usize - start, |s| s.chars().count());
+        (line + 1, col + 1)
+    }
+
+    /// The text of a 1-based line, without its newline.
+    pub fn line_text(&self, line: usize) -> &str {
+        let Some(&start) = self.line_starts.get(line.wrapping_sub(1)) else {
+            return "";
+        };
+        let end = self
+            .line_starts
+            .get(line)
+            .map_or(self.text.len(), |&e| e as usize - 1);
+        self.text
+            .get(start as usize..end.max(start as usize))
+            .unwrap_or("")
+            .trim_end_matches('\r')
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Warning,
+    Note,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "note",
+        })
+    }
+}
+
+/// One message about one place in a source file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub message: String,
+    pub span: Span,
+    /// Secondary places, each with a short label, rendered as `note:` lines with their own caret.
+    pub labels: Vec<(Span, String)>,
+    pub notes: Vec<String>,
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn error(span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Error,
+            message: message.into(),
+            span,
+            labels: Vec::new(),
+            notes: Vec::new(),
+            help: None,
+        }
+    }
+
+    pub fn warning(span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(span, message)
+        }
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn with_note(mut self, note: impl Into<String>) -> Diagnostic {
+        self.notes.push(note.into());
+        self
+    }
+
+    pub fn with_label(mut self, span: Span, label: impl Into<String>) -> Diagnostic {
+        self.labels.push((span, label.into()));
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// Renders `file:line:col: severity: message`, the source line, a caret line, then labels,
+    /// notes and help.
+    pub fn render(&self, src: &SourceFile) -> String {
+        let mut out = String::new();
+        render_at(&mut out, src, self.span, self.severity, &self.message);
+        for (span, label) in &self.labels {
+            render_at(&mut out, src, *span, Severity::Note, label);
+        }
+        for note in &self.notes {
+            out.push_str("note: ");
+            out.push_str(note);
+            out.push('\n');
+        }
+        if let Some(help) = &self.help {
+            out.push_str("help: ");
+            out.push_str(help);
+            out.push('\n');
+        }
+        out
+    }
+}
+
+fn render_at(out: &mut String, src: &SourceFile, span: Span, sev: Severity, msg: &str) {
+    use std::fmt::Write;
+    let (line, col) = src.line_col(span.start);
+    let _ = writeln!(out, "{}:{}:{}: {}: {}", src.name, line, col, sev, msg);
+    let text = src.line_text(line);
+    let _ = writeln!(out, "{text}");
+    // Tabs in the source line are kept in the padding so the caret lines up in a terminal.
+    let pad: String = text
+        .chars()
+        .take(col - 1)
+        .map(|c| if c == '\t' { '\t' } else { ' ' })
+        .collect();
+    let (end_line, end_col) = src.line_col(span.end);
+    let width = if end_line == line && end_col > col {
+        end_col - col
+    } else {
+        1
+    };
+    let _ = writeln!(out, "{pad}^{}", "~".repeat(width - 1));
+}
+
+/// Renders a list of diagnostics, errors and warnings in source order.
+pub fn render_all(diags: &[Diagnostic], src: &SourceFile) -> String {
+    let mut sorted: Vec<&Diagnostic> = diags.iter().collect();
+    sorted.sort_by_key(|d| d.span.start);
+    sorted.iter().map(|d| d.render(src)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn render_points_caret_under_span() {
+        let src = SourceFile::new("t.bt", "BEGIN {\n  printf(\"x\", foo);\n}\n");
+        let start = src.text.find("foo").unwrap();
+        let d = Diagnostic::error(Span::new(start, start + 3), "unknown identifier 'foo'")
+            .with_help("did you mean 'for'?");
+        assert_eq!(
+            d.render(&src),
+            "t.bt:2:15: error: unknown identifier 'foo'\n  printf(\"x\", foo);\n              ^~~\nhelp: did you mean 'for'?\n"
+        );
+    }
+
+    #[test]
+    fn render_clamps_out_of_range_spans() {
+        let src = SourceFile::new("t.bt", "ab");
+        let d = Diagnostic::error(Span::new(10, 20), "eof");
+        assert_eq!(d.render(&src), "t.bt:1:3: error: eof\nab\n  ^\n");
+    }
+
+    #[test]
+    fn line_col_counts_characters_not_bytes() {
+        let src = SourceFile::new("t", "é = x\nsecond");
+        assert_eq!(src.line_col(5), (1, 5));
+        assert_eq!(src.line_col(7), (2, 1));
+        assert_eq!(src.line_text(2), "second");
+        assert_eq!(src.line_text(3), "");
+    }
+}

@@ -1,0 +1,11 @@
+//! strobe: a bpftrace-compatible tracer and BPF toolkit that needs no LLVM, no libbpf and no
+//! compiler on the host it runs on.
+//!
+//! Data flows one way: script text → AST → checked AST → templates → loaded programs → links →
+//! events → printed output. See README.md's architecture section for where each stage lives.
+
+pub mod asm;
+pub mod cli;
+pub mod diag;
+#[doc(hidden)]
+pub mod testkit;

@@ -1,0 +1,20 @@
+//! Support for tests that need a kernel capability: they check for it at run time and, when it
+//! is missing, say loudly which test was skipped and why. `scripts/test` collects every skip
+//! (through `STROBE_SKIP_LOG`) and prints the list at the end of the run, so a skipped test is
+//! never mistaken for a passing one.
+
+use std::io::Write;
+
+/// Records that `test` was skipped because of `reason`, on stderr and in `$STROBE_SKIP_LOG`.
+pub fn skip(test: &str, reason: &str) {
+    eprintln!("SKIPPED {test}: {reason}");
+    if let Some(path) = std::env::var_os("STROBE_SKIP_LOG") {
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            let _ = writeln!(f, "{test}: {reason}");
+        }
+    }
+}
