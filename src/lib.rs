@@ -5,7 +5,13 @@
 //! events → printed output. See README.md's architecture section for where each stage lives.
 
 pub mod asm;
+pub mod btf;
 pub mod cli;
 pub mod diag;
+pub mod elf;
+pub mod kernel;
+pub mod runtime;
+pub mod syntax;
+pub mod sys;
 #[doc(hidden)]
 pub mod testkit;

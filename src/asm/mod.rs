@@ -2,5 +2,7 @@
 //! disassembler. This module never makes a syscall.
 
 pub mod insn;
+pub mod object;
 
 pub use insn::Insn;
+pub use object::{MapDef, Object, Reloc, Section, Symbol};

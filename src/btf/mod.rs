@@ -1,0 +1,1 @@
+//! Kernel BTF: vmlinux and module (split) BTF parsed and indexed behind strobe's own types.

@@ -1,0 +1,1 @@
+//! BPF ELF objects: writing relocatable objects from an assembled `Object`, reading any BPF ELF (clang's too).

@@ -1,0 +1,1 @@
+//! What the running kernel offers: tracefs tracepoint formats, kallsyms, feature probes.

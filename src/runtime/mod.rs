@@ -1,0 +1,1 @@
+//! The runtime: ring buffer and perf buffer readers, the event loop, output.

@@ -1,0 +1,1 @@
+//! The script language: AST with spans and the nom parser.
