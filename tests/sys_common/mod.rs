@@ -88,3 +88,69 @@ pub fn store_sum_of_args(map: &impl AsRawFd) -> Vec<Insn> {
     ]);
     v
 }
+
+pub const HELPER_MAP_LOOKUP: i32 = 1;
+
+/// A program that atomically increments the u64 at key 0 of `map` and returns 0.
+pub fn count_into(map: &impl AsRawFd) -> Vec<Insn> {
+    let mut v = vec![st_w(R10, -4, 0), mov64_reg(R2, R10), add64_imm(R2, -4)];
+    v.extend(ld_map_fd(R1, map));
+    v.extend([
+        call(HELPER_MAP_LOOKUP),
+        // if r0 == 0 goto +2
+        Insn::new(0x15, R0, 0, 2, 0),
+        mov64_imm(R1, 1),
+        // lock *(u64 *)(r0 + 0) += r1
+        Insn::new(0xdb, R0, R1, 0, 0),
+        mov64_imm(R0, 0),
+        exit(),
+    ]);
+    v
+}
+
+/// The tracefs id of tracepoint `cat:name`, mounting tracefs at /sys/kernel/tracing when it
+/// is not mounted. `None` (after a loud skip) when it cannot be read.
+pub fn tracepoint_id(test: &str, cat: &str, name: &str) -> Option<u64> {
+    let base = std::path::Path::new("/sys/kernel/tracing");
+    let id_path = base.join("events").join(cat).join(name).join("id");
+    if !id_path.exists() && base.is_dir() {
+        // SAFETY: constant C strings.
+        unsafe {
+            libc::mount(
+                c"tracefs".as_ptr(),
+                c"/sys/kernel/tracing".as_ptr(),
+                c"tracefs".as_ptr(),
+                0,
+                std::ptr::null(),
+            )
+        };
+    }
+    match std::fs::read_to_string(&id_path) {
+        Ok(s) => s.trim().parse().ok(),
+        Err(e) => {
+            strobe::testkit::skip(test, &format!("cannot read {}: {e}", id_path.display()));
+            None
+        }
+    }
+}
+
+/// Reads the u64 counter at key 0.
+pub fn counter(map: &strobe::sys::Map) -> u64 {
+    let v = map.lookup_vec(&0u32.to_ne_bytes()).unwrap().unwrap();
+    u64::from_ne_bytes(v[..8].try_into().unwrap())
+}
+
+/// A one-entry u32 → u64 array for counters.
+pub fn counter_map() -> strobe::sys::Map {
+    strobe::sys::Map::create(
+        strobe::sys::MapType::Array,
+        &strobe::sys::MapCreateOptions {
+            name: "count",
+            key_size: 4,
+            value_size: 8,
+            max_entries: 1,
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
