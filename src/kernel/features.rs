@@ -15,7 +15,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use crate::sys::env::{self, Lockdown};
-use crate::sys::{AttachType, MapType, ProgType};
+use crate::sys::{AttachType, Capability, MapType, ProgType};
 
 pub use btf_scan::{find_func, VmlinuxScan};
 
@@ -212,6 +212,8 @@ impl Helper {
 pub struct Features {
     pub kernel_release: String,
     pub kernel_version: (u32, u32, u32),
+    /// Which of CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN this process has (effective set).
+    pub capabilities: Vec<(Capability, bool)>,
     /// `None` when the kernel has no lockdown LSM or securityfs could not be read.
     pub lockdown: Option<Lockdown>,
     /// `kernel.unprivileged_bpf_disabled`.
@@ -255,10 +257,19 @@ pub struct Section {
 /// Kernel functions tried as fentry/kprobe targets, most likely first.
 const PROBE_TARGETS: [&str; 4] = ["bpf_fentry_test1", "vfs_read", "do_sys_openat2", "schedule"];
 
-/// The features of the running kernel, probed on first use.
+static CACHE: OnceLock<Features> = OnceLock::new();
+
+/// The features of the running kernel, probed on first use (fentry targets found by
+/// [`VmlinuxScan`] unless [`init_features`] ran first).
 pub fn features() -> &'static Features {
-    static F: OnceLock<Features> = OnceLock::new();
-    F.get_or_init(|| probe(&VmlinuxScan))
+    CACHE.get_or_init(|| probe(&VmlinuxScan))
+}
+
+/// Probes with `ids` as the BTF id source, unless the cache is already filled; returns the
+/// cached report either way. Call early (e.g. with `strobe::btf`'s index) to avoid a second
+/// BTF read.
+pub fn init_features(ids: &dyn FuncIdSource) -> &'static Features {
+    CACHE.get_or_init(|| probe(ids))
 }
 
 /// Probes everything now (uncached), taking fentry targets' BTF ids from `ids`.
@@ -301,6 +312,10 @@ pub fn probe(ids: &dyn FuncIdSource) -> Features {
         .collect();
     Features {
         kernel_version: env::parse_version(&release),
+        capabilities: [Capability::Bpf, Capability::Perfmon, Capability::SysAdmin]
+            .into_iter()
+            .map(|c| (c, env::has_capability(c)))
+            .collect(),
         kernel_release: release,
         lockdown: env::lockdown(),
         unprivileged_bpf_disabled: env::unprivileged_bpf_disabled(),
@@ -379,6 +394,12 @@ impl Features {
             Some(n) => format!("disabled ({n})"),
             None => "unknown".into(),
         };
+        let caps = self
+            .capabilities
+            .iter()
+            .map(|(c, has)| format!("{} {}", c.name(), if *has { "yes" } else { "no" }))
+            .collect::<Vec<_>>()
+            .join(", ");
         let (a, b, c) = self.kernel_version;
         vec![
             Section {
@@ -388,6 +409,7 @@ impl Features {
                         "kernel".into(),
                         format!("{} ({a}.{b}.{c})", self.kernel_release),
                     ),
+                    ("capabilities".into(), caps),
                     ("lockdown".into(), lockdown),
                     ("unprivileged bpf".into(), unpriv),
                     l("jit", &self.jit),
