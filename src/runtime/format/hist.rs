@@ -195,7 +195,12 @@ pub fn write_hist_text(out: &mut Vec<u8>, kind: &HistKind, counts: &[u64], div: 
     } else {
         div.max(1)
     };
-    let max = counts[first..=last].iter().copied().max().unwrap_or(1).max(1);
+    let max = counts[first..=last]
+        .iter()
+        .copied()
+        .max()
+        .unwrap_or(1)
+        .max(1);
     let mut header = Vec::with_capacity(24);
     for (i, &c) in counts.iter().enumerate().take(last + 1).skip(first) {
         header.clear();

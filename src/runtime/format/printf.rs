@@ -354,8 +354,14 @@ fn render_spec(s: &Spec, v: &Value, style: TextStyle, out: &mut Vec<u8>) {
             };
             let (digits, prefix): (String, &[u8]) = match s.conv {
                 Conv::Octal => (format!("{n:o}"), b""),
-                Conv::HexLower => (format!("{n:x}"), if s.flags.alt && n != 0 { b"0x" } else { b"" }),
-                Conv::HexUpper => (format!("{n:X}"), if s.flags.alt && n != 0 { b"0X" } else { b"" }),
+                Conv::HexLower => (
+                    format!("{n:x}"),
+                    if s.flags.alt && n != 0 { b"0x" } else { b"" },
+                ),
+                Conv::HexUpper => (
+                    format!("{n:X}"),
+                    if s.flags.alt && n != 0 { b"0X" } else { b"" },
+                ),
                 _ => (n.to_string(), b""),
             };
             let mut digits = digits.into_bytes();
@@ -366,7 +372,14 @@ fn render_spec(s: &Spec, v: &Value, style: TextStyle, out: &mut Vec<u8>) {
                     digits.insert(0, b'0');
                 }
             }
-            pad_int(s, b"", prefix, digits, n == 0 && !(s.conv == Conv::Octal && s.flags.alt), out);
+            pad_int(
+                s,
+                b"",
+                prefix,
+                digits,
+                n == 0 && !(s.conv == Conv::Octal && s.flags.alt),
+                out,
+            );
         }
         (Conv::Char, Some(raw)) => pad(s, &[raw as u8], out),
         (Conv::Pointer, Some(raw)) => {
@@ -412,7 +425,14 @@ fn pad(s: &Spec, text: &[u8], out: &mut Vec<u8>) {
 
 /// C's integer layout: precision zero-extends the digits (and `.0` prints nothing for 0);
 /// the `0` flag zero-fills between sign/prefix and digits unless a precision or `-` is given.
-fn pad_int(s: &Spec, sign: &[u8], prefix: &[u8], mut digits: Vec<u8>, zero: bool, out: &mut Vec<u8>) {
+fn pad_int(
+    s: &Spec,
+    sign: &[u8],
+    prefix: &[u8],
+    mut digits: Vec<u8>,
+    zero: bool,
+    out: &mut Vec<u8>,
+) {
     if let Some(p) = s.precision {
         if p == 0 && zero {
             digits.clear();

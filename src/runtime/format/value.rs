@@ -21,7 +21,10 @@ pub enum Value {
     UInt(u64),
     /// A NUL-terminated string, already cut at the NUL. `truncated` marks a string that filled
     /// its whole buffer (bpftrace ≥ 0.21 then appends `..`; 0.17 does not — see [`TextStyle`]).
-    Str { bytes: Vec<u8>, truncated: bool },
+    Str {
+        bytes: Vec<u8>,
+        truncated: bool,
+    },
     /// `buf()` bytes: printed with non-printable bytes as `\xNN`.
     Buf(Vec<u8>),
     /// A pointer: `0x` hex in text, a number in JSON.
@@ -30,7 +33,10 @@ pub enum Value {
     /// address, cgroup path, strerror …): printed as is, quoted in JSON.
     Symbol(Vec<u8>),
     /// A number shown through a name (an enum value): the name in text, the number in JSON.
-    Symbolic { name: Vec<u8>, number: u64 },
+    Symbolic {
+        name: Vec<u8>,
+        number: u64,
+    },
     Tuple(Vec<Value>),
     Array(Vec<Value>),
     Record(Vec<(String, Value)>),
@@ -217,7 +223,10 @@ mod tests {
 
     #[test]
     fn records_print_dotted_fields() {
-        let r = Value::Record(vec![("a".into(), Value::Int(1)), ("b".into(), Value::str("x"))]);
+        let r = Value::Record(vec![
+            ("a".into(), Value::Int(1)),
+            ("b".into(), Value::str("x")),
+        ]);
         assert_eq!(text(&r), "{ .a = 1, .b = x }");
     }
 

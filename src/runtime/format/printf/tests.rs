@@ -45,8 +45,14 @@ fn long_modifiers_keep_64_bits() {
         each("[%llu]"),
         ["[18446744073709551611]", "[255]", "[1099511627776]"]
     );
-    assert_eq!(each("[%lx]"), ["[fffffffffffffffb]", "[ff]", "[10000000000]"]);
-    assert_eq!(each("[%llx]"), ["[fffffffffffffffb]", "[ff]", "[10000000000]"]);
+    assert_eq!(
+        each("[%lx]"),
+        ["[fffffffffffffffb]", "[ff]", "[10000000000]"]
+    );
+    assert_eq!(
+        each("[%llx]"),
+        ["[fffffffffffffffb]", "[ff]", "[10000000000]"]
+    );
 }
 
 #[test]
@@ -63,7 +69,10 @@ fn width_zero_fill_and_precision_follow_c() {
     assert_eq!(each("[%05d]"), ["[-0005]", "[00255]", "[00000]"]);
     assert_eq!(each("[%-5d]"), ["[-5   ]", "[255  ]", "[0    ]"]);
     assert_eq!(each("[%5x]"), ["[fffffffb]", "[   ff]", "[    0]"]);
-    assert_eq!(each("[%-8x|]"), ["[fffffffb|]", "[ff      |]", "[0       |]"]);
+    assert_eq!(
+        each("[%-8x|]"),
+        ["[fffffffb|]", "[ff      |]", "[0       |]"]
+    );
     assert_eq!(each("[%08x]"), ["[fffffffb]", "[000000ff]", "[00000000]"]);
     assert_eq!(each("[%08.3d]"), ["[    -005]", "[     255]", "[     000]"]);
     assert_eq!(each("[%.5d]"), ["[-00005]", "[00255]", "[00000]"]);
@@ -80,7 +89,19 @@ fn pointer_prints_full_64_bit_hex() {
 
 #[test]
 fn c_style_flags_current_bpftrace_accepts() {
-    assert_eq!(fmt("%+d|% d|%#x|%#o|%#X", &[Value::Int(7), Value::Int(7), Value::Int(255), Value::Int(8), Value::Int(0)]), "+7| 7|0xff|010|0");
+    assert_eq!(
+        fmt(
+            "%+d|% d|%#x|%#o|%#X",
+            &[
+                Value::Int(7),
+                Value::Int(7),
+                Value::Int(255),
+                Value::Int(8),
+                Value::Int(0)
+            ]
+        ),
+        "+7| 7|0xff|010|0"
+    );
     assert_eq!(fmt("%04x", &[Value::Int(2)]), "0002");
     assert_eq!(fmt("%.0d|", &[Value::Int(0)]), "|");
 }
@@ -89,10 +110,18 @@ fn c_style_flags_current_bpftrace_accepts() {
 fn strings_pad_and_truncate_by_precision() {
     let s = fmt(
         "%%|%.3s|%-10s|%10s|%-5.2s|",
-        &[Value::str("abcdef"), Value::str("ab"), Value::str("ab"), Value::str("xyz")],
+        &[
+            Value::str("abcdef"),
+            Value::str("ab"),
+            Value::str("ab"),
+            Value::str("xyz"),
+        ],
     );
     assert_eq!(s, "%|abc|ab        |        ab|xy   |");
-    assert_eq!(fmt("%5s %04x", &[Value::str("ba"), Value::Int(2)]), "   ba 0002");
+    assert_eq!(
+        fmt("%5s %04x", &[Value::str("ba"), Value::Int(2)]),
+        "   ba 0002"
+    );
 }
 
 #[test]
@@ -108,14 +137,20 @@ fn s_prints_any_value_text() {
 fn char_prints_low_byte() {
     assert_eq!(fmt("%c%c", &[Value::Int(104), Value::Int(105)]), "hi");
     let fs = FormatString::parse("%c").unwrap();
-    assert_eq!(fs.render(&[Value::Int(-5)], TextStyle::default()), vec![0xfb]);
+    assert_eq!(
+        fs.render(&[Value::Int(-5)], TextStyle::default()),
+        vec![0xfb]
+    );
 }
 
 #[test]
 fn buffer_conversions_escape() {
     let b = Value::Buf(b"ab\n\x01\xff\"\\".to_vec());
     assert_eq!(fmt("%r|", &[b]), "ab\\x0a\\x01\\xff\"\\|");
-    assert_eq!(fmt("%rx|", &[Value::Buf(b"ab\x01".to_vec())]), "\\x61\\x62\\x01|");
+    assert_eq!(
+        fmt("%rx|", &[Value::Buf(b"ab\x01".to_vec())]),
+        "\\x61\\x62\\x01|"
+    );
     assert_eq!(fmt("%rh|", &[Value::Buf(b"ab\x01".to_vec())]), "61 62 01|");
 }
 
