@@ -25,7 +25,7 @@ pub enum Num {
 
 impl Num {
     /// Divides for `print(@m, top, div)`; `div` 0 means 1. Signed values divide as signed.
-    pub fn div(self, div: u64) -> Num {
+    pub fn div_by(self, div: u64) -> Num {
         let div = div.max(1);
         match self {
             Num::I(v) => Num::I(if div > i64::MAX as u64 {
@@ -325,8 +325,8 @@ mod tests {
 
     #[test]
     fn division_by_zero_means_one() {
-        assert_eq!(Num::U(7).div(0), Num::U(7));
-        assert_eq!(Num::I(-7).div(2), Num::I(-3));
-        assert_eq!(Num::I(-7).div(u64::MAX), Num::I(0));
+        assert_eq!(Num::U(7).div_by(0), Num::U(7));
+        assert_eq!(Num::I(-7).div_by(2), Num::I(-3));
+        assert_eq!(Num::I(-7).div_by(u64::MAX), Num::I(0));
     }
 }

@@ -99,9 +99,9 @@ pub fn write_json_value(out: &mut Vec<u8>, v: &Value, style: TextStyle) {
 fn write_json_agg(out: &mut Vec<u8>, a: &Agg, div: u64) {
     match a {
         Agg::Count(n) => write_display(out, n / div.max(1)),
-        Agg::Sum(n) => write_display(out, n.div(div)),
-        Agg::Min(n) | Agg::Max(n) => write_display(out, n.unwrap_or(Num::I(0)).div(div)),
-        Agg::Avg { total, count } => write_display(out, average(*total, *count).div(div)),
+        Agg::Sum(n) => write_display(out, n.div_by(div)),
+        Agg::Min(n) | Agg::Max(n) => write_display(out, n.unwrap_or(Num::I(0)).div_by(div)),
+        Agg::Avg { total, count } => write_display(out, average(*total, *count).div_by(div)),
         Agg::Stats { total, count } => write_display(
             out,
             format_args!(

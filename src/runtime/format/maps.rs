@@ -119,9 +119,9 @@ pub fn write_map_key(out: &mut Vec<u8>, name: &str, keys: &[Value], style: TextS
 pub fn write_agg_text(out: &mut Vec<u8>, agg: &Agg, div: u64) {
     match agg {
         Agg::Count(n) => write_display(out, n / div.max(1)),
-        Agg::Sum(n) => write_display(out, n.div(div)),
-        Agg::Min(n) | Agg::Max(n) => write_display(out, n.unwrap_or(Num::I(0)).div(div)),
-        Agg::Avg { total, count } => write_display(out, average(*total, *count).div(div)),
+        Agg::Sum(n) => write_display(out, n.div_by(div)),
+        Agg::Min(n) | Agg::Max(n) => write_display(out, n.unwrap_or(Num::I(0)).div_by(div)),
+        Agg::Avg { total, count } => write_display(out, average(*total, *count).div_by(div)),
         Agg::Stats { total, count } => write_display(
             out,
             format_args!(
@@ -135,7 +135,7 @@ pub fn write_agg_text(out: &mut Vec<u8>, agg: &Agg, div: u64) {
 
 fn write_plain_div(out: &mut Vec<u8>, v: &Value, div: u64, style: TextStyle) {
     match *v {
-        Value::Int(i) if div > 1 => write_display(out, Num::I(i).div(div)),
+        Value::Int(i) if div > 1 => write_display(out, Num::I(i).div_by(div)),
         Value::UInt(u) if div > 1 => write_display(out, u / div),
         _ => v.write_text(out, style),
     }
