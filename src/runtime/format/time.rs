@@ -80,7 +80,7 @@ impl Tm {
 
 /// The local UTC offset and zone abbreviation at `unix`, from libc (reads the zone file once).
 pub fn local_offset(unix: i64) -> Option<(i64, String)> {
-    let t: libc::time_t = unix.try_into().ok()?;
+    let t = unix as libc::time_t;
     // SAFETY: localtime_r writes only into `tm`, which we own; tm_zone then points at static
     // storage owned by libc, valid for reading as a C string.
     unsafe {
@@ -195,7 +195,7 @@ fn conv(out: &mut Vec<u8>, c: u8, t: &Tm, nsec: u32) -> bool {
         b'j' => write!(out, "{:03}", t.yday + 1),
         b'm' => write!(out, "{:02}", t.mon + 1),
         b'M' => write!(out, "{:02}", t.min),
-        b'n' => write!(out, "\n"),
+        b'n' => writeln!(out),
         b'p' => write!(out, "{}", if t.hour < 12 { "AM" } else { "PM" }),
         b'P' => write!(out, "{}", if t.hour < 12 { "am" } else { "pm" }),
         b'r' => write!(
