@@ -12,6 +12,7 @@
 //! and the module that does it says so.
 
 pub mod agg;
+pub mod call;
 pub mod decode;
 pub mod hist;
 pub mod json;
@@ -22,5 +23,8 @@ pub mod stack;
 pub mod time;
 pub mod value;
 
+pub use call::{PrintfCall, PrintfCallError};
+pub use decode::{FieldType, NoResolver, Resolver};
+pub use maps::{MapSnapshot, MapValue};
 pub use printf::{ArgKind, FormatString, PrintfError};
 pub use value::{TextStyle, Value};
