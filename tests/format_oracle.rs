@@ -28,7 +28,9 @@ fn oracle_unusable() -> Option<String> {
         Err(e) => return Some(format!("bpftrace not runnable: {e}")),
     };
     if !v.starts_with("bpftrace v0.17") {
-        return Some(format!("goldens were captured with bpftrace v0.17, this host has {v:?}"));
+        return Some(format!(
+            "goldens were captured with bpftrace v0.17, this host has {v:?}"
+        ));
     }
     match run_bpftrace(&[], r#"BEGIN { printf("ok\n"); exit(); }"#) {
         Some(o) if String::from_utf8_lossy(&o).contains("ok") => None,
