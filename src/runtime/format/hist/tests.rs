@@ -166,3 +166,41 @@ fn json_bounds_are_inclusive() {
     write_hist_json(&mut out, &HistKind::Log2 { k: 0 }, &[0, 0], 1);
     assert_eq!(out, b"[]");
 }
+
+mod props {
+    use super::super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Every non-negative value lies inside the bounds its bucket is labelled with.
+        #[test]
+        fn log2_bucket_bounds_contain_the_value(v in 0i64..=i64::MAX, k in 0u8..=5) {
+            let i = log2_bucket(v, k);
+            prop_assert!(i >= 1 && i < log2_bucket_count(k));
+            let lo = log2_upper(i - 1, k as u32);
+            let hi = log2_upper(i, k as u32);
+            prop_assert!(lo <= v as u128 && (v as u128) < hi, "v={} i={} [{}, {})", v, i, lo, hi);
+        }
+
+        /// Linear buckets are monotonic in the value and stay in range.
+        #[test]
+        fn linear_buckets_are_monotonic(a in any::<i64>(), b in any::<i64>(),
+                                        min in -1000i64..1000, span in 1i64..5000, step in 1i64..700) {
+            let max = min + span;
+            let (x, y) = if a <= b { (a, b) } else { (b, a) };
+            let (bx, by) = (linear_bucket(x, min, max, step), linear_bucket(y, min, max, step));
+            prop_assert!(bx <= by);
+            prop_assert!(by < linear_bucket_count(min, max, step));
+        }
+
+        /// Any counts render without panicking, one line per bucket from first to last used.
+        #[test]
+        fn any_counts_render(counts in proptest::collection::vec(any::<u64>(), 0..70), k in 0u8..=7, div in any::<u64>()) {
+            let mut out = Vec::new();
+            write_hist_text(&mut out, &HistKind::Log2 { k }, &counts, div);
+            let mut j = Vec::new();
+            write_hist_json(&mut j, &HistKind::Log2 { k }, &counts, div);
+            prop_assert!(j.starts_with(b"[") && j.ends_with(b"]"));
+        }
+    }
+}
