@@ -325,6 +325,7 @@ fn parse_num(
 
 fn render_spec(s: &Spec, v: &Value, style: TextStyle, out: &mut Vec<u8>) {
     let int = v.as_u64();
+    let mut buf = [0u8; 24];
     match (s.conv, int) {
         (Conv::Signed, Some(raw)) => {
             let n: i64 = match s.length {
@@ -333,7 +334,6 @@ fn render_spec(s: &Spec, v: &Value, style: TextStyle, out: &mut Vec<u8>) {
                 Length::Short => raw as i16 as i64,
                 Length::Long => raw as i64,
             };
-            let digits = n.unsigned_abs().to_string().into_bytes();
             let sign: &[u8] = if n < 0 {
                 b"-"
             } else if s.flags.plus {
@@ -343,7 +343,8 @@ fn render_spec(s: &Spec, v: &Value, style: TextStyle, out: &mut Vec<u8>) {
             } else {
                 b""
             };
-            pad_int(s, sign, b"", digits, n == 0, out);
+            let start = digits(n.unsigned_abs(), 10, false, &mut buf);
+            pad_int(s, sign, b"", &buf[start..], n == 0, out);
         }
         (Conv::Unsigned | Conv::Octal | Conv::HexLower | Conv::HexUpper, Some(raw)) => {
             let n: u64 = match s.length {
@@ -352,43 +353,31 @@ fn render_spec(s: &Spec, v: &Value, style: TextStyle, out: &mut Vec<u8>) {
                 Length::Short => raw as u16 as u64,
                 Length::Long => raw,
             };
-            let (digits, prefix): (String, &[u8]) = match s.conv {
-                Conv::Octal => (format!("{n:o}"), b""),
-                Conv::HexLower => (
-                    format!("{n:x}"),
-                    if s.flags.alt && n != 0 { b"0x" } else { b"" },
-                ),
-                Conv::HexUpper => (
-                    format!("{n:X}"),
-                    if s.flags.alt && n != 0 { b"0X" } else { b"" },
-                ),
-                _ => (n.to_string(), b""),
+            let alt = s.flags.alt && n != 0;
+            let (base, upper, prefix): (u64, bool, &[u8]) = match s.conv {
+                Conv::Octal => (8, false, b""),
+                Conv::HexLower => (16, false, if alt { b"0x" } else { b"" }),
+                Conv::HexUpper => (16, true, if alt { b"0X" } else { b"" }),
+                _ => (10, false, b""),
             };
-            let mut digits = digits.into_bytes();
-            if s.conv == Conv::Octal && s.flags.alt {
-                // C: '#' makes the first digit a 0, raising the precision if needed.
-                let prec = s.precision.unwrap_or(0);
-                if digits.len() >= prec && digits.first() != Some(&b'0') {
-                    digits.insert(0, b'0');
-                }
+            let mut start = digits(n, base, upper, &mut buf);
+            let octal_alt = s.conv == Conv::Octal && s.flags.alt;
+            if octal_alt && buf.len() - start >= s.precision.unwrap_or(0) && buf[start] != b'0' {
+                // C: '#' makes the first octal digit a 0 (raising the precision if needed).
+                start -= 1;
+                buf[start] = b'0';
             }
-            pad_int(
-                s,
-                b"",
-                prefix,
-                digits,
-                n == 0 && !(s.conv == Conv::Octal && s.flags.alt),
-                out,
-            );
+            pad_int(s, b"", prefix, &buf[start..], n == 0 && !octal_alt, out);
         }
         (Conv::Char, Some(raw)) => pad(s, &[raw as u8], out),
         (Conv::Pointer, Some(raw)) => {
-            let text = if raw == 0 {
-                b"(nil)".to_vec()
+            if raw == 0 {
+                pad(s, b"(nil)", out);
             } else {
-                format!("0x{raw:x}").into_bytes()
-            };
-            pad(s, &text, out);
+                let start = digits(raw, 16, false, &mut buf) - 2;
+                buf[start..start + 2].copy_from_slice(b"0x");
+                pad(s, &buf[start..], out);
+            }
         }
         (Conv::BufHex, _) | (Conv::BufHexSpaced, _) | (Conv::Buf, _) => {
             let mut text = Vec::new();
@@ -400,15 +389,45 @@ fn render_spec(s: &Spec, v: &Value, style: TextStyle, out: &mut Vec<u8>) {
             }
             pad(s, &text, out);
         }
-        _ => {
-            // %s, or an integer conversion given a non-integer: print the text form.
-            let mut text = v.to_text(style);
-            if let Some(p) = s.precision {
-                text.truncate(p);
+        (_, _) => match v {
+            // The common %s case: no copy.
+            Value::Str {
+                bytes,
+                truncated: false,
+            } => {
+                let n = s.precision.map_or(bytes.len(), |p| p.min(bytes.len()));
+                pad(s, &bytes[..n], out);
             }
-            pad(s, &text, out);
+            _ => {
+                // %s of another value, or an integer conversion given a non-integer.
+                let mut text = v.to_text(style);
+                if let Some(p) = s.precision {
+                    text.truncate(p);
+                }
+                pad(s, &text, out);
+            }
+        },
+    }
+}
+
+/// Writes `n` in `base` at the end of `buf`, returning where the digits start.
+fn digits(mut n: u64, base: u64, upper: bool, buf: &mut [u8; 24]) -> usize {
+    let set: &[u8; 16] = if upper {
+        b"0123456789ABCDEF"
+    } else {
+        b"0123456789abcdef"
+    };
+    // Leave one byte in front for octal's '#' and two for %p's "0x": 22 octal digits + 2 = 24.
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = set[(n % base) as usize];
+        n /= base;
+        if n == 0 {
+            break;
         }
     }
+    i
 }
 
 /// Pads `text` to the spec's width with spaces (left or right aligned).
@@ -425,24 +444,14 @@ fn pad(s: &Spec, text: &[u8], out: &mut Vec<u8>) {
 
 /// C's integer layout: precision zero-extends the digits (and `.0` prints nothing for 0);
 /// the `0` flag zero-fills between sign/prefix and digits unless a precision or `-` is given.
-fn pad_int(
-    s: &Spec,
-    sign: &[u8],
-    prefix: &[u8],
-    mut digits: Vec<u8>,
-    zero: bool,
-    out: &mut Vec<u8>,
-) {
-    if let Some(p) = s.precision {
-        if p == 0 && zero {
-            digits.clear();
-        } else if digits.len() < p {
-            let mut d = vec![b'0'; p - digits.len()];
-            d.extend_from_slice(&digits);
-            digits = d;
-        }
-    }
-    let body = sign.len() + prefix.len() + digits.len();
+fn pad_int(s: &Spec, sign: &[u8], prefix: &[u8], digits: &[u8], zero: bool, out: &mut Vec<u8>) {
+    let digits = if s.precision == Some(0) && zero {
+        &[][..]
+    } else {
+        digits
+    };
+    let prec_zeros = s.precision.unwrap_or(0).saturating_sub(digits.len());
+    let body = sign.len() + prefix.len() + prec_zeros + digits.len();
     let fill = s.width.unwrap_or(0).saturating_sub(body);
     let zero_fill = s.flags.zero && !s.flags.left && s.precision.is_none();
     if !s.flags.left && !zero_fill {
@@ -453,7 +462,8 @@ fn pad_int(
     if zero_fill {
         out.resize(out.len() + fill, b'0');
     }
-    out.extend_from_slice(&digits);
+    out.resize(out.len() + prec_zeros, b'0');
+    out.extend_from_slice(digits);
     if s.flags.left {
         out.resize(out.len() + fill, b' ');
     }
