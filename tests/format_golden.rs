@@ -379,6 +379,31 @@ fn json_messages() {
 }
 
 #[test]
+fn printf_misc() {
+    let mut t = Sim::text();
+    t.printf(
+        "[%p][%-12p][%5c][%-3c]\n",
+        &[int(0), int(255), int(65), int(66)],
+    );
+    t.printf("[%s][%d]\n", &[s(""), int(0)]);
+    t.printf(
+        "[%.0d][%3.1x][%-5d][%x]\n",
+        &[int(0), int(10), int(3), int(0)],
+    );
+    check("printf_misc", t.exit());
+}
+
+#[test]
+fn lhist_uneven() {
+    let mut t = Sim::text();
+    for v in [22, 30, 3] {
+        t.lhist("@c", v, 0, 25, 10);
+    }
+    t.lhist("@z", 0, 0, 10, 1);
+    check("lhist_uneven", t.exit());
+}
+
+#[test]
 fn every_golden_has_a_case() {
     let cases = [
         "count_maps",
@@ -389,8 +414,10 @@ fn every_golden_has_a_case() {
         "json_maps",
         "json_messages",
         "lhist",
+        "lhist_uneven",
         "print_values",
         "printf_ints",
+        "printf_misc",
         "printf_strings",
         "stats_avg",
     ];

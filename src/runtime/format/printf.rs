@@ -6,10 +6,12 @@
 //! Output: exactly the bytes bpftrace prints. Integer conversions follow C's printf (which
 //! bpftrace 0.17 called directly): without a length modifier `%d`/`%i` print the value as a
 //! 32-bit `int` and `%u %x %X %o` as a 32-bit `unsigned int`; `hh`/`h` narrow to 8/16 bits;
-//! `l ll j z t` keep all 64 bits. `%%` prints `%` (bpftrace 0.17 and current agree). A `%`
-//! followed by something that is not a conversion stays literal, as in bpftrace.
-//! Differences from bpftrace 0.17, following current bpftrace: `%i` is accepted (0.17 did not
-//! recognise it); `%rx`/`%rh` buffer forms are accepted.
+//! `l ll j z t` keep all 64 bits. `%%` prints `%` everywhere. A `%` followed by something
+//! that is not a conversion stays literal, as in bpftrace.
+//! Differences from bpftrace 0.17, following current bpftrace: 0.17 printed the text after the
+//! last conversion without formatting it, so a `%%` there came out as `%%`
+//! (`printf("%d%%\n", 50)` printed `50%%`); `%i`, the `+`, ` ` and `#` flags and the
+//! `%rx`/`%rh` buffer forms are accepted (0.17 did not recognise them).
 //! Invariant: rendering never panics: a missing argument renders as nothing, a non-integer
 //! given to an integer conversion renders as its text.
 

@@ -141,6 +141,13 @@ fn iso_week(t: &Tm) -> (i64, u32) {
     (t.year, week as u32)
 }
 
+/// `time(fmt)` / `strftime(fmt, ns)` for an instant given as nanoseconds since the Unix epoch,
+/// in the host's local time zone.
+pub fn format_local(fmt: &[u8], unix_nanos: u64) -> Vec<u8> {
+    let secs = (unix_nanos / 1_000_000_000) as i64;
+    strftime(fmt, &Tm::local(secs), (unix_nanos % 1_000_000_000) as u32)
+}
+
 /// Formats `t` (plus `nsec`, the nanoseconds within the second) with `fmt`.
 pub fn strftime(fmt: &[u8], t: &Tm, nsec: u32) -> Vec<u8> {
     let mut out = Vec::with_capacity(fmt.len() + 16);
