@@ -4,7 +4,8 @@
 //! resolver found for it (kallsyms for kernel frames, ELF symbols for user frames).
 //! Output: bpftrace's text: a stack starts with a newline and has one frame per line —
 //! `bpftrace` mode indents 8 spaces and shows `name+offset`, `perf` mode shows a tab, the hex
-//! address and the symbol (user frames add ` (module)`), `raw` mode only the hex address.
+//! address and the symbol (user frames add ` (module)`, or ` ([unknown])` when unresolved),
+//! `raw` mode only the hex address.
 //! An unresolved address prints as `0x…` hex. Invariant: never fails, whatever the frames.
 
 use super::value::write_display;
@@ -79,7 +80,12 @@ fn write_frame_sym(out: &mut Vec<u8>, f: &Frame, with_module: bool) {
                 }
             }
         }
-        None => write_display(out, format_args!("0x{:x}", f.addr)),
+        None => {
+            write_display(out, format_args!("0x{:x}", f.addr));
+            if with_module {
+                out.extend_from_slice(b" ([unknown])");
+            }
+        }
     }
 }
 
@@ -134,7 +140,7 @@ mod tests {
         let s = stack(StackMode::Perf, true).render();
         assert_eq!(
             String::from_utf8(s).unwrap(),
-            "\n\tffffffff81001234 do_sys_open+20 (/usr/lib/libc.so.6)\n\t7f00 0x7f00\n"
+            "\n\tffffffff81001234 do_sys_open+20 (/usr/lib/libc.so.6)\n\t7f00 0x7f00 ([unknown])\n"
         );
         let k = stack(StackMode::Perf, false).render();
         assert!(String::from_utf8(k).unwrap().contains("do_sys_open+20\n"));
