@@ -15,6 +15,9 @@
 //! strobe breaks ties by key so output is deterministic. `top` keeps the last `top` entries
 //! after sorting (also for stats maps, as current bpftrace does; 0.17 ignored it there); `div`
 //! divides printed values (not stats, not lhist).
+//! Deliberate difference from 0.17: maps whose values are `ksym`/`usym`/`inet` get one line per
+//! entry (0.17 joined them with nothing: `@k[1]: f@k[2]: g`); only stack values, which end in
+//! a newline already, are joined with nothing — as current bpftrace prints them.
 //! Invariant: never panics, whatever the entries.
 
 use std::cmp::Ordering;
