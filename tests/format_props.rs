@@ -61,3 +61,32 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// The direct-from-bytes printf path prints exactly what decoding to values and formatting
+    /// them prints, for any record bytes and both string styles.
+    #[test]
+    fn printf_fast_path_equals_decode_then_format(
+        bytes in proptest::collection::vec(any::<u8>(), 0..64),
+        trailer in any::<bool>(),
+    ) {
+        use strobe::runtime::format::decode::decode_fields;
+        use strobe::runtime::format::PrintfCall;
+        let args = vec![
+            FieldType::Str { size: 5 },
+            FieldType::Int { bytes: 2, signed: true },
+            FieldType::Int { bytes: 8, signed: false },
+            FieldType::Str { size: 3 },
+            FieldType::Buf { capacity: 4 },
+        ];
+        let call = PrintfCall::new("%-6s|%5d|%lx|%.2s|%r\n", args.clone()).unwrap();
+        let style = TextStyle { str_trunc_trailer: trailer };
+        let fast = call.render(&bytes, &NoResolver, style);
+        let slow = decode_fields(&args, &bytes, &NoResolver)
+            .map(|vals| call.format.render(&vals, style));
+        prop_assert_eq!(fast.is_ok(), slow.is_ok());
+        if let (Ok(f), Ok(s)) = (fast, slow) {
+            prop_assert_eq!(f, s);
+        }
+    }
+}

@@ -6,9 +6,9 @@
 //! Output: a typed error when they do not fit; otherwise the text for each record.
 //! Invariant: rendering a record never panics; a short record is a [`DecodeError`].
 
-use super::decode::{decode_fields, tuple_offsets, DecodeError, FieldType, Resolver};
-use super::printf::{ArgKind, FormatString, PrintfError};
-use super::value::TextStyle;
+use super::decode::{decode, tuple_offsets, DecodeError, FieldType, Resolver};
+use super::printf::{render_spec, render_str, ArgKind, Conv, FormatString, PrintfError};
+use super::value::{TextStyle, Value};
 
 /// Why a printf call's arguments do not fit its format.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -30,6 +30,7 @@ pub enum PrintfCallError {
 pub struct PrintfCall {
     pub format: FormatString,
     pub args: Vec<FieldType>,
+    offsets: Vec<usize>,
 }
 
 fn fits(kind: ArgKind, ty: &FieldType) -> bool {
@@ -67,12 +68,17 @@ impl PrintfCall {
                 });
             }
         }
-        Ok(PrintfCall { format, args })
+        let offsets = tuple_offsets(&args);
+        Ok(PrintfCall {
+            format,
+            args,
+            offsets,
+        })
     }
 
     /// Where each argument goes in the record's argument area.
-    pub fn offsets(&self) -> Vec<usize> {
-        tuple_offsets(&self.args)
+    pub fn offsets(&self) -> &[usize] {
+        &self.offsets
     }
 
     /// Size of the argument area.
@@ -80,7 +86,8 @@ impl PrintfCall {
         FieldType::Tuple(self.args.clone()).size()
     }
 
-    /// Appends the text for one record's argument area.
+    /// Appends the text for one record's argument area. On error `out` may hold the part of
+    /// the line written before the short field.
     pub fn render_into(
         &self,
         record: &[u8],
@@ -88,9 +95,31 @@ impl PrintfCall {
         style: TextStyle,
         out: &mut Vec<u8>,
     ) -> Result<(), DecodeError> {
-        let vals = decode_fields(&self.args, record, r)?;
-        self.format.render_into(&vals, style, out);
-        Ok(())
+        let offsets = &self.offsets;
+        self.format.render_with(out, |i, spec, out| {
+            let (Some(ty), Some(&off)) = (self.args.get(i), offsets.get(i)) else {
+                return Ok(());
+            };
+            let field = record.get(off..).unwrap_or(&[]);
+            match ty {
+                // Strings print straight from the record unless a truncation trailer is due.
+                FieldType::Str { size } if spec.conv == Conv::Str => {
+                    let raw = field.get(..*size).ok_or(DecodeError::Short {
+                        what: "string",
+                        offset: off,
+                        need: *size,
+                        have: record.len(),
+                    })?;
+                    match raw.iter().position(|&b| b == 0) {
+                        Some(n) => render_str(spec, &raw[..n], out),
+                        None if !style.str_trunc_trailer => render_str(spec, raw, out),
+                        None => render_spec(spec, &Value::from_c_bytes(raw), style, out),
+                    }
+                }
+                _ => render_spec(spec, &decode(ty, field, r)?, style, out),
+            }
+            Ok(())
+        })
     }
 
     /// The text for one record's argument area.
@@ -128,7 +157,7 @@ mod tests {
             ],
         )
         .unwrap();
-        assert_eq!(call.offsets(), vec![0, 16, 24]);
+        assert_eq!(call.offsets(), [0, 16, 24]);
         assert_eq!(call.args_size(), 32);
         let mut rec = vec![0u8; 32];
         rec[..4].copy_from_slice(b"bash");

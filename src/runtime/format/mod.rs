@@ -24,7 +24,7 @@
 //!     vec![FieldType::Str { size: 16 }, FieldType::Int { bytes: 8, signed: true }],
 //! )
 //! .unwrap();
-//! assert_eq!(call.offsets(), vec![0, 16]);
+//! assert_eq!(call.offsets(), [0, 16]);
 //!
 //! // Run time: render a ring-buffer record, then print it in the chosen format.
 //! let mut rec = vec![0u8; call.args_size()];

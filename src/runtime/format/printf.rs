@@ -204,6 +204,27 @@ impl FormatString {
         }
     }
 
+    /// Writes the literal pieces and lets `arg` write the `i`-th conversion, so callers that
+    /// read arguments straight from record bytes need not build [`Value`]s first. Stops at the
+    /// first conversion for which `arg` returns an error.
+    pub(crate) fn render_with<E>(
+        &self,
+        out: &mut Vec<u8>,
+        mut arg: impl FnMut(usize, &Spec, &mut Vec<u8>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut i = 0;
+        for p in &self.pieces {
+            match p {
+                Piece::Lit(l) => out.extend_from_slice(l),
+                Piece::Spec(s) => {
+                    arg(i, s, out)?;
+                    i += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The formatted output as bytes.
     pub fn render(&self, args: &[Value], style: TextStyle) -> Vec<u8> {
         let mut out = Vec::with_capacity(64);
@@ -325,7 +346,7 @@ fn parse_num(
     }
 }
 
-fn render_spec(s: &Spec, v: &Value, style: TextStyle, out: &mut Vec<u8>) {
+pub(crate) fn render_spec(s: &Spec, v: &Value, style: TextStyle, out: &mut Vec<u8>) {
     let int = v.as_u64();
     let mut buf = [0u8; 24];
     match (s.conv, int) {
@@ -392,14 +413,10 @@ fn render_spec(s: &Spec, v: &Value, style: TextStyle, out: &mut Vec<u8>) {
             pad(s, &text, out);
         }
         (_, _) => match v {
-            // The common %s case: no copy.
             Value::Str {
                 bytes,
                 truncated: false,
-            } => {
-                let n = s.precision.map_or(bytes.len(), |p| p.min(bytes.len()));
-                pad(s, &bytes[..n], out);
-            }
+            } => render_str(s, bytes, out),
             _ => {
                 // %s of another value, or an integer conversion given a non-integer.
                 let mut text = v.to_text(style);
@@ -430,6 +447,12 @@ fn digits(mut n: u64, base: u64, upper: bool, buf: &mut [u8; 24]) -> usize {
         }
     }
     i
+}
+
+/// `%s` of a string's bytes (the common case, without building a [`Value`]).
+pub(crate) fn render_str(s: &Spec, bytes: &[u8], out: &mut Vec<u8>) {
+    let n = s.precision.map_or(bytes.len(), |p| p.min(bytes.len()));
+    pad(s, &bytes[..n], out);
 }
 
 /// Pads `text` to the spec's width with spaces (left or right aligned).
