@@ -13,7 +13,7 @@
 
 use super::agg::{average, Agg, Num};
 use super::hist::write_hist_json;
-use super::maps::{Layout, MapSnapshot, MapValue};
+use super::maps::{write_key_field, Layout, MapSnapshot, MapValue};
 use super::value::{hex_escape_buf, write_display, TextStyle, Value};
 
 /// Appends `bytes` as a quoted JSON string.
@@ -147,7 +147,7 @@ pub fn write_map_json(
                 if j > 0 {
                     k.push(b',');
                 }
-                key.write_text(&mut k, style);
+                write_key_field(&mut k, key, style);
             }
             write_json_str(out, &k);
             out.extend_from_slice(b": ");

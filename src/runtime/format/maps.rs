@@ -113,9 +113,17 @@ pub fn write_map_key(out: &mut Vec<u8>, name: &str, keys: &[Value], style: TextS
         if i > 0 {
             out.extend_from_slice(b", ");
         }
-        k.write_text(out, style);
+        write_key_field(out, k, style);
     }
     out.push(b']');
+}
+
+/// One key field's text: as any value, except that bpftrace 0.17 indents stacks in keys by 4.
+pub(crate) fn write_key_field(out: &mut Vec<u8>, k: &Value, style: TextStyle) {
+    match k {
+        Value::Stack(st) => out.extend_from_slice(&st.render_indented(4)),
+        _ => k.write_text(out, style),
+    }
 }
 
 /// Writes one map value's text (`div` applied as bpftrace does).

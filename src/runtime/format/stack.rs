@@ -3,7 +3,7 @@
 //! Input: frame addresses already read from the kernel, each with the symbol the runtime's
 //! resolver found for it (kallsyms for kernel frames, ELF symbols for user frames).
 //! Output: bpftrace's text: a stack starts with a newline and has one frame per line —
-//! `bpftrace` mode indents 8 spaces and shows `name+offset`, `perf` mode shows a tab, the hex
+//! `bpftrace` mode indents 8 spaces (4 in map keys) and shows `name+offset`, `perf` mode shows a tab, the hex
 //! address and the symbol (user frames add ` (module)`, or ` ([unknown])` when unresolved),
 //! `raw` mode only the hex address.
 //! An unresolved address prints as `0x…` hex. Invariant: never fails, whatever the frames.
@@ -47,14 +47,20 @@ pub struct Stack {
 }
 
 impl Stack {
-    /// bpftrace's text: a leading newline, then one line per frame. Frames stop at the first
+    /// bpftrace's text for a stack printed as a value (printf, map values): a leading newline,
+    /// then one line per frame, `bpftrace` mode indented 8 spaces. Frames stop at the first
     /// zero address, as the kernel's stack map pads with zeros.
     pub fn render(&self) -> Vec<u8> {
+        self.render_indented(8)
+    }
+
+    /// The same with another indent: bpftrace 0.17 indents stacks in map keys by 4.
+    pub fn render_indented(&self, indent: usize) -> Vec<u8> {
         let mut out = vec![b'\n'];
         for f in self.frames.iter().take_while(|f| f.addr != 0) {
             match self.mode {
                 StackMode::Bpftrace => {
-                    out.extend_from_slice(b"        ");
+                    out.resize(out.len() + indent.min(64), b' ');
                     write_frame_sym(&mut out, f, false);
                 }
                 StackMode::Perf => {

@@ -181,7 +181,7 @@ fn stack_keys_and_values_print_on_their_own_lines() {
         name: "@k".into(),
         entries: vec![(vec![Value::Stack(st.clone())], MapValue::Agg(Agg::Count(3)))],
     };
-    assert_eq!(text(&m, 0, 0), "@k[\n        f+1\n]: 3\n");
+    assert_eq!(text(&m, 0, 0), "@k[\n    f+1\n]: 3\n");
     let v = MapSnapshot {
         name: "@v".into(),
         entries: vec![
