@@ -7,6 +7,11 @@ mod format_support;
 
 use std::process::Command;
 
+use strobe::runtime::format::agg::Agg;
+use strobe::runtime::format::stack::{Frame, Stack, StackMode};
+use strobe::runtime::format::{
+    FormatString, MapSnapshot, MapValue, OutputFormat, Printer, TextStyle, Value,
+};
 use strobe::testkit;
 
 fn run_bpftrace(flags: &[String], program: &str) -> Option<Vec<u8>> {
@@ -60,4 +65,87 @@ fn goldens_match_live_bpftrace() {
             format_support::assert_same(&name, &live, &g.body);
         }
     }
+}
+
+/// Parses one frame line of bpftrace's stack text back into a frame (bpftrace or perf mode).
+fn parse_frame(line: &str, perf: bool, user: bool) -> Frame {
+    use strobe::runtime::format::stack::Sym;
+    let (addr, rest) = if perf {
+        let l = line.trim_start_matches('\t');
+        let (a, r) = l.split_once(' ').expect("perf frame has an address");
+        (
+            u64::from_str_radix(a, 16).expect("hex address"),
+            r.to_string(),
+        )
+    } else {
+        (1, line.trim_start().to_string())
+    };
+    let (symtext, module) = match rest.strip_suffix(')').and_then(|r| r.rsplit_once(" (")) {
+        Some((s, m)) if user => (s.to_string(), Some(m.to_string())),
+        _ => (rest.clone(), None),
+    };
+    if symtext.starts_with("0x") {
+        let addr = u64::from_str_radix(&symtext[2..], 16).unwrap_or(addr);
+        return Frame { addr, sym: None };
+    }
+    let (name, off) = symtext.rsplit_once('+').expect("name+offset");
+    Frame {
+        addr,
+        sym: Some(Sym {
+            name: name.to_string(),
+            offset: off.parse().expect("decimal offset"),
+            module,
+        }),
+    }
+}
+
+/// Rebuilds the stacks bpftrace printed (addresses and symbols parsed from its output) and
+/// checks that strobe lays them out identically: brackets, indents (8 in printf, 4 in map
+/// keys), perf mode's tab/hex/module columns and `([unknown])`.
+#[test]
+fn stack_layouts_match_live_bpftrace() {
+    if let Some(why) = oracle_unusable() {
+        testkit::skip("stack_layouts_match_live_bpftrace", &why);
+        return;
+    }
+    let prog = r#"BEGIN { printf("[%s]\n", kstack(perf, 3)); @k[kstack(4)] = count(); @u[ustack(perf, 3)] = count(); exit(); }"#;
+    let live = run_bpftrace(&[], prog).expect("bpftrace runs");
+    let text = String::from_utf8_lossy(&live).into_owned();
+    // Frame lines of each block, in order: the printf block, @k's key, @u's key.
+    let mut blocks: Vec<Vec<String>> = Vec::new();
+    let mut cur: Option<Vec<String>> = None;
+    for line in text.lines() {
+        if line == "[" || line.ends_with('[') {
+            cur = Some(Vec::new());
+        } else if line.starts_with(']') {
+            blocks.push(cur.take().unwrap_or_default());
+        } else if let Some(c) = cur.as_mut() {
+            c.push(line.to_string());
+        }
+    }
+    assert_eq!(blocks.len(), 3, "unexpected bpftrace output:\n{text}");
+    let stack = |lines: &[String], mode: StackMode, user: bool| Stack {
+        frames: lines
+            .iter()
+            .map(|l| parse_frame(l, mode == StackMode::Perf, user))
+            .collect(),
+        mode,
+        user,
+    };
+    let p = Printer::new(OutputFormat::Text);
+    let mut out = Vec::new();
+    p.attached_probes(&mut out, 1);
+    let fmt = FormatString::parse("[%s]\n").unwrap();
+    let ks = Value::Stack(stack(&blocks[0], StackMode::Perf, false));
+    p.printf(&mut out, &fmt.render(&[ks], TextStyle::default()));
+    let key_map = |name: &str, st: Stack| MapSnapshot {
+        name: name.into(),
+        entries: vec![(vec![Value::Stack(st)], MapValue::Agg(Agg::Count(1)))],
+    };
+    let maps = [
+        key_map("@k", stack(&blocks[1], StackMode::Bpftrace, false)),
+        key_map("@u", stack(&blocks[2], StackMode::Perf, true)),
+    ];
+    p.exit_maps(&mut out, &maps);
+    format_support::assert_same("stack layouts", &out, &live);
 }
