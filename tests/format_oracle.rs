@@ -84,8 +84,8 @@ fn parse_frame(line: &str, perf: bool, user: bool) -> Frame {
         Some((s, m)) if user => (s.to_string(), Some(m.to_string())),
         _ => (rest.clone(), None),
     };
-    if symtext.starts_with("0x") {
-        let addr = u64::from_str_radix(&symtext[2..], 16).unwrap_or(addr);
+    if let Some(hex) = symtext.strip_prefix("0x") {
+        let addr = u64::from_str_radix(hex, 16).unwrap_or(addr);
         return Frame { addr, sym: None };
     }
     let (name, off) = symtext.rsplit_once('+').expect("name+offset");
