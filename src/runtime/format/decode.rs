@@ -1,0 +1,327 @@
+//! Record and map-value layouts, and decoding their bytes into [`Value`]s.
+//!
+//! The code generator lays values out with [`FieldType::size`], [`FieldType::align`] and
+//! [`tuple_offsets`] (C struct rules: each field at a multiple of its alignment, the whole
+//! padded to the largest alignment), so the two sides agree by construction.
+//! Layouts of the runtime types (little-endian):
+//! - `Buf`: `u32 length` then `capacity` bytes (length clamped to capacity on decode);
+//! - `Inet`: `u64 af` then 16 address bytes; `MacAddr`: 6 bytes;
+//! - `KSym`, `Username`, `Probe`: one `u64`; `USym`: `u64 addr, i32 pid, i32 probe id`;
+//! - `KStack`: `u64 nframes` then `limit` `u64` addresses;
+//!   `UStack`: `i32 pid, i32 probe id, u64 nframes`, then `limit` addresses;
+//! - `Timestamp`: `u64` nanoseconds since the Unix epoch (wall clock).
+//!
+//! Input: bytes and a layout; a [`Resolver`] for what needs the runtime (symbols, user names,
+//! probe names, local time). Output: a [`Value`].
+//! Invariant: short input is an error, never a panic; garbage in gives some value out.
+
+use super::net::{macaddr_text, ntop};
+use super::stack::{sym_text, Frame, Stack, StackMode, Sym};
+use super::time::{strftime, Tm};
+use super::value::Value;
+
+/// The layout of one value in a record or map.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FieldType {
+    /// 1, 2, 4 or 8 bytes.
+    Int {
+        bytes: u8,
+        signed: bool,
+    },
+    Bool,
+    Pointer,
+    /// A NUL-terminated string in a buffer of `size` bytes.
+    Str {
+        size: usize,
+    },
+    Buf {
+        capacity: usize,
+    },
+    Tuple(Vec<FieldType>),
+    Array {
+        elem: Box<FieldType>,
+        len: usize,
+    },
+    Record(Vec<(String, FieldType)>),
+    MacAddr,
+    Inet,
+    KSym,
+    USym,
+    KStack {
+        limit: usize,
+        mode: StackMode,
+    },
+    UStack {
+        limit: usize,
+        mode: StackMode,
+    },
+    Username,
+    Probe,
+    /// `strftime(format, ns)`.
+    Timestamp {
+        format: String,
+    },
+}
+
+/// Why bytes could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("record too short: {what} needs {need} bytes at offset {offset}, record has {have}")]
+    Short {
+        what: &'static str,
+        offset: usize,
+        need: usize,
+        have: usize,
+    },
+}
+
+/// What decoding needs from the running tracer. Every method has a neutral default.
+pub trait Resolver {
+    /// The kernel symbol containing `addr`.
+    fn ksym(&self, _addr: u64) -> Option<Sym> {
+        None
+    }
+    /// The symbol containing `addr` in process `pid`.
+    fn usym(&self, _pid: i32, _addr: u64) -> Option<Sym> {
+        None
+    }
+    /// The user name of `uid`.
+    fn username(&self, _uid: u64) -> Option<String> {
+        None
+    }
+    /// The probe's full name for `probe` ids.
+    fn probe_name(&self, _id: u64) -> Option<String> {
+        None
+    }
+    /// Local time for `strftime`: (UTC offset in seconds, zone name).
+    fn local_offset(&self, unix: i64) -> (i64, String) {
+        super::time::local_offset(unix).unwrap_or((0, "UTC".into()))
+    }
+}
+
+/// A resolver that resolves nothing and shows times in UTC (tests, offline decoding).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoResolver;
+
+impl Resolver for NoResolver {
+    fn local_offset(&self, _unix: i64) -> (i64, String) {
+        (0, "UTC".into())
+    }
+}
+
+impl FieldType {
+    /// Size in bytes.
+    pub fn size(&self) -> usize {
+        match self {
+            FieldType::Int { bytes, .. } => *bytes as usize,
+            FieldType::Bool => 1,
+            FieldType::Pointer
+            | FieldType::KSym
+            | FieldType::Username
+            | FieldType::Probe
+            | FieldType::Timestamp { .. } => 8,
+            FieldType::Str { size } => *size,
+            FieldType::Buf { capacity } => align_up(4 + capacity, 4),
+            FieldType::Tuple(fs) => struct_size(fs.iter()),
+            FieldType::Record(fs) => struct_size(fs.iter().map(|f| &f.1)),
+            FieldType::Array { elem, len } => elem.size().saturating_mul(*len),
+            FieldType::MacAddr => 6,
+            FieldType::Inet => 24,
+            FieldType::USym => 16,
+            FieldType::KStack { limit, .. } => 8 + 8 * limit,
+            FieldType::UStack { limit, .. } => 16 + 8 * limit,
+        }
+    }
+
+    /// Alignment in bytes.
+    pub fn align(&self) -> usize {
+        match self {
+            FieldType::Int { bytes, .. } => (*bytes as usize).clamp(1, 8),
+            FieldType::Bool | FieldType::Str { .. } | FieldType::MacAddr => 1,
+            FieldType::Buf { .. } => 4,
+            FieldType::Tuple(fs) => fs.iter().map(FieldType::align).max().unwrap_or(1),
+            FieldType::Record(fs) => fs.iter().map(|f| f.1.align()).max().unwrap_or(1),
+            FieldType::Array { elem, .. } => elem.align(),
+            _ => 8,
+        }
+    }
+}
+
+fn align_up(n: usize, a: usize) -> usize {
+    n.div_ceil(a.max(1)).saturating_mul(a.max(1))
+}
+
+fn struct_size<'a>(fields: impl Iterator<Item = &'a FieldType>) -> usize {
+    let mut off = 0;
+    let mut max_align = 1;
+    for f in fields {
+        off = align_up(off, f.align()) + f.size();
+        max_align = max_align.max(f.align());
+    }
+    align_up(off, max_align)
+}
+
+/// Byte offsets of each field of a tuple (also a printf record's arguments) laid out by C rules.
+pub fn tuple_offsets(fields: &[FieldType]) -> Vec<usize> {
+    let mut off = 0;
+    fields
+        .iter()
+        .map(|f| {
+            off = align_up(off, f.align());
+            let at = off;
+            off += f.size();
+            at
+        })
+        .collect()
+}
+
+fn get<'a>(b: &'a [u8], off: usize, n: usize, what: &'static str) -> Result<&'a [u8], DecodeError> {
+    b.get(off..off.saturating_add(n)).ok_or(DecodeError::Short {
+        what,
+        offset: off,
+        need: n,
+        have: b.len(),
+    })
+}
+
+fn u64_at(b: &[u8], off: usize, what: &'static str) -> Result<u64, DecodeError> {
+    let s = get(b, off, 8, what)?;
+    Ok(u64::from_le_bytes(s.try_into().unwrap_or([0; 8])))
+}
+
+fn i32_at(b: &[u8], off: usize, what: &'static str) -> Result<i32, DecodeError> {
+    let s = get(b, off, 4, what)?;
+    Ok(i32::from_le_bytes(s.try_into().unwrap_or([0; 4])))
+}
+
+fn frames(
+    b: &[u8],
+    off: usize,
+    limit: usize,
+    mut resolve: impl FnMut(u64) -> Option<Sym>,
+) -> Result<Vec<Frame>, DecodeError> {
+    let n = (u64_at(b, off, "stack frame count")? as usize).min(limit);
+    (0..n)
+        .map(|i| {
+            let addr = u64_at(b, off + 8 + 8 * i, "stack frame")?;
+            Ok(Frame {
+                addr,
+                sym: resolve(addr),
+            })
+        })
+        .collect()
+}
+
+/// Decodes one value of type `ty` from the start of `b`.
+pub fn decode(ty: &FieldType, b: &[u8], r: &dyn Resolver) -> Result<Value, DecodeError> {
+    Ok(match ty {
+        FieldType::Int { bytes, signed } => {
+            let n = (*bytes as usize).clamp(1, 8);
+            let s = get(b, 0, n, "integer")?;
+            let mut w = [0u8; 8];
+            w[..n].copy_from_slice(s);
+            let raw = u64::from_le_bytes(w);
+            if *signed {
+                let shift = 64 - 8 * n as u32;
+                Value::Int(((raw << shift) as i64) >> shift)
+            } else {
+                Value::UInt(raw)
+            }
+        }
+        FieldType::Bool => Value::Bool(get(b, 0, 1, "bool")?[0] != 0),
+        FieldType::Pointer => Value::Pointer(u64_at(b, 0, "pointer")?),
+        FieldType::Str { size } => Value::from_c_bytes(get(b, 0, *size, "string")?),
+        FieldType::Buf { capacity } => {
+            let len = (i32_at(b, 0, "buffer length")? as u32 as usize).min(*capacity);
+            Value::Buf(get(b, 4, len, "buffer")?.to_vec())
+        }
+        FieldType::Tuple(fs) => Value::Tuple(decode_seq(fs.iter(), b, r)?),
+        FieldType::Record(fs) => {
+            let vs = decode_seq(fs.iter().map(|f| &f.1), b, r)?;
+            Value::Record(fs.iter().map(|f| f.0.clone()).zip(vs).collect())
+        }
+        FieldType::Array { elem, len } => {
+            let sz = elem.size();
+            let vs = (0..*len)
+                .map(|i| decode(elem, b.get(i * sz..).unwrap_or(&[]), r))
+                .collect::<Result<_, _>>()?;
+            Value::Array(vs)
+        }
+        FieldType::MacAddr => Value::Symbol(macaddr_text(get(b, 0, 6, "mac address")?).into()),
+        FieldType::Inet => {
+            let af = u64_at(b, 0, "address family")?;
+            Value::Symbol(ntop(af, get(b, 8, 16, "address")?).into())
+        }
+        FieldType::KSym => {
+            let addr = u64_at(b, 0, "kernel address")?;
+            let s = r.ksym(addr);
+            Value::Symbol(sym_text(addr, s.as_ref().map(|s| s.name.as_str())).into())
+        }
+        FieldType::USym => {
+            let addr = u64_at(b, 0, "user address")?;
+            let pid = i32_at(b, 8, "pid")?;
+            let s = r.usym(pid, addr);
+            Value::Symbol(sym_text(addr, s.as_ref().map(|s| s.name.as_str())).into())
+        }
+        FieldType::KStack { limit, mode } => Value::Stack(Stack {
+            frames: frames(b, 0, *limit, |a| r.ksym(a))?,
+            mode: *mode,
+            user: false,
+        }),
+        FieldType::UStack { limit, mode } => {
+            let pid = i32_at(b, 0, "pid")?;
+            Value::Stack(Stack {
+                frames: frames(b, 8, *limit, |a| r.usym(pid, a))?,
+                mode: *mode,
+                user: true,
+            })
+        }
+        FieldType::Username => {
+            let uid = u64_at(b, 0, "uid")?;
+            Value::Symbol(r.username(uid).unwrap_or_else(|| uid.to_string()).into())
+        }
+        FieldType::Probe => {
+            let id = u64_at(b, 0, "probe id")?;
+            Value::Symbol(r.probe_name(id).unwrap_or_default().into())
+        }
+        FieldType::Timestamp { format } => {
+            let ns = u64_at(b, 0, "timestamp")?;
+            let secs = (ns / 1_000_000_000) as i64;
+            let (off, zone) = r.local_offset(secs);
+            let tm = Tm::from_unix(secs, off, &zone);
+            Value::Symbol(strftime(
+                format.as_bytes(),
+                &tm,
+                (ns % 1_000_000_000) as u32,
+            ))
+        }
+    })
+}
+
+/// Decodes the fields of a tuple-laid-out record (printf arguments, multi-field map keys).
+pub fn decode_fields(
+    fields: &[FieldType],
+    b: &[u8],
+    r: &dyn Resolver,
+) -> Result<Vec<Value>, DecodeError> {
+    decode_seq(fields.iter(), b, r)
+}
+
+/// Decodes fields laid out one after another by C struct rules.
+fn decode_seq<'a>(
+    fields: impl Iterator<Item = &'a FieldType>,
+    b: &[u8],
+    r: &dyn Resolver,
+) -> Result<Vec<Value>, DecodeError> {
+    let mut off = 0;
+    let mut out = Vec::new();
+    for f in fields {
+        off = align_up(off, f.align());
+        out.push(decode(f, b.get(off..).unwrap_or(&[]), r)?);
+        off += f.size();
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,178 @@
+use super::*;
+use crate::runtime::format::value::TextStyle;
+
+fn text(v: &Value) -> String {
+    String::from_utf8_lossy(&v.to_text(TextStyle::default())).into_owned()
+}
+
+#[test]
+fn integers_sign_extend_by_width() {
+    let b = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff];
+    let r = &NoResolver;
+    for (bytes, want) in [(1u8, -1i64), (2, -1), (4, -1), (8, -1)] {
+        let v = decode(
+            &FieldType::Int {
+                bytes,
+                signed: true,
+            },
+            &b,
+            r,
+        )
+        .unwrap();
+        assert_eq!(v, Value::Int(want));
+    }
+    let v = decode(
+        &FieldType::Int {
+            bytes: 2,
+            signed: false,
+        },
+        &b,
+        r,
+    )
+    .unwrap();
+    assert_eq!(v, Value::UInt(0xffff));
+    let v = decode(
+        &FieldType::Int {
+            bytes: 8,
+            signed: false,
+        },
+        &b,
+        r,
+    )
+    .unwrap();
+    assert_eq!(v, Value::UInt(u64::MAX));
+}
+
+#[test]
+fn tuples_follow_c_layout() {
+    let fs = vec![
+        FieldType::Int {
+            bytes: 1,
+            signed: false,
+        },
+        FieldType::Int {
+            bytes: 8,
+            signed: true,
+        },
+        FieldType::Str { size: 3 },
+        FieldType::Int {
+            bytes: 4,
+            signed: false,
+        },
+    ];
+    assert_eq!(tuple_offsets(&fs), vec![0, 8, 16, 20]);
+    assert_eq!(FieldType::Tuple(fs.clone()).size(), 24);
+    let mut b = vec![0u8; 24];
+    b[0] = 7;
+    b[8..16].copy_from_slice(&(-2i64).to_le_bytes());
+    b[16..19].copy_from_slice(b"ab\0");
+    b[20..24].copy_from_slice(&9u32.to_le_bytes());
+    let v = decode(&FieldType::Tuple(fs), &b, &NoResolver).unwrap();
+    assert_eq!(text(&v), "(7, -2, ab, 9)");
+}
+
+#[test]
+fn short_records_are_errors_not_panics() {
+    let e = decode(
+        &FieldType::Int {
+            bytes: 8,
+            signed: true,
+        },
+        &[1, 2],
+        &NoResolver,
+    );
+    assert!(matches!(
+        e,
+        Err(DecodeError::Short {
+            need: 8,
+            have: 2,
+            ..
+        })
+    ));
+    let e = decode(
+        &FieldType::KStack {
+            limit: 4,
+            mode: StackMode::Bpftrace,
+        },
+        &[],
+        &NoResolver,
+    );
+    assert!(e.is_err());
+    let buf = FieldType::Buf { capacity: 4 };
+    let mut b = vec![0u8; 8];
+    b[0..4].copy_from_slice(&u32::MAX.to_le_bytes());
+    b[4..8].copy_from_slice(b"ab\x01c");
+    assert_eq!(text(&decode(&buf, &b, &NoResolver).unwrap()), "ab\\x01c");
+}
+
+struct Syms;
+impl Resolver for Syms {
+    fn ksym(&self, addr: u64) -> Option<Sym> {
+        (addr >= 0x1000).then(|| Sym {
+            name: "vfs_read".into(),
+            offset: addr - 0x1000,
+            module: None,
+        })
+    }
+    fn username(&self, uid: u64) -> Option<String> {
+        (uid == 0).then(|| "root".into())
+    }
+}
+
+#[test]
+fn symbols_stacks_and_names_go_through_the_resolver() {
+    let r = &Syms;
+    let v = decode(&FieldType::KSym, &0x1004u64.to_le_bytes(), r).unwrap();
+    assert_eq!(text(&v), "vfs_read");
+    let v = decode(&FieldType::KSym, &0x10u64.to_le_bytes(), r).unwrap();
+    assert_eq!(text(&v), "0x10");
+    let mut st = Vec::new();
+    for w in [3u64, 0x1004, 0x20, 0x1010, 0x9999] {
+        st.extend_from_slice(&w.to_le_bytes());
+    }
+    let v = decode(
+        &FieldType::KStack {
+            limit: 4,
+            mode: StackMode::Bpftrace,
+        },
+        &st,
+        r,
+    )
+    .unwrap();
+    assert_eq!(
+        text(&v),
+        "\n        vfs_read+4\n        0x20\n        vfs_read+16\n"
+    );
+    let v = decode(&FieldType::Username, &0u64.to_le_bytes(), r).unwrap();
+    assert_eq!(text(&v), "root");
+    let v = decode(&FieldType::Username, &5u64.to_le_bytes(), r).unwrap();
+    assert_eq!(text(&v), "5");
+}
+
+#[test]
+fn inet_mac_and_timestamps() {
+    let mut b = vec![0u8; 24];
+    b[0..8].copy_from_slice(&2u64.to_le_bytes());
+    b[8..12].copy_from_slice(&[10, 1, 2, 3]);
+    assert_eq!(
+        text(&decode(&FieldType::Inet, &b, &NoResolver).unwrap()),
+        "10.1.2.3"
+    );
+    let m = decode(
+        &FieldType::MacAddr,
+        &[0, 0x1b, 0x21, 0x3c, 0x9d, 0xf8],
+        &NoResolver,
+    )
+    .unwrap();
+    assert_eq!(text(&m), "00:1B:21:3C:9D:F8");
+    let ts = FieldType::Timestamp {
+        format: "%Y-%m-%d %H:%M:%S.%f".into(),
+    };
+    let v = decode(
+        &ts,
+        &1_500_000_123_456_789_012u64.to_le_bytes(),
+        &NoResolver,
+    )
+    .unwrap();
+    assert_eq!(text(&v), "2017-07-14 02:42:03.456789");
+}

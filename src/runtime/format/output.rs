@@ -1,0 +1,175 @@
+//! The printer the runtime calls for every kind of output, in text or JSON (`-f json`).
+//!
+//! Input: events as they happen (printf text, `print()` values, map snapshots, counters).
+//! Output: bytes appended to a caller-owned buffer, to be written to stdout (or `-o FILE`).
+//! Text messages follow bpftrace 0.17 (`Attaching N probes...`, `Lost N events`); at exit
+//! bpftrace prints two newlines, then every map in name order (empty maps print as blank
+//! lines in text, nothing in JSON).
+//! Invariant: never panics, never does I/O.
+
+use super::json;
+use super::maps::{write_map_text, write_value_text, MapSnapshot, EXIT_PREAMBLE};
+use super::value::{write_display, TextStyle, Value};
+
+/// `-f text` or `-f json`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum OutputFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+/// Formats every kind of output in one mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Printer {
+    pub format: OutputFormat,
+    pub style: TextStyle,
+}
+
+impl Printer {
+    pub fn new(format: OutputFormat) -> Printer {
+        Printer {
+            format,
+            style: TextStyle::default(),
+        }
+    }
+
+    fn message(&self, out: &mut Vec<u8>, ty: &str, text: &[u8]) {
+        match self.format {
+            OutputFormat::Text => out.extend_from_slice(text),
+            OutputFormat::Json => json::write_message(out, ty, text),
+        }
+    }
+
+    /// After attaching: `Attaching 1 probe...` / `Attaching N probes...`.
+    pub fn attached_probes(&self, out: &mut Vec<u8>, n: u64) {
+        match self.format {
+            OutputFormat::Text => {
+                let s = if n == 1 { "" } else { "s" };
+                write_display(out, format_args!("Attaching {n} probe{s}...\n"));
+            }
+            OutputFormat::Json => json::write_attached_probes(out, n),
+        }
+    }
+
+    /// Rendered `printf` text (see [`super::PrintfCall::render`]).
+    pub fn printf(&self, out: &mut Vec<u8>, text: &[u8]) {
+        self.message(out, "printf", text);
+    }
+
+    /// Rendered `time()` text.
+    pub fn time(&self, out: &mut Vec<u8>, text: &[u8]) {
+        self.message(out, "time", text);
+    }
+
+    /// `cat()` file contents.
+    pub fn cat(&self, out: &mut Vec<u8>, text: &[u8]) {
+        self.message(out, "cat", text);
+    }
+
+    /// `system()` command output.
+    pub fn syscall(&self, out: &mut Vec<u8>, text: &[u8]) {
+        self.message(out, "syscall", text);
+    }
+
+    /// `join(arr[, sep])`: the joined elements; text mode adds a newline.
+    pub fn join(&self, out: &mut Vec<u8>, elems: &[Vec<u8>], sep: &[u8]) {
+        let joined = elems.join(sep);
+        match self.format {
+            OutputFormat::Text => {
+                out.extend_from_slice(&joined);
+                out.push(b'\n');
+            }
+            OutputFormat::Json => json::write_message(out, "join", &joined),
+        }
+    }
+
+    /// `print(value)` of a non-map value.
+    pub fn value(&self, out: &mut Vec<u8>, v: &Value) {
+        match self.format {
+            OutputFormat::Text => write_value_text(out, v, self.style),
+            OutputFormat::Json => json::write_value_message(out, v, self.style),
+        }
+    }
+
+    /// `print(@map, top, div)`.
+    pub fn map(&self, out: &mut Vec<u8>, m: &MapSnapshot, top: usize, div: u64) {
+        match self.format {
+            OutputFormat::Text => write_map_text(out, m, top, div, self.style),
+            OutputFormat::Json => json::write_map_json(out, m, top, div, self.style),
+        }
+    }
+
+    /// What bpftrace prints at exit: two newlines, then every map in name order.
+    pub fn exit_maps(&self, out: &mut Vec<u8>, maps: &[MapSnapshot]) {
+        out.extend_from_slice(EXIT_PREAMBLE);
+        let mut order: Vec<&MapSnapshot> = maps.iter().collect();
+        order.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        for m in order {
+            self.map(out, m, 0, 0);
+        }
+    }
+
+    /// Ring buffer drops.
+    pub fn lost_events(&self, out: &mut Vec<u8>, n: u64) {
+        match self.format {
+            OutputFormat::Text => write_display(out, format_args!("Lost {n} events\n")),
+            OutputFormat::Json => json::write_lost_events(out, n),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn both(f: impl Fn(&Printer, &mut Vec<u8>)) -> (String, String) {
+        let mut t = Vec::new();
+        f(&Printer::new(OutputFormat::Text), &mut t);
+        let mut j = Vec::new();
+        f(&Printer::new(OutputFormat::Json), &mut j);
+        (String::from_utf8(t).unwrap(), String::from_utf8(j).unwrap())
+    }
+
+    #[test]
+    fn counters_in_both_formats() {
+        let (t, j) = both(|p, o| {
+            p.attached_probes(o, 1);
+            p.attached_probes(o, 3);
+            p.lost_events(o, 7);
+        });
+        assert_eq!(
+            t,
+            "Attaching 1 probe...\nAttaching 3 probes...\nLost 7 events\n"
+        );
+        assert_eq!(
+            j,
+            "{\"type\": \"attached_probes\", \"data\": {\"probes\": 1}}\n\
+             {\"type\": \"attached_probes\", \"data\": {\"probes\": 3}}\n\
+             {\"type\": \"lost_events\", \"data\": {\"events\": 7}}\n"
+        );
+    }
+
+    #[test]
+    fn join_and_time() {
+        let (t, j) = both(|p, o| {
+            p.join(o, &[b"a".to_vec(), b"b".to_vec()], b" ");
+            p.time(o, b"10:00:00\n");
+        });
+        assert_eq!(t, "a b\n10:00:00\n");
+        assert_eq!(
+            j,
+            "{\"type\": \"join\", \"data\": \"a b\"}\n{\"type\": \"time\", \"data\": \"10:00:00\\n\"}\n"
+        );
+    }
+
+    #[test]
+    fn exit_prints_maps_in_name_order() {
+        let m = |n: &str| MapSnapshot {
+            name: n.into(),
+            entries: vec![(vec![], super::super::MapValue::Plain(Value::Int(1)))],
+        };
+        let (t, _) = both(|p, o| p.exit_maps(o, &[m("@b"), m("@"), m("@a")]));
+        assert_eq!(t, "\n\n@: 1\n@a: 1\n@b: 1\n");
+    }
+}
