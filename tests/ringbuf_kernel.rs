@@ -11,7 +11,7 @@ use std::time::Duration;
 use ringbuf_support::progs::{expected_record, Emit, RECORD_SIZE};
 use ringbuf_support::{load, lost_map, ring_map, run};
 use strobe::runtime::epoll::{BufferId, BufferSet};
-use strobe::runtime::ringbuf::{record_footprint, LostCounter, RingBuf};
+use strobe::runtime::ringbuf::{record_footprint, LostCounter, RingBuf, RingBufError};
 
 use std::os::fd::AsFd;
 
@@ -37,7 +37,8 @@ fn ring_delivers_every_record_in_order_with_its_content() {
     let Some(prog) = load(test, Emit::RingOutput, &map, &lost, 0) else {
         return;
     };
-    let mut ring = RingBuf::new(map.as_fd(), 1 << 16).unwrap();
+    let mut ring = RingBuf::from_map(&map).unwrap();
+    assert_eq!(ring.size(), 1 << 16);
     assert_eq!(run(&prog, 1000, 1000), 1000);
     assert_eq!(ring.pending_bytes(), 1000 * record_footprint(RECORD_SIZE));
     let mut got = Vec::new();
@@ -223,4 +224,21 @@ fn ring_set_break_stops_and_leaves_the_rest_readable() {
     })
     .unwrap();
     assert_eq!(seen, [4, 5, 6, 7, 8, 9]);
+}
+
+#[test]
+fn ring_reader_refuses_maps_of_other_types() {
+    let test = "ring_reader_refuses_maps_of_other_types";
+    let Some(_) = ring_map(test, 4096) else {
+        return;
+    };
+    let lost = lost_map(1);
+    let err = RingBuf::from_map(&lost).unwrap_err();
+    assert!(matches!(err, RingBufError::NotRingBuf { .. }), "{err}");
+    // A lost-record map must be a per-CPU array of u64.
+    let Some(ring) = ring_map(test, 4096) else {
+        return;
+    };
+    let err = LostCounter::new(ring.as_fd(), 0).unwrap_err();
+    assert!(matches!(err, RingBufError::LostMapShape { .. }), "{err}");
 }

@@ -2,8 +2,8 @@
 //! `possible`): a comma-separated list of ids and inclusive ranges, e.g. `0-3,5,8-9`.
 //!
 //! Input: the text of such a file. Output: the CPU ids in ascending order, without duplicates.
-//! The perf buffer needs the online set (one perf event per online CPU); per-CPU map values are
-//! laid out over the possible set (`kernel/bpf/arraymap.c` copies `num_possible_cpus()` values).
+//! The perf buffer needs the ids of the online CPUs (one perf event per online CPU); the number
+//! of possible CPUs, which sizes per-CPU map values, is `sys::map::possible_cpus`.
 
 use std::io;
 
@@ -57,17 +57,6 @@ pub fn online_cpus() -> io::Result<Vec<u32>> {
     read_cpu_file("online")
 }
 
-/// The CPUs that could ever be online (`/sys/devices/system/cpu/possible`); per-CPU map values
-/// come as one slot per possible CPU.
-pub fn possible_cpus() -> io::Result<Vec<u32>> {
-    read_cpu_file("possible")
-}
-
-/// The number of value slots in a per-CPU map lookup: highest possible CPU id + 1.
-pub fn possible_cpu_slots() -> io::Result<usize> {
-    Ok(possible_cpus()?.last().map_or(1, |&c| c as usize + 1))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,6 +83,5 @@ mod tests {
     fn host_has_an_online_cpu() {
         let online = online_cpus().expect("sysfs cpu/online readable");
         assert!(!online.is_empty());
-        assert!(possible_cpu_slots().unwrap() >= online.len());
     }
 }

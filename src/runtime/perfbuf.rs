@@ -20,8 +20,8 @@
 //! Invariants: `data_head` is read with acquire ordering and `data_tail` published with release
 //! ordering after the callback returned. Unlike the ring buffer, the raw size the kernel reports
 //! is padded so that `4 + size` is a multiple of 8 (`perf_prepare_sample`), so a sample may
-//! carry up to 7 trailing zero bytes after what the program wrote; decoders must know their
-//! record's length. Samples are ordered per CPU only.
+//! carry up to 7 trailing bytes after what the program wrote, with unspecified content (the
+//! kernel skips them rather than zeroing them); decoders must know their record's length. Samples are ordered per CPU only.
 
 use std::io;
 use std::ops::ControlFlow;
@@ -32,6 +32,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use memmap2::{MmapOptions, MmapRaw};
 use thiserror::Error;
 
+use crate::sys::{Map, MapType, PerfEvent, SysError, UpdateFlags};
+
 /// `PERF_RECORD_LOST`: `{ header; u64 id; u64 lost; }`.
 const PERF_RECORD_LOST: u32 = 2;
 /// `PERF_RECORD_SAMPLE`.
@@ -40,9 +42,7 @@ const HEADER_SIZE: usize = 8;
 /// Offsets in `struct perf_event_mmap_page`.
 const DATA_HEAD: usize = 1024;
 const DATA_TAIL: usize = 1032;
-#[allow(dead_code)] // TEMP: used by PerfBuf::open, which lands with the sys merge
 const DATA_OFFSET: usize = 1040;
-#[allow(dead_code)] // TEMP
 const DATA_SIZE: usize = 1048;
 
 /// Errors of the perf buffer consumer.
@@ -55,11 +55,25 @@ pub enum PerfBufError {
         #[source]
         source: io::Error,
     },
+    #[error("cannot use the perf event array")]
+    Map {
+        #[source]
+        source: SysError,
+    },
+    #[error("map is a {map_type:?}, not a perf event array")]
+    NotPerfEventArray { map_type: Option<MapType> },
+    #[error("the perf event array has {max_entries} slots, but CPU {cpu} is online")]
+    TooFewSlots { cpu: u32, max_entries: u32 },
+    #[error("cannot duplicate a perf event fd")]
+    Dup {
+        #[source]
+        source: io::Error,
+    },
     #[error("cannot open the BPF output perf event on CPU {cpu}")]
     Open {
         cpu: u32,
         #[source]
-        source: io::Error,
+        source: SysError,
     },
     #[error("cannot mmap the perf ring of CPU {cpu}")]
     Mmap {
@@ -71,7 +85,7 @@ pub enum PerfBufError {
     Store {
         cpu: u32,
         #[source]
-        source: io::Error,
+        source: SysError,
     },
     #[error("corrupt perf record at position {pos}: {what}")]
     CorruptRecord { pos: u64, what: &'static str },
@@ -94,7 +108,6 @@ pub(crate) struct PerfRingView {
     size: usize,
 }
 
-#[allow(dead_code)] // TEMP
 impl PerfRingView {
     /// # Safety
     /// `meta` points to a `perf_event_mmap_page` and `data` to `size` bytes (a power of two) of
@@ -241,8 +254,80 @@ impl std::fmt::Debug for PerfBuf {
     }
 }
 
-#[allow(dead_code)] // TEMP
 impl PerfBuf {
+    /// Opens a `PERF_COUNT_SW_BPF_OUTPUT` event (raw samples, a wake-up per sample) on every
+    /// online CPU, maps its ring with `pages` data pages (a power of two), and stores its fd in
+    /// the perf event array `array` at index `cpu`.
+    pub fn open(array: BorrowedFd<'_>, pages: usize) -> Result<PerfBuf, PerfBufError> {
+        if !pages.is_power_of_two() {
+            return Err(PerfBufError::BadPages { pages });
+        }
+        let fd = array
+            .try_clone_to_owned()
+            .map_err(|source| PerfBufError::Dup { source })?;
+        let map = Map::from_fd(fd).map_err(|source| PerfBufError::Map { source })?;
+        if map.map_type() != Some(MapType::PerfEventArray) {
+            return Err(PerfBufError::NotPerfEventArray {
+                map_type: map.map_type(),
+            });
+        }
+        let cpus = super::cpus::online_cpus().map_err(|source| PerfBufError::Cpus { source })?;
+        let mut events = Vec::with_capacity(cpus.len());
+        for cpu in cpus {
+            if cpu >= map.max_entries() {
+                return Err(PerfBufError::TooFewSlots {
+                    cpu,
+                    max_entries: map.max_entries(),
+                });
+            }
+            let event = PerfEvent::bpf_output(cpu as i32, 1)
+                .map_err(|source| PerfBufError::Open { cpu, source })?;
+            // The ring keeps its own fd; the event stays open through it.
+            let fd = event
+                .as_fd()
+                .try_clone_to_owned()
+                .map_err(|source| PerfBufError::Dup { source })?;
+            events.push((cpu, fd));
+        }
+        let buf = PerfBuf::from_events(events, pages)?;
+        // Store the fds only once every ring is mapped, so a failure leaves no slot pointing at
+        // an event nobody reads.
+        for ring in &buf.rings {
+            let fd = ring.fd.as_raw_fd() as u32;
+            map.update(
+                &ring.cpu.to_le_bytes(),
+                &fd.to_le_bytes(),
+                UpdateFlags::empty(),
+            )
+            .map_err(|source| PerfBufError::Store {
+                cpu: ring.cpu,
+                source,
+            })?;
+        }
+        Ok(buf)
+    }
+
+    /// Maps the rings of already opened BPF output events, one `(cpu, fd)` per CPU, each with
+    /// `pages` data pages (a power of two). The caller has stored (or will store) each fd in
+    /// the perf event array at index `cpu`; [`PerfBuf::open`] does all of it.
+    pub fn from_events(
+        events: impl IntoIterator<Item = (u32, OwnedFd)>,
+        pages: usize,
+    ) -> Result<PerfBuf, PerfBufError> {
+        if !pages.is_power_of_two() {
+            return Err(PerfBufError::BadPages { pages });
+        }
+        let rings = events
+            .into_iter()
+            .map(|(cpu, fd)| PerfBuf::map_ring(cpu, fd, pages))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(PerfBuf {
+            rings,
+            scratch: Vec::new(),
+            lost: 0,
+        })
+    }
+
     /// Maps an already opened BPF output perf event `fd` of `cpu` whose ring has `pages` data
     /// pages (a power of two), without touching any map.
     fn map_ring(cpu: u32, fd: OwnedFd, pages: usize) -> Result<PerfRing, PerfBufError> {

@@ -34,6 +34,8 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use memmap2::{MmapOptions, MmapRaw};
 use thiserror::Error;
 
+use crate::sys::{Map, MapType, SysError};
+
 /// `BPF_RINGBUF_BUSY_BIT` (`include/uapi/linux/bpf.h`): the record is reserved, not committed.
 pub const BUSY_BIT: u32 = 1 << 31;
 /// `BPF_RINGBUF_DISCARD_BIT`: the record was discarded; the consumer skips it.
@@ -61,11 +63,23 @@ pub enum RingBufError {
     },
     #[error("corrupt ring buffer record at position {pos}: length {len:#x} does not fit the ring of {size} bytes")]
     CorruptRecord { pos: usize, len: u32, size: usize },
+    #[error("cannot use the ring buffer map")]
+    Map {
+        #[source]
+        source: SysError,
+    },
+    #[error("map is a {map_type:?}, not a BPF ring buffer")]
+    NotRingBuf { map_type: Option<MapType> },
+    #[error("the lost-record map must be a per-CPU array of u64, not a {map_type:?} with {value_size}-byte values")]
+    LostMapShape {
+        map_type: Option<MapType>,
+        value_size: u32,
+    },
     #[error("cannot read lost-record counter slot {index}")]
     Lost {
         index: u32,
         #[source]
-        source: io::Error,
+        source: SysError,
     },
 }
 
@@ -213,6 +227,16 @@ impl std::fmt::Debug for RingBuf {
 }
 
 impl RingBuf {
+    /// Maps the ring buffer `map`, its size taken from the map.
+    pub fn from_map(map: &Map) -> Result<RingBuf, RingBufError> {
+        if map.map_type() != Some(MapType::Ringbuf) {
+            return Err(RingBufError::NotRingBuf {
+                map_type: map.map_type(),
+            });
+        }
+        RingBuf::new(map.as_fd(), map.max_entries() as usize)
+    }
+
     /// Maps the ring buffer map `map` whose `max_entries` is `size` bytes.
     pub fn new(map: BorrowedFd<'_>, size: usize) -> Result<RingBuf, RingBufError> {
         let page = page_size();
@@ -305,26 +329,25 @@ impl AsFd for RingBuf {
 
 /// Slot `index` of a `BPF_MAP_TYPE_PERCPU_ARRAY` with `u64` values, counting records the
 /// producer side could not write; see the module doc for the convention.
+#[derive(Debug)]
 pub struct LostCounter {
-    map: OwnedFd,
+    map: Map,
     index: u32,
 }
 
-impl std::fmt::Debug for LostCounter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LostCounter")
-            .field("map", &self.map.as_raw_fd())
-            .field("index", &self.index)
-            .finish()
-    }
-}
-
 impl LostCounter {
-    /// Reads slot `index` of the per-CPU array map `map`.
+    /// Reads slot `index` of the per-CPU array map `map` (the fd is duplicated).
     pub fn new(map: BorrowedFd<'_>, index: u32) -> Result<LostCounter, RingBufError> {
-        let map = map
+        let fd = map
             .try_clone_to_owned()
             .map_err(|source| RingBufError::Dup { source })?;
+        let map = Map::from_fd(fd).map_err(|source| RingBufError::Lost { index, source })?;
+        if map.map_type() != Some(MapType::PercpuArray) || map.value_size() != 8 {
+            return Err(RingBufError::LostMapShape {
+                map_type: map.map_type(),
+                value_size: map.value_size(),
+            });
+        }
         Ok(LostCounter { map, index })
     }
 
@@ -339,14 +362,16 @@ impl LostCounter {
             index: self.index,
             source,
         };
-        let slots = super::cpus::possible_cpu_slots().map_err(lost)?;
-        let values = lookup_percpu_u64(self.map.as_fd(), self.index, slots).map_err(lost)?;
-        Ok(values.iter().fold(0u64, |a, &v| a.wrapping_add(v)))
+        let values = self
+            .map
+            .lookup_vec(&self.index.to_le_bytes())
+            .map_err(lost)?
+            .unwrap_or_default();
+        Ok(values
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8-byte chunk")))
+            .fold(0u64, u64::wrapping_add))
     }
-}
-
-fn lookup_percpu_u64(_map: BorrowedFd<'_>, _index: u32, _slots: usize) -> io::Result<Vec<u64>> {
-    Err(io::Error::from(io::ErrorKind::Unsupported))
 }
 
 #[cfg(test)]

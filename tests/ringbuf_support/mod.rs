@@ -4,21 +4,34 @@
 #![allow(dead_code)]
 
 pub mod progs;
-mod tmp_sys;
 
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd};
 
 use progs::{emit_prog, Emit};
+use strobe::runtime::perfbuf::{PerfBuf, PerfBufError};
+use strobe::sys::{
+    Map, MapCreateOptions, MapType, Prog, ProgLoadOptions, ProgType, TestRunFlags, TestRunOptions,
+};
 
-const BPF_MAP_TYPE_PERF_EVENT_ARRAY: u32 = 4;
-const BPF_MAP_TYPE_PERCPU_ARRAY: u32 = 6;
-const BPF_MAP_TYPE_RINGBUF: u32 = 27;
-const BPF_PROG_TYPE_RAW_TRACEPOINT: u32 = 17;
+fn create(
+    map_type: MapType,
+    key_size: u32,
+    value_size: u32,
+    max_entries: u32,
+) -> Result<Map, String> {
+    let opts = MapCreateOptions {
+        key_size,
+        value_size,
+        max_entries,
+        ..Default::default()
+    };
+    Map::create(map_type, &opts).map_err(|e| e.to_string())
+}
 
 /// A ring buffer map of `size` bytes, or `None` after reporting the skip for `test`.
-pub fn ring_map(test: &str, size: u32) -> Option<OwnedFd> {
-    match tmp_sys::map_create(BPF_MAP_TYPE_RINGBUF, 0, 0, size) {
-        Ok(fd) => Some(fd),
+pub fn ring_map(test: &str, size: u32) -> Option<Map> {
+    match create(MapType::Ringbuf, 0, 0, size) {
+        Ok(map) => Some(map),
         Err(e) => {
             strobe::testkit::skip(test, &format!("cannot create a BPF ring buffer map: {e}"));
             None
@@ -27,10 +40,10 @@ pub fn ring_map(test: &str, size: u32) -> Option<OwnedFd> {
 }
 
 /// A perf event array with one slot per possible CPU.
-pub fn perf_array(test: &str) -> Option<OwnedFd> {
-    let slots = strobe::runtime::cpus::possible_cpu_slots().expect("sysfs cpu/possible") as u32;
-    match tmp_sys::map_create(BPF_MAP_TYPE_PERF_EVENT_ARRAY, 4, 4, slots) {
-        Ok(fd) => Some(fd),
+pub fn perf_array(test: &str) -> Option<Map> {
+    let slots = strobe::sys::map::possible_cpus() as u32;
+    match create(MapType::PerfEventArray, 4, 4, slots) {
+        Ok(map) => Some(map),
         Err(e) => {
             strobe::testkit::skip(test, &format!("cannot create a perf event array: {e}"));
             None
@@ -39,22 +52,16 @@ pub fn perf_array(test: &str) -> Option<OwnedFd> {
 }
 
 /// The per-CPU `u64` array the programs count failed writes in.
-pub fn lost_map(slots: u32) -> OwnedFd {
-    tmp_sys::map_create(BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, slots).expect("per-CPU array map")
+pub fn lost_map(slots: u32) -> Map {
+    create(MapType::PercpuArray, 4, 8, slots).expect("per-CPU array map")
 }
 
 /// A raw_tp program writing records with `emit` into `map`, counting failures in
 /// `lost[lost_slot]`; `None` after reporting the skip when raw_tp loads are refused.
-pub fn load(
-    test: &str,
-    emit: Emit,
-    map: &OwnedFd,
-    lost: &OwnedFd,
-    lost_slot: u32,
-) -> Option<OwnedFd> {
+pub fn load(test: &str, emit: Emit, map: &Map, lost: &Map, lost_slot: u32) -> Option<Prog> {
     let insns = emit_prog(emit, map.as_raw_fd(), lost.as_raw_fd(), lost_slot);
-    match tmp_sys::prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, &insns) {
-        Ok(fd) => Some(fd),
+    match Prog::load(&ProgLoadOptions::new(ProgType::RawTracepoint, &insns)) {
+        Ok(prog) => Some(prog),
         Err(e) => {
             strobe::testkit::skip(test, &format!("cannot load a raw_tracepoint program: {e}"));
             None
@@ -64,6 +71,34 @@ pub fn load(
 
 /// Runs `prog` once through BPF_PROG_TEST_RUN to write records `first .. first + count`
 /// (`count` ≤ `progs::MAX_RECORDS_PER_RUN`); returns how many it tried to write.
-pub fn run(prog: &OwnedFd, first: u64, count: u64) -> u64 {
-    tmp_sys::test_run_raw_tp(prog.as_raw_fd(), &[first, count]).expect("BPF_PROG_TEST_RUN") as u64
+pub fn run(prog: &Prog, first: u64, count: u64) -> u64 {
+    let args = [first, count];
+    let res = prog
+        .test_run(&mut TestRunOptions::raw_tp(&args))
+        .expect("BPF_PROG_TEST_RUN");
+    res.retval as u64
+}
+
+/// Like [`run`], on CPU `cpu` (BPF_F_TEST_RUN_ON_CPU), so the records land in that CPU's perf
+/// ring.
+pub fn run_on_cpu(prog: &Prog, cpu: u32, first: u64, count: u64) -> u64 {
+    let args = [first, count];
+    let mut opts = TestRunOptions::raw_tp(&args);
+    opts.flags = TestRunFlags::RUN_ON_CPU;
+    opts.cpu = cpu;
+    prog.test_run(&mut opts)
+        .expect("BPF_PROG_TEST_RUN on a CPU")
+        .retval as u64
+}
+
+/// A perf buffer over `array` with `pages` data pages per online CPU.
+pub fn perf_buf(test: &str, array: &Map, pages: usize) -> Option<PerfBuf> {
+    match PerfBuf::open(array.as_fd(), pages) {
+        Ok(buf) => Some(buf),
+        Err(e @ PerfBufError::Open { .. }) => {
+            strobe::testkit::skip(test, &format!("cannot open a BPF output perf event: {e}"));
+            None
+        }
+        Err(e) => panic!("perf buffer: {e}"),
+    }
 }
