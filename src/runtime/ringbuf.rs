@@ -63,11 +63,6 @@ pub enum RingBufError {
     },
     #[error("corrupt ring buffer record at position {pos}: length {len:#x} does not fit the ring of {size} bytes")]
     CorruptRecord { pos: usize, len: u32, size: usize },
-    #[error("cannot use the ring buffer map")]
-    Map {
-        #[source]
-        source: SysError,
-    },
     #[error("map is a {map_type:?}, not a BPF ring buffer")]
     NotRingBuf { map_type: Option<MapType> },
     #[error("the lost-record map must be a per-CPU array of u64, not a {map_type:?} with {value_size}-byte values")]

@@ -8,7 +8,7 @@ pub mod progs;
 use std::os::fd::{AsFd, AsRawFd};
 
 use progs::{emit_prog, Emit};
-use strobe::runtime::perfbuf::{PerfBuf, PerfBufError};
+use strobe::runtime::perfbuf::{PerfBuf, PerfBufError, PerfBufOptions};
 use strobe::sys::{
     Map, MapCreateOptions, MapType, Prog, ProgLoadOptions, ProgType, TestRunFlags, TestRunOptions,
 };
@@ -93,7 +93,16 @@ pub fn run_on_cpu(prog: &Prog, cpu: u32, first: u64, count: u64) -> u64 {
 
 /// A perf buffer over `array` with `pages` data pages per online CPU.
 pub fn perf_buf(test: &str, array: &Map, pages: usize) -> Option<PerfBuf> {
-    match PerfBuf::open(array.as_fd(), pages) {
+    perf_buf_with(test, array, pages, 1)
+}
+
+/// [`perf_buf`] with a wake-up every `wakeup_events` samples.
+pub fn perf_buf_with(test: &str, array: &Map, pages: usize, wakeup_events: u32) -> Option<PerfBuf> {
+    let opts = PerfBufOptions {
+        pages,
+        wakeup_events,
+    };
+    match PerfBuf::open_with(array.as_fd(), &opts) {
         Ok(buf) => Some(buf),
         Err(e @ PerfBufError::Open { .. }) => {
             strobe::testkit::skip(test, &format!("cannot open a BPF output perf event: {e}"));
