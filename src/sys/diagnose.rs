@@ -142,7 +142,11 @@ pub fn cause(facts: &Facts, op: Op, errno: Errno) -> Option<Cause> {
                 } else {
                     "CONFIG_KPROBES"
                 },
-                detail: "kprobe_multi links need fprobe (Linux 5.18+ with CONFIG_FPROBE)".into(),
+                detail: if facts.has_kprobe_pmu {
+                    "kprobe_multi links need fprobe (Linux 5.18+ with CONFIG_FPROBE)".into()
+                } else {
+                    "no kprobe PMU, so no kprobes and no kprobe_multi links".into()
+                },
             })
         }
         Op::LinkCreate {
