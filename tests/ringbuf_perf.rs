@@ -177,3 +177,67 @@ fn perf_buffer_and_ring_buffer_share_one_poll_set() {
     want.sort();
     assert_eq!(got, want);
 }
+
+#[test]
+fn perf_set_break_leaves_the_rest_for_the_next_poll() {
+    // A perf fd reports readiness once per wake-up, so the set must remember the leftovers.
+    let test = "perf_set_break_leaves_the_rest_for_the_next_poll";
+    let Some(array) = perf_array(test) else {
+        return;
+    };
+    let lost = lost_map(1);
+    let Some(prog) = load(test, Emit::PerfOutput, &array, &lost, 0) else {
+        return;
+    };
+    let Some(perf) = perf_buf(test, &array, 4) else {
+        return;
+    };
+    let mut set = BufferSet::new().unwrap();
+    set.add(perf).unwrap();
+    assert_eq!(run_on_cpu(&prog, first_cpu(), 0, 10), 10);
+    let mut seen = Vec::new();
+    let n = set
+        .poll(Some(Duration::from_secs(5)), |_, s| {
+            seen.push(seq_of(s));
+            ControlFlow::Break(())
+        })
+        .unwrap();
+    assert_eq!((n, seen.as_slice()), (1, &[0u64][..]));
+    let t = std::time::Instant::now();
+    set.poll(Some(Duration::from_secs(5)), |_, s| {
+        seen.push(seq_of(s));
+        ControlFlow::Continue(())
+    })
+    .unwrap();
+    assert!(
+        t.elapsed() < Duration::from_secs(1),
+        "leftovers must not wait for a wake-up"
+    );
+    assert_eq!(seen, (0..10).collect::<Vec<_>>());
+}
+
+#[test]
+fn perf_samples_below_the_wakeup_threshold_are_still_drained() {
+    let test = "perf_samples_below_the_wakeup_threshold_are_still_drained";
+    let Some(array) = perf_array(test) else {
+        return;
+    };
+    let lost = lost_map(1);
+    let Some(prog) = load(test, Emit::PerfOutput, &array, &lost, 0) else {
+        return;
+    };
+    let Some(perf) = ringbuf_support::perf_buf_with(test, &array, 4, 64) else {
+        return;
+    };
+    let mut set = BufferSet::new().unwrap();
+    set.add(perf).unwrap();
+    // 5 samples, no wake-up (64 needed): the poll still finds them.
+    assert_eq!(run_on_cpu(&prog, first_cpu(), 0, 5), 5);
+    let mut seen = Vec::new();
+    set.poll(Some(Duration::from_millis(100)), |_, s| {
+        seen.push(seq_of(s));
+        ControlFlow::Continue(())
+    })
+    .unwrap();
+    assert_eq!(seen, (0..5).collect::<Vec<_>>());
+}

@@ -6,10 +6,13 @@
 //! itself pollable ([`BufferSet::as_fd`]), so the runtime's event loop can wait on it next to a
 //! signalfd without this module knowing about signals.
 //!
-//! Invariants: registrations are level-triggered (`EPOLLIN`): a buffer stays ready while it holds
-//! records, so stopping a drain early (a callback's `Break`) loses no wake-up. A ring buffer's
-//! map fd is readable while `consumer_pos != producer_pos` (`ringbuf_map_poll_kern` in
-//! `kernel/bpf/ringbuf.c`); a perf event fd after its ring was written (`perf_poll`).
+//! Invariants: `poll` never sleeps while a buffer still holds records. That matters because
+//! readiness differs: a ring buffer's map fd is readable while `consumer_pos != producer_pos`
+//! (`ringbuf_map_poll_kern` in `kernel/bpf/ringbuf.c`), but a perf event fd reports readiness
+//! once per wake-up (`perf_poll` clears `rb->poll`), so records left behind by a `Break`, by the
+//! one-snapshot-per-drain bound, or by `wakeup_events > 1` would otherwise wait for the next
+//! wake-up. `poll` therefore drains buffers with pending bytes first and only waits on epoll when
+//! all are empty.
 
 use std::io;
 use std::ops::ControlFlow;
@@ -125,6 +128,16 @@ pub enum EventBuffer {
     Perf(PerfBuf),
 }
 
+impl EventBuffer {
+    /// Bytes written and not yet consumed.
+    pub fn pending_bytes(&self) -> u64 {
+        match self {
+            EventBuffer::Ring(r) => r.pending_bytes() as u64,
+            EventBuffer::Perf(p) => p.pending_bytes(),
+        }
+    }
+}
+
 impl From<RingBuf> for EventBuffer {
     fn from(r: RingBuf) -> EventBuffer {
         EventBuffer::Ring(r)
@@ -214,16 +227,27 @@ impl BufferSet {
         self.buffers.is_empty()
     }
 
-    /// Waits up to `timeout` (`None`: forever) for any buffer to have records, then drains the
-    /// ready ones into `f`. Returns the records delivered (0 on timeout or a signal). A `Break`
-    /// from `f` stops at once; the rest stays in the buffers.
+    /// Drains the buffers that hold records; when none does, waits up to `timeout` (`None`:
+    /// forever) for one to be written and drains the ready ones. Returns the records delivered
+    /// (0 on timeout or a signal). A `Break` from `f` stops at once; the rest stays in the
+    /// buffers for the next call.
     pub fn poll(
         &mut self,
         timeout: Option<Duration>,
         mut f: impl FnMut(BufferId, &[u8]) -> ControlFlow<()>,
     ) -> Result<usize, PollError> {
         let mut ready = std::mem::take(&mut self.ready);
-        let waited = self.epoll.wait(timeout, &mut ready);
+        ready.clear();
+        ready.extend(
+            (0..self.buffers.len())
+                .filter(|&i| self.buffers[i].pending_bytes() > 0)
+                .map(|i| i as u64),
+        );
+        let waited = if ready.is_empty() {
+            self.epoll.wait(timeout, &mut ready)
+        } else {
+            Ok(ready.len())
+        };
         let result = waited
             .map_err(|source| PollError::Epoll { op: "wait", source })
             .and_then(|_| {

@@ -148,8 +148,9 @@ impl PerfRingView {
         }
     }
 
-    /// Hands every available record to `f` until the ring is empty or `f` breaks. Records that
-    /// wrap the ring's end are copied into `scratch` first. Returns the records handed over.
+    /// Hands the records written when the call began to `f`, stopping early when `f` breaks.
+    /// Records that wrap the ring's end are copied into `scratch` first. Returns the records
+    /// handed over.
     pub(crate) fn consume<F>(
         &mut self,
         scratch: &mut Vec<u8>,
@@ -160,51 +161,48 @@ impl PerfRingView {
     {
         let mut tail = self.word(DATA_TAIL).load(Ordering::Relaxed);
         let mut delivered = 0;
-        loop {
-            // Acquire pairs with the kernel's release of data_head after writing records.
-            let head = self.word(DATA_HEAD).load(Ordering::Acquire);
-            if head == tail {
+        // One snapshot of data_head per call bounds the work; later records wait for the
+        // next call. Acquire pairs with the kernel's release of data_head after the records.
+        let head = self.word(DATA_HEAD).load(Ordering::Acquire);
+        while tail != head {
+            let corrupt = |what| PerfBufError::CorruptRecord { pos: tail, what };
+            let avail = head.wrapping_sub(tail);
+            if avail < HEADER_SIZE as u64 {
+                return Err(corrupt("fewer bytes than a record header"));
+            }
+            let mut hdr = [0u8; HEADER_SIZE];
+            self.copy_out(tail, &mut hdr);
+            let kind = u32::from_le_bytes(hdr[0..4].try_into().expect("4 bytes"));
+            let len = u16::from_le_bytes(hdr[6..8].try_into().expect("2 bytes")) as usize;
+            if len < HEADER_SIZE || len as u64 > avail || len > self.size {
+                return Err(corrupt("record size out of range"));
+            }
+            let off = tail as usize & (self.size - 1);
+            let rec: &[u8] = if off + len <= self.size {
+                // SAFETY: within the ring; the kernel does not reuse it before data_tail
+                // moves past it, which happens after `f` returned.
+                unsafe { std::slice::from_raw_parts(self.data.as_ptr().add(off), len) }
+            } else {
+                scratch.resize(len, 0);
+                self.copy_out(tail, scratch);
+                scratch
+            };
+            let flow = match parse_record(kind, &rec[HEADER_SIZE..]) {
+                Ok(Some(r)) => {
+                    delivered += 1;
+                    f(r)
+                }
+                Ok(None) => ControlFlow::Continue(()),
+                Err(what) => return Err(corrupt(what)),
+            };
+            tail = tail.wrapping_add(len as u64);
+            // Release: our reads of the record happen before the kernel may overwrite it.
+            self.word(DATA_TAIL).store(tail, Ordering::Release);
+            if flow.is_break() {
                 return Ok(delivered);
             }
-            while tail != head {
-                let corrupt = |what| PerfBufError::CorruptRecord { pos: tail, what };
-                let avail = head.wrapping_sub(tail);
-                if avail < HEADER_SIZE as u64 {
-                    return Err(corrupt("fewer bytes than a record header"));
-                }
-                let mut hdr = [0u8; HEADER_SIZE];
-                self.copy_out(tail, &mut hdr);
-                let kind = u32::from_le_bytes(hdr[0..4].try_into().expect("4 bytes"));
-                let len = u16::from_le_bytes(hdr[6..8].try_into().expect("2 bytes")) as usize;
-                if len < HEADER_SIZE || len as u64 > avail || len > self.size {
-                    return Err(corrupt("record size out of range"));
-                }
-                let off = tail as usize & (self.size - 1);
-                let rec: &[u8] = if off + len <= self.size {
-                    // SAFETY: within the ring; the kernel does not reuse it before data_tail
-                    // moves past it, which happens after `f` returned.
-                    unsafe { std::slice::from_raw_parts(self.data.as_ptr().add(off), len) }
-                } else {
-                    scratch.resize(len, 0);
-                    self.copy_out(tail, scratch);
-                    scratch
-                };
-                let flow = match parse_record(kind, &rec[HEADER_SIZE..]) {
-                    Ok(Some(r)) => {
-                        delivered += 1;
-                        f(r)
-                    }
-                    Ok(None) => ControlFlow::Continue(()),
-                    Err(what) => return Err(corrupt(what)),
-                };
-                tail = tail.wrapping_add(len as u64);
-                // Release: our reads of the record happen before the kernel may overwrite it.
-                self.word(DATA_TAIL).store(tail, Ordering::Release);
-                if flow.is_break() {
-                    return Ok(delivered);
-                }
-            }
         }
+        Ok(delivered)
     }
 }
 

@@ -140,8 +140,8 @@ impl RingView {
         prod.wrapping_sub(self.consumer().load(Ordering::Relaxed))
     }
 
-    /// Hands every available record to `f` until the ring is empty, a record is still BUSY, or
-    /// `f` breaks. Returns the number of records handed to `f`.
+    /// Hands the records committed when the call began to `f`, stopping early at a record that
+    /// is still BUSY or when `f` breaks. Returns the number of records handed to `f`.
     pub(crate) fn consume<F>(&mut self, f: &mut F) -> Result<usize, RingBufError>
     where
         F: FnMut(&[u8]) -> ControlFlow<()>,
@@ -150,49 +150,47 @@ impl RingView {
         // We are the only writer of consumer_pos, so our own last store is what we read.
         let mut cons = self.consumer().load(Ordering::Relaxed);
         let mut delivered = 0;
-        loop {
-            // Acquire pairs with the kernel's release of producer_pos, so every header below it
-            // is at least reserved (written with BUSY set).
-            let prod = self.producer().load(Ordering::Acquire);
-            if prod == cons {
+        // One snapshot of producer_pos per call bounds the work (a fast producer cannot keep
+        // us here); what arrives meanwhile is left for the next call.
+        // Acquire pairs with the kernel's release of producer_pos, so every header below it is
+        // at least reserved (written with BUSY set).
+        let prod = self.producer().load(Ordering::Acquire);
+        while cons != prod {
+            let off = cons & self.mask;
+            // SAFETY: off < size and the data area is 2*size bytes, 8-byte aligned records.
+            let hdr = unsafe { self.data.as_ptr().add(off) };
+            // Acquire pairs with the commit's release (xchg) that clears BUSY: once we see
+            // it cleared, the record's bytes are final.
+            // SAFETY: headers are 8-aligned within the mapping.
+            let word = unsafe { (*hdr.cast::<AtomicU32>()).load(Ordering::Acquire) };
+            if word & BUSY_BIT != 0 {
                 return Ok(delivered);
             }
-            while cons != prod {
-                let off = cons & self.mask;
-                // SAFETY: off < size and the data area is 2*size bytes, 8-byte aligned records.
-                let hdr = unsafe { self.data.as_ptr().add(off) };
-                // Acquire pairs with the commit's release (xchg) that clears BUSY: once we see
-                // it cleared, the record's bytes are final.
-                // SAFETY: headers are 8-aligned within the mapping.
-                let word = unsafe { (*hdr.cast::<AtomicU32>()).load(Ordering::Acquire) };
-                if word & BUSY_BIT != 0 {
-                    return Ok(delivered);
-                }
-                let len = (word & !(BUSY_BIT | DISCARD_BIT)) as usize;
-                let step = record_footprint(len);
-                if step > size || step > prod.wrapping_sub(cons) {
-                    return Err(RingBufError::CorruptRecord {
-                        pos: cons,
-                        len: word,
-                        size,
-                    });
-                }
-                let mut flow = ControlFlow::Continue(());
-                if word & DISCARD_BIT == 0 {
-                    // SAFETY: HDR_SIZE + len <= size, and off < size, so the record lies within
-                    // the doubly mapped 2*size bytes; the producer does not touch it until we
-                    // move consumer_pos past it, which happens only after `f` returns.
-                    let rec = unsafe { std::slice::from_raw_parts(hdr.add(HDR_SIZE), len) };
-                    flow = f(rec);
-                    delivered += 1;
-                }
-                cons = cons.wrapping_add(step);
-                self.consumer().store(cons, Ordering::Release);
-                if flow.is_break() {
-                    return Ok(delivered);
-                }
+            let len = (word & !(BUSY_BIT | DISCARD_BIT)) as usize;
+            let step = record_footprint(len);
+            if step > size || step > prod.wrapping_sub(cons) {
+                return Err(RingBufError::CorruptRecord {
+                    pos: cons,
+                    len: word,
+                    size,
+                });
+            }
+            let mut flow = ControlFlow::Continue(());
+            if word & DISCARD_BIT == 0 {
+                // SAFETY: HDR_SIZE + len <= size, and off < size, so the record lies within
+                // the doubly mapped 2*size bytes; the producer does not touch it until we
+                // move consumer_pos past it, which happens only after `f` returns.
+                let rec = unsafe { std::slice::from_raw_parts(hdr.add(HDR_SIZE), len) };
+                flow = f(rec);
+                delivered += 1;
+            }
+            cons = cons.wrapping_add(step);
+            self.consumer().store(cons, Ordering::Release);
+            if flow.is_break() {
+                return Ok(delivered);
             }
         }
+        Ok(delivered)
     }
 }
 
