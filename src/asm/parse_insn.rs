@@ -105,6 +105,13 @@ pub(super) fn parse_insn<'a>(c: &mut Cursor<'_, 'a>, ld64: bool) -> PResult<Item
 }
 
 fn unknown_mnemonic(word: &str, span: Span) -> Box<Diagnostic> {
+    let digits = word.strip_prefix(['r', 'w']).unwrap_or("");
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return err(
+            span,
+            format!("there is no register `{word}` (registers are r0-r10, w0-w10)"),
+        );
+    }
     let d = Diagnostic::error(span, format!("unknown instruction `{word}`"));
     Box::new(match nearest(word, MNEMONICS.iter().copied()) {
         Some(m) => d.with_help(format!("did you mean `{m}`?")),
