@@ -111,3 +111,15 @@ pub fn perf_buf_with(test: &str, array: &Map, pages: usize, wakeup_events: u32) 
         Err(e) => panic!("perf buffer: {e}"),
     }
 }
+
+/// The busy-record program (see `progs::busy_prog`), or `None` after reporting the skip.
+pub fn load_busy(test: &str, map: &Map) -> Option<Prog> {
+    let insns = progs::busy_prog(map.as_raw_fd());
+    match Prog::load(&ProgLoadOptions::new(ProgType::RawTracepoint, &insns)) {
+        Ok(prog) => Some(prog),
+        Err(e) => {
+            strobe::testkit::skip(test, &format!("cannot load a raw_tracepoint program: {e}"));
+            None
+        }
+    }
+}

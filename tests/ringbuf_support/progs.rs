@@ -136,3 +136,46 @@ out:
     );
     assemble_insns(&text).unwrap_or_else(|e| panic!("internal error: test program: {e}"))
 }
+
+/// Iterations of the busy program's spin: enough to keep a record reserved for a fraction of
+/// a millisecond, few enough for the verifier, which walks every iteration (2 insns each,
+/// 1 M insns at most).
+pub const SPIN_ITERATIONS: u32 = 300_000;
+
+/// A program that reserves one record, spins [`SPIN_ITERATIONS`] times while it is BUSY, then
+/// fills it (`expected_record(args[0])`) and submits it: a reader that ignored BUSY would see
+/// stale bytes. Returns 1, or 0
+/// when the reservation failed.
+pub fn busy_prog(map_fd: i32) -> Vec<Insn> {
+    let text = format!(
+        "
+    r6 = *(u64 *)(r1 + 0)
+    r1 = map_fd({map_fd}) ll
+    r2 = {RECORD_SIZE}
+    r3 = 0
+    call bpf_ringbuf_reserve
+    if r0 == 0 goto fail
+    r9 = 0
+spin:
+    r9 += 1
+    if r9 < {SPIN_ITERATIONS} goto spin
+    *(u64 *)(r0 + 0) = r6
+    r1 = r6
+    r1 *= {MUL}
+    *(u64 *)(r0 + 8) = r1
+    *(u64 *)(r0 + 16) = {MAGIC}
+    r1 = r6
+    r1 ^= -1
+    *(u64 *)(r0 + 24) = r1
+    r1 = r0
+    r2 = 0
+    call bpf_ringbuf_submit
+    r0 = 1
+    exit
+fail:
+    r0 = 0
+    exit
+"
+    );
+    assemble_insns(&text).unwrap_or_else(|e| panic!("internal error: test program: {e}"))
+}
