@@ -216,7 +216,8 @@ fn ring_set_break_stops_and_leaves_the_rest_readable() {
         })
         .unwrap();
     assert_eq!((n, seen.as_slice()), (4, &[0u8, 1, 2, 3][..]));
-    // Level-triggered: still readable, the rest arrives on the next poll.
+    assert!(set.has_pending());
+    // The rest arrives on the next poll.
     seen.clear();
     set.poll(Some(Duration::from_secs(5)), |_, r| {
         seen.push(r[0]);
@@ -224,6 +225,7 @@ fn ring_set_break_stops_and_leaves_the_rest_readable() {
     })
     .unwrap();
     assert_eq!(seen, [4, 5, 6, 7, 8, 9]);
+    assert!(!set.has_pending());
 }
 
 #[test]

@@ -305,6 +305,13 @@ impl BufferSet {
         Ok((n, flow))
     }
 
+    /// Whether some buffer holds unconsumed bytes, i.e. `poll` would not sleep. A ring buffer
+    /// whose oldest record is still reserved (BUSY) counts as pending: its producer is running
+    /// now and commits within microseconds.
+    pub fn has_pending(&self) -> bool {
+        self.buffers.iter().any(|b| b.pending_bytes() > 0)
+    }
+
     /// Records lost so far in buffer `id`: reserve failures counted by the program for a ring
     /// buffer, kernel `PERF_RECORD_LOST` notices for a perf buffer.
     pub fn lost(&self, id: BufferId) -> Result<u64, PollError> {
@@ -322,7 +329,9 @@ impl BufferSet {
 }
 
 impl AsFd for BufferSet {
-    /// The epoll fd: readable when any buffer is, for nesting in another event loop.
+    /// The epoll fd, for nesting in another event loop: readable when a buffer was written. A
+    /// loop that waits on it must not sleep while [`BufferSet::has_pending`] (perf leftovers
+    /// are not announced again), and then calls `poll` with a zero timeout.
     fn as_fd(&self) -> BorrowedFd<'_> {
         self.epoll.as_fd()
     }
