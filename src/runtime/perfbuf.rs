@@ -418,8 +418,9 @@ impl PerfBuf {
         self.rings.iter().map(|r| r.view.pending_bytes()).sum()
     }
 
-    /// Hands every available sample to `f`, CPU by CPU; returns how many. Lost-record notices
-    /// are added to [`PerfBuf::lost`].
+    /// Hands the samples written when the call began to `f`, CPU by CPU (ordered within a CPU
+    /// only); returns how many. Lost-record notices are added to [`PerfBuf::lost`]. Never
+    /// blocks.
     pub fn drain(&mut self, mut f: impl FnMut(&[u8])) -> Result<usize, PerfBufError> {
         self.drain_until(|rec| {
             f(rec);

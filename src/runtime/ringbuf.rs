@@ -291,8 +291,9 @@ impl RingBuf {
         self.view.pending_bytes()
     }
 
-    /// Hands every available record to `f`, in order; returns how many. Stops early at a record
-    /// the producer has not committed yet (it will be delivered by a later call).
+    /// Hands the records committed when the call began to `f`, in order; returns how many.
+    /// Stops early at a record the producer has not committed yet (BUSY); it and everything
+    /// after it are delivered by a later call. Never blocks.
     pub fn drain(&mut self, mut f: impl FnMut(&[u8])) -> Result<usize, RingBufError> {
         self.view.consume(&mut |rec| {
             f(rec);
