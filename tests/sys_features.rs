@@ -37,7 +37,13 @@ fn features_report_matches_this_host() {
     // No kprobe PMU means kprobes are "no" and the reason names CONFIG_KPROBES.
     let kprobe_pmu = Path::new("/sys/bus/event_source/devices/kprobe").exists();
     match (&f.kprobes, kprobe_pmu) {
-        (Support::No(r), false) => assert!(r.contains("CONFIG_KPROBES"), "{r}"),
+        (Support::No(r), false) => {
+            assert!(r.contains("CONFIG_KPROBES"), "{r}");
+            match &f.kprobe_multi {
+                Support::No(r) => assert!(r.contains("CONFIG_KPROBES"), "{r}"),
+                Support::Yes => panic!("kprobe_multi without kprobes"),
+            }
+        }
         (Support::Yes, true) => {}
         (s, pmu) => panic!("kprobes {s:?} with kprobe PMU present = {pmu}"),
     }

@@ -191,3 +191,29 @@ fn uprobe_multi_link_fires_on_own_function() {
     strobe_sys_perf_uprobe_target(0);
     assert_eq!(counter(&map), 4);
 }
+
+#[test]
+fn kprobe_without_kprobe_pmu_names_the_missing_config() {
+    if Path::new("/sys/bus/event_source/devices/kprobe").exists() {
+        strobe::testkit::skip(
+            "kprobe_without_kprobe_pmu_names_the_missing_config",
+            "this kernel has kprobes; the test checks the diagnosis of their absence",
+        );
+        return;
+    }
+    let e = PerfEvent::kprobe("vfs_read", 0, false, -1, 0).unwrap_err();
+    assert!(
+        matches!(
+            e.cause,
+            Some(strobe::sys::Cause::KernelLacks {
+                config: "CONFIG_KPROBES",
+                ..
+            })
+        ),
+        "{e}"
+    );
+    assert!(
+        e.to_string().starts_with("perf_event_open failed: ENOENT"),
+        "{e}"
+    );
+}

@@ -160,3 +160,21 @@ fn dropping_a_prog_closes_it_and_its_id_disappears() {
     }
     assert!(gone, "map {mid} still exists after drop");
 }
+
+#[test]
+fn large_verifier_log_grows_the_buffer_and_keeps_the_failing_insn() {
+    if !can_bpf("large_verifier_log_grows_the_buffer_and_keeps_the_failing_insn") {
+        return;
+    }
+    // 4000 straight-line instructions make a level-2 log far beyond the first 64 KiB buffer;
+    // the error is at the very end.
+    let mut insns: Vec<_> = (0..4000).map(|i| mov64_imm(R0, i)).collect();
+    insns.push(mov64_reg(R0, R2));
+    insns.push(exit());
+    let e = Prog::load(&ProgLoadOptions::new(ProgType::RawTracepoint, &insns)).unwrap_err();
+    assert_eq!(e.errno(), Errno::EACCES, "{e}");
+    assert!(e.log.len() > 64 << 10, "log is only {} bytes", e.log.len());
+    assert!(!e.log_truncated);
+    assert_eq!(e.insn(), Some(4000));
+    assert_eq!(e.reason(), Some("R2 !read_ok"));
+}

@@ -431,4 +431,29 @@ mod tests {
         assert!(seen[1..].iter().all(|&(l, _)| l == 2), "{seen:?}");
         assert_eq!(seen.last().unwrap().1, 1 << 20);
     }
+
+    #[test]
+    fn level1_is_tried_when_level2_never_fits() {
+        let levels = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let l2 = levels.clone();
+        let insns = [Insn::new(0x95, 0, 0, 0, 0)];
+        let err = with_hook(
+            move |_, bytes| {
+                let level = u32::from_le_bytes(bytes[24..28].try_into().unwrap());
+                l2.borrow_mut().push(level);
+                match level {
+                    0 => Err(Errno::EINVAL),
+                    2 => Err(Errno::ENOSPC),
+                    _ => Err(Errno::EINVAL),
+                }
+            },
+            || Prog::load(&ProgLoadOptions::new(ProgType::RawTracepoint, &insns)),
+        )
+        .unwrap_err();
+        assert_eq!(err.errno(), Errno::EINVAL);
+        assert!(!err.log_truncated);
+        let seen = levels.borrow();
+        assert_eq!(seen.last(), Some(&1), "{seen:?}");
+        assert!(seen.iter().filter(|&&l| l == 2).count() >= 2);
+    }
 }
