@@ -6,6 +6,8 @@
 
 use std::ffi::OsString;
 
+pub mod disasm;
+
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_INPUT: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
@@ -20,7 +22,11 @@ pub struct Subcommand {
 }
 
 /// The registry of subcommands: adding one is a new file plus one line here.
-pub const SUBCOMMANDS: &[Subcommand] = &[];
+pub const SUBCOMMANDS: &[Subcommand] = &[Subcommand {
+    name: "disasm",
+    about: "Disassemble the program sections of a BPF ELF object (like llvm-objdump -dr)",
+    run: disasm::run,
+}];
 
 pub fn run(args: Vec<OsString>) -> i32 {
     let first = args.get(1).and_then(|a| a.to_str());
