@@ -259,11 +259,20 @@ fn atomics(v: &mut Vec<Item>) {
                     "xchg" => format!("{s} = {}{suffix}(r{} {tail}, {s})", op.asm(), dst.num()),
                     "cmpxchg" => {
                         let r0 = r(reg(0), wide);
-                        format!("{r0} = {}{suffix}(r{} {tail}, {r0}, {s})", op.asm(), dst.num())
+                        format!(
+                            "{r0} = {}{suffix}(r{} {tail}, {r0}, {s})",
+                            op.asm(),
+                            dst.num()
+                        )
                     }
                     // Here `dst` of the encoding is the destination register, `src` the base.
                     "load_acquire" => {
-                        format!("{} = {}(({ty} *){})", r(src, wide), op.asm(), addr(dst, off))
+                        format!(
+                            "{} = {}(({ty} *){})",
+                            r(src, wide),
+                            op.asm(),
+                            addr(dst, off)
+                        )
                     }
                     "store_release" => format!("{}(({ty} *){a}, {s})", op.asm()),
                     other => panic!("corpus: atomic form `{other}` has no LLVM syntax here"),
@@ -365,13 +374,16 @@ pub fn expected_insns(items: &[Item]) -> Vec<Insn> {
 /// immediate patterns that satisfy each form's reserved-field rules.
 pub fn valid_opcodes() -> BTreeSet<u8> {
     let mut imms: Vec<i32> = vec![0, 1, 16, 32, 64];
-    imms.extend(AtomicOp::ALL.iter().map(|op| op.value() as i32));
+    imms.extend(AtomicOp::ALL.iter().map(|op| op.value()));
     let mut codes = BTreeSet::new();
     for code in 0..=255u8 {
         'probe: for regs in [0x00, 0x01, 0x21, 0x10] {
             for off in [0i16, 1, 8, 16, 32] {
                 for &imm in &imms {
-                    let insns = [Insn::new(code, regs & 0xf, regs >> 4, off, imm), Insn::default()];
+                    let insns = [
+                        Insn::new(code, regs & 0xf, regs >> 4, off, imm),
+                        Insn::default(),
+                    ];
                     if decode(&insns, 0).is_ok() {
                         codes.insert(code);
                         break 'probe;
