@@ -6,12 +6,22 @@ mod elf_common;
 use proptest::prelude::*;
 use strobe::elf::read_object;
 
+const CLANG: &[u8] = include_bytes!("fixtures/clang_maps.o");
+
 fn valid() -> Vec<u8> {
     strobe::elf::write_object(&elf_common::sample()).unwrap()
 }
 
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1000)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+    // PROPTEST_CASES raises the count for a longer local run.
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
@@ -40,6 +50,19 @@ proptest! {
         let _ = read_object(&bytes);
         let end = cut.index(bytes.len());
         let _ = read_object(&bytes[..end]);
+    }
+
+    #[test]
+    fn mutated_clang_objects_with_btf_never_panic(
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..16),
+    ) {
+        // clang's object has .BTF (read for the .maps shapes), .BTF.ext and many .rel sections.
+        let mut bytes = CLANG.to_vec();
+        for (at, value) in edits {
+            let i = at.index(bytes.len());
+            bytes[i] = value;
+        }
+        let _ = read_object(&bytes);
     }
 
     #[test]
