@@ -1,6 +1,6 @@
 //! Generates the instruction-set tables from the data in `isa/`.
 //!
-//! Input: `isa/opcodes.txt` (`kind name value key=value…` rows), `isa/helpers.txt` (the
+//! Input: `isa/opcodes.txt` and `isa/map_types.txt` (`kind name value key=value…` rows), `isa/helpers.txt` (the
 //! kernel's helper list) and `isa/kprobe_regs.txt`. Output: `$OUT_DIR/isa_tables.rs`, included
 //! by `src/asm/isa.rs`: one Rust enum per kind with `value()`, `name()`, one accessor per key,
 //! `from_value()` and `ALL`. Invariant: no Rust source spells an opcode number; a malformed data
@@ -80,6 +80,12 @@ const KINDS: &[(&str, &str, &str, &str)] = &[
         "u8",
         "What a call's `imm` means: value is its `src_reg`.",
     ),
+    (
+        "map_type",
+        "MapType",
+        "u32",
+        "Map type (`enum bpf_map_type`), from isa/map_types.txt.",
+    ),
 ];
 
 /// Keys whose values are strings / numbers, and the Rust type of the numbers.
@@ -130,29 +136,27 @@ fn read(dir: &Path, file: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-fn parse_opcodes(text: &str) -> BTreeMap<String, Vec<Row>> {
-    const FILE: &str = "isa/opcodes.txt";
-    let mut kinds: BTreeMap<String, Vec<Row>> = BTreeMap::new();
+fn parse_rows(kinds: &mut BTreeMap<String, Vec<Row>>, file: &str, text: &str) {
     for (line, w) in data_lines(text) {
         // `asm==` is the key `asm` with value `=`: split at the first '='.
         if w.len() < 3 {
-            fail(FILE, line, "expected `kind name value [key=value…]`");
+            fail(file, line, "expected `kind name value [key=value…]`");
         }
         if !KINDS.iter().any(|k| k.0 == w[0]) {
-            fail(FILE, line, &format!("unknown kind `{}`", w[0]));
+            fail(file, line, &format!("unknown kind `{}`", w[0]));
         }
-        let value = parse_num(w[2]).unwrap_or_else(|| fail(FILE, line, "bad value"));
+        let value = parse_num(w[2]).unwrap_or_else(|| fail(file, line, "bad value"));
         let mut keys = BTreeMap::new();
         for kv in &w[3..] {
             let Some((k, v)) = kv.split_once('=') else {
-                fail(FILE, line, &format!("expected key=value, got `{kv}`"));
+                fail(file, line, &format!("expected key=value, got `{kv}`"));
             };
             if !STR_KEYS.contains(&k) && !NUM_KEYS.iter().any(|n| n.0 == k) {
-                fail(FILE, line, &format!("unknown key `{k}`"));
+                fail(file, line, &format!("unknown key `{k}`"));
             }
             let v = if k == "since" {
                 v.strip_prefix('v')
-                    .unwrap_or_else(|| fail(FILE, line, "since=vN"))
+                    .unwrap_or_else(|| fail(file, line, "since=vN"))
                     .to_string()
             } else {
                 v.to_string()
@@ -161,7 +165,7 @@ fn parse_opcodes(text: &str) -> BTreeMap<String, Vec<Row>> {
         }
         let rows = kinds.entry(w[0].to_string()).or_default();
         if rows.iter().any(|r| r.name == w[1]) {
-            fail(FILE, line, &format!("duplicate name `{}`", w[1]));
+            fail(file, line, &format!("duplicate name `{}`", w[1]));
         }
         rows.push(Row {
             name: w[1].to_string(),
@@ -169,7 +173,6 @@ fn parse_opcodes(text: &str) -> BTreeMap<String, Vec<Row>> {
             keys,
         });
     }
-    kinds
 }
 
 fn gen_enum(out: &mut String, rust: &str, ty: &str, doc: &str, rows: &[Row]) {
@@ -265,20 +268,20 @@ fn gen_enum(out: &mut String, rust: &str, ty: &str, doc: &str, rows: &[Row]) {
 }
 
 fn gen_helpers(out: &mut String, text: &str) {
-    const FILE: &str = "isa/helpers.txt";
+    let file = "isa/helpers.txt";
     let mut rows = Vec::new();
     for (line, w) in data_lines(text) {
         if w.len() < 3 || w.len() > 8 {
             fail(
-                FILE,
+                file,
                 line,
                 "expected `id name return [kind:name…]` with at most 5 arguments",
             );
         }
-        let id: u32 = w[0].parse().unwrap_or_else(|_| fail(FILE, line, "bad id"));
+        let id: u32 = w[0].parse().unwrap_or_else(|_| fail(file, line, "bad id"));
         if id as usize != rows.len() {
             fail(
-                FILE,
+                file,
                 line,
                 &format!("ids must be consecutive from 0; expected {}", rows.len()),
             );
@@ -288,7 +291,7 @@ fn gen_helpers(out: &mut String, text: &str) {
             .map(|a| {
                 let (k, n) = a
                     .split_once(':')
-                    .unwrap_or_else(|| fail(FILE, line, "argument must be kind:name"));
+                    .unwrap_or_else(|| fail(file, line, "argument must be kind:name"));
                 (camel(k), n.to_string())
             })
             .collect();
@@ -331,16 +334,16 @@ fn gen_helpers(out: &mut String, text: &str) {
 }
 
 fn gen_kprobe_regs(out: &mut String, text: &str) {
-    const FILE: &str = "isa/kprobe_regs.txt";
+    let file = "isa/kprobe_regs.txt";
     out.push_str("/// Per-architecture kprobe context registers, from isa/kprobe_regs.txt.\n");
     out.push_str("pub static KPROBE_REGS: &[KprobeReg] = &[\n");
     for (line, w) in data_lines(text) {
         if w.len() != 4 {
-            fail(FILE, line, "expected `arch role reg offset`");
+            fail(file, line, "expected `arch role reg offset`");
         }
         let off: u16 = w[3]
             .parse()
-            .unwrap_or_else(|_| fail(FILE, line, "bad offset"));
+            .unwrap_or_else(|_| fail(file, line, "bad offset"));
         let _ = writeln!(
             out,
             "    KprobeReg {{ arch: {:?}, role: {:?}, reg: {:?}, offset: {off} }},",
@@ -354,11 +357,14 @@ pub fn generate() {
     let root = std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");
     let dir = Path::new(&root).join("isa");
     let mut out = String::from("// @generated by build/isa.rs from isa/*.txt; do not edit.\n\n");
-    let kinds = parse_opcodes(&read(&dir, "opcodes.txt"));
+    let mut kinds = BTreeMap::new();
+    for file in ["opcodes.txt", "map_types.txt"] {
+        parse_rows(&mut kinds, &format!("isa/{file}"), &read(&dir, file));
+    }
     for (kind, rust, ty, doc) in KINDS {
         let rows = kinds
             .get(*kind)
-            .unwrap_or_else(|| panic!("isa/opcodes.txt: no `{kind}` rows"));
+            .unwrap_or_else(|| panic!("isa/: no `{kind}` rows"));
         gen_enum(&mut out, rust, ty, doc, rows);
     }
     gen_helpers(&mut out, &read(&dir, "helpers.txt"));
