@@ -64,13 +64,15 @@ fn main() {
     let write = best_of(5, || strobe::elf::write_object(&obj).unwrap());
     let read = best_of(5, || strobe::elf::read_object(&bytes).unwrap());
     let list = best_of(3, || strobe::cli::disasm::listing("bench.o", &obj));
-    for (name, secs) in [
-        ("elf_write_insns_per_sec", write),
-        ("elf_read_insns_per_sec", read),
-        ("disasm_listing_insns_per_sec", list),
+    // The 5 M/s target is the for assembling/disassembling; the listing (objdump
+    // layout with raw bytes) has no target of its own, so it reports null.
+    for (name, secs, target) in [
+        ("elf_write_insns_per_sec", write, "5000000"),
+        ("elf_read_insns_per_sec", read, "5000000"),
+        ("disasm_listing_insns_per_sec", list, "null"),
     ] {
         println!(
-            "{{\"name\":\"{name}\",\"value\":{:.0},\"unit\":\"insns/s\",\"target\":5000000}}",
+            "{{\"name\":\"{name}\",\"value\":{:.0},\"unit\":\"insns/s\",\"target\":{target}}}",
             n / secs
         );
     }

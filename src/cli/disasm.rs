@@ -68,6 +68,8 @@ pub fn listing(file: &str, obj: &Object) -> String {
     out
 }
 
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
 fn section_listing(sec: &Section, out: &mut String) {
     let _ = write!(out, "\nDisassembly of section {}:\n", sec.name);
     let mut syms: Vec<(usize, &str)> = sec
@@ -79,7 +81,12 @@ fn section_listing(sec: &Section, out: &mut String) {
     if syms.first().map_or(true, |&(at, _)| at > 0) {
         syms.insert(0, (0, sec.name.as_str()));
     }
+    // Relocations in instruction order, walked alongside the instructions.
+    let mut relocs: Vec<&crate::asm::Reloc> = sec.relocs.iter().collect();
+    relocs.sort_by_key(|r| r.insn);
+    let mut next_reloc = 0;
     let mut next_sym = 0;
+    let mut text = String::new();
     let mut i = 0;
     while i < sec.insns.len() {
         while let Some(&(at, name)) = syms.get(next_sym) {
@@ -89,23 +96,34 @@ fn section_listing(sec: &Section, out: &mut String) {
             let _ = write!(out, "\n{:016x} <{name}>:\n", at * 8);
             next_sym += 1;
         }
-        let mut text = String::new();
+        text.clear();
         let len = disassemble_one(&sec.insns, i, &mut text).clamp(1, sec.insns.len() - i);
-        let bytes: Vec<String> = sec.insns[i..i + len]
+        let _ = write!(out, "{i:>8}:\t");
+        for (k, b) in sec.insns[i..i + len]
             .iter()
             .flat_map(|insn| insn.to_bytes())
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        let _ = write!(out, "{i:>8}:\t{}\t{text}", bytes.join(" "));
+            .enumerate()
+        {
+            if k > 0 {
+                out.push(' ');
+            }
+            out.push(HEX[usize::from(b >> 4)] as char);
+            out.push(HEX[usize::from(b & 0xf)] as char);
+        }
+        out.push('\t');
+        out.push_str(&text);
         if let Some(target) = jump_target(sec, i) {
             if let Some(label) = describe(&syms, target) {
                 let _ = write!(out, " <{label}>");
             }
         }
         out.push('\n');
-        for r in sec.relocs.iter().filter(|r| r.insn == i) {
-            let kind = crate::elf::reloc_type_name(sec.insns[i].code).unwrap_or("R_BPF_NONE");
-            let _ = writeln!(out, "\t\t{:016x}:  {kind}\t{}", i * 8, r.symbol);
+        // A relocation inside an ld_imm64's second half (malformed) is shown with the first.
+        while let Some(r) = relocs.get(next_reloc).filter(|r| r.insn < i + len) {
+            let kind =
+                crate::elf::reloc_type_name(sec.insns[r.insn.max(i)].code).unwrap_or("R_BPF_NONE");
+            let _ = writeln!(out, "\t\t{:016x}:  {kind}\t{}", r.insn * 8, r.symbol);
+            next_reloc += 1;
         }
         i += len;
     }
@@ -121,9 +139,11 @@ fn jump_target(sec: &Section, i: usize) -> Option<i64> {
     Some(i as i64 + 1 + off)
 }
 
-/// `symbol` or `symbol+0xoff` for a byte address, from the closest symbol at or before it.
+/// `symbol` or `symbol+0xoff` for an instruction index, from the closest symbol at or before
+/// it (the last one listed there when several share the address). `syms` is sorted.
 fn describe(syms: &[(usize, &str)], target: i64) -> Option<String> {
-    let &(at, name) = syms.iter().rev().find(|&&(at, _)| at as i64 <= target)?;
+    let upto = syms.partition_point(|&(at, _)| at as i64 <= target);
+    let &(at, name) = syms.get(upto.checked_sub(1)?)?;
     let delta = (target - at as i64) * 8;
     Some(if delta == 0 {
         name.to_string()
