@@ -8,6 +8,8 @@
 //! Differences from LLVM are strobe's disassembler's spellings: helper calls carry a
 //! `# helper_name` comment, BPF-to-BPF calls print as `call pc+N`, and ISA v4 instructions
 //! that LLVM 14 shows as `<unknown>` are decoded.
+//! With `--source` it prints assembler source instead (`asm::disassemble_object`), which
+//! `strobe asm` re-assembles.
 //! Exit codes: 0, 1 for an unreadable or malformed object, 2 for bad usage.
 
 use std::ffi::OsString;
@@ -30,6 +32,10 @@ struct Args {
     /// BPF ELF objects (relocatable, EM_BPF).
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
+    /// Print assembler source instead (directives, labels, symbolic references) that
+    /// `strobe asm` turns back into the object.
+    #[arg(long)]
+    source: bool,
 }
 
 pub fn run(args: &[OsString]) -> i32 {
@@ -49,6 +55,7 @@ pub fn run(args: &[OsString]) -> i32 {
             .map_err(|e| format!("cannot read {shown}: {e}"))
             .and_then(|b| crate::elf::read_object(&b).map_err(|e| format!("{shown}: {e}")));
         match obj {
+            Ok(obj) if args.source => print!("{}", crate::asm::disassemble_object(&obj)),
             Ok(obj) => print!("{}", listing(&shown, &obj)),
             Err(msg) => {
                 eprintln!("strobe disasm: {msg}");
