@@ -13,11 +13,14 @@ fn strobe() -> Command {
     Command::new(env!("CARGO_BIN_EXE_strobe"))
 }
 
-/// The part of the program both LLVM and strobe read.
+/// The part of the program both LLVM and strobe read: symbolic `ld_imm64` of a map and of a
+/// function (LLVM's only spellings of those pseudo loads), a helper call, a BPF-to-BPF call
+/// across sections, labels and two programs in one section.
 const COMMON: &str = r#"
     .section "kprobe/vfs_read","ax",@progbits
     .globl count_reads
 count_reads:
+    r3 = helper ll
     r1 = counts ll
     r2 = r10
     r2 += -4
