@@ -263,6 +263,18 @@ fn writer_rejects_bad_objects_with_typed_errors() {
         Err(WriteError::DuplicateSection { .. })
     ));
     let mut o = sample();
+    o.maps[0].name = "cou\0nts".into();
+    assert!(matches!(
+        write_object(&o),
+        Err(WriteError::BadSymbolName { .. })
+    ));
+    let mut o = sample();
+    o.sections[0].relocs[0].symbol = String::new();
+    assert!(matches!(
+        write_object(&o),
+        Err(WriteError::BadSymbolName { .. })
+    ));
+    let mut o = sample();
     o.license = Some("G\0PL".into());
     assert_eq!(write_object(&o), Err(WriteError::LicenseNul));
 }

@@ -56,6 +56,8 @@ pub enum WriteError {
         insn: usize,
         len: usize,
     },
+    #[error("symbol name {name:?} is empty or contains a NUL byte")]
+    BadSymbolName { name: String },
     #[error("symbol `{name}` is defined more than once")]
     DuplicateSymbol { name: String },
     #[error("section name `{name}` is not usable for a program: {reason}")]
@@ -102,6 +104,19 @@ pub fn write_object(obj: &Object) -> Result<Vec<u8>, WriteError> {
 }
 
 fn check_names(obj: &Object) -> Result<(), WriteError> {
+    let symbol_names = obj
+        .sections
+        .iter()
+        .flat_map(|s| {
+            let labels = s.symbols.iter().map(|sym| &sym.name);
+            labels.chain(s.relocs.iter().map(|r| &r.symbol))
+        })
+        .chain(obj.maps.iter().map(|m| &m.name));
+    for name in symbol_names {
+        if name.is_empty() || name.contains('\0') {
+            return Err(WriteError::BadSymbolName { name: name.clone() });
+        }
+    }
     let mut seen = HashSet::new();
     for sec in &obj.sections {
         let reason = if sec.name.is_empty() {
