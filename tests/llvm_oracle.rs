@@ -312,3 +312,76 @@ fn llvm_assembles_strobe_disassembly_of_every_isa_form_to_its_encoding() {
     }
     assert!(report.is_empty(), "disagreements:\n{report}");
 }
+
+/// Other spellings LLVM's assembler accepts for the same encodings: 32-bit subregisters in
+/// memory operands, unsigned and hex literals that wrap to the same immediate, 64-bit
+/// literals at their bounds, trailing comments.
+const ALTERNATE_SPELLINGS: &[&str] = &[
+    "lock *(u32 *)(r1 + 0) += r2",
+    "lock *(u32 *)(r1 + 0) += w2",
+    "*(u32 *)(r1 + 0) = w2",
+    "*(u8 *)(r1 - 1) = w3",
+    "w1 = *(u32 *)(r2 + 8)",
+    "w1 = *(u16 *)(r2 - 2)",
+    "r0 = 4294967295",
+    "w0 = 4294967295",
+    "r0 = 0xffffffff",
+    "r1 += 0x7fffffff",
+    "r1 = -0x80000000",
+    "if r1 & 0x10 goto -3",
+    "if w1 > 0xffffffff goto +1",
+    "r1 = 18446744073709551615 ll",
+    "r1 = -9223372036854775808 ll",
+    "r1 = 0xffffffffffffffff ll",
+    "w1 >>= -1",
+    "call 1 # bpf_map_lookup_elem",
+    "r0 = 0 # trailing comment",
+    "r0 = *(u8 *)skb[-1]",
+    "r0 = *(u32 *)skb[0x10]",
+    "goto +0",
+    "r0 = le64 r0",
+    "r0 = be32 r0",
+];
+
+#[test]
+fn llvm_and_strobe_agree_on_alternate_spellings() {
+    let Some(oracle) = Oracle::find("llvm_and_strobe_agree_on_alternate_spellings") else {
+        return;
+    };
+    let dir = TempDir::new("oracle-alt");
+    let all: Vec<String> = ALTERNATE_SPELLINGS.iter().map(|s| s.to_string()).collect();
+    let llvm_all = llvm_assemble(&oracle, dir.path(), "alt", &all);
+    let strobe_all: Option<Vec<Insn>> = ALTERNATE_SPELLINGS
+        .iter()
+        .map(|t| strobe_assemble(t).and_then(Result::ok))
+        .collect::<Option<Vec<Vec<Insn>>>>()
+        .map(|v| v.concat());
+    if strobe_all.as_ref() == Some(&llvm_all) {
+        return;
+    }
+    // Something differs: assemble line by line to say which.
+    let mut report = String::new();
+    for (i, text) in ALTERNATE_SPELLINGS.iter().enumerate() {
+        let llvm = llvm_assemble(&oracle, dir.path(), &format!("alt{i}"), &[text.to_string()]);
+        match strobe_assemble(text) {
+            None => {}
+            Some(Ok(got)) if got == llvm => {}
+            Some(Ok(got)) => {
+                let _ = writeln!(
+                    report,
+                    "`{text}`\n    LLVM:   {}\n    strobe: {}",
+                    hex(&llvm),
+                    hex(&got)
+                );
+            }
+            Some(Err(diag)) => {
+                let _ = writeln!(
+                    report,
+                    "strobe rejects `{text}` (LLVM: {}):\n{diag}",
+                    hex(&llvm)
+                );
+            }
+        }
+    }
+    assert!(report.is_empty(), "disagreements:\n{report}");
+}
