@@ -11,6 +11,14 @@ use strobe::elf::read_object;
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/clang_maps.o");
 const SOURCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/clang_maps.c");
+const GLOBALS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/clang_globals.o"
+);
+const GLOBALS_SOURCE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/clang_globals.c"
+);
 
 fn names(syms: &[Symbol]) -> Vec<(&str, usize, bool)> {
     syms.iter()
@@ -123,4 +131,61 @@ fn reads_clang_objects_without_btf_giving_map_names_only() {
         .collect();
     assert_eq!(maps, [("counts", 0), ("slots", 0)]);
     assert_eq!(obj.sections.len(), 3);
+}
+
+fn check_clang_globals(obj: &Object) {
+    let secs: Vec<&str> = obj.sections.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(secs, ["raw_tp/sys_enter"]);
+    let prog = &obj.sections[0];
+    assert_eq!(prog.insns.len(), 41);
+    assert_eq!(names(&prog.symbols), [("on_enter", 0, true)]);
+    // Map references, global variables by name, a static string through its section symbol,
+    // and the kfunc call against an undefined symbol.
+    assert_eq!(
+        relocs(&prog.relocs),
+        [
+            (5, "legacy"),
+            (11, ".rodata.str1.1"),
+            (21, "counter"),
+            (27, "total"),
+            (34, "events"),
+            (39, "bpf_kfunc_probe")
+        ]
+    );
+    assert_eq!(obj.license.as_deref(), Some("GPL"));
+    let maps: Vec<(&str, u32, u32, u32, u32)> = obj
+        .maps
+        .iter()
+        .map(|m| {
+            (
+                m.name.as_str(),
+                m.map_type,
+                m.key_size,
+                m.value_size,
+                m.max_entries,
+            )
+        })
+        .collect();
+    assert_eq!(maps, [("legacy", 2, 4, 8, 16), ("events", 27, 0, 0, 4096)]);
+}
+
+#[test]
+fn reads_legacy_and_btf_maps_globals_and_kfunc_relocations() {
+    let bytes = std::fs::read(GLOBALS).expect("fixture is committed");
+    check_clang_globals(&read_object(&bytes).unwrap());
+}
+
+#[test]
+fn reads_globals_as_the_installed_llvm_compiles_them_now() {
+    let Some(oracle) =
+        oracle::Oracle::find("reads_globals_as_the_installed_llvm_compiles_them_now")
+    else {
+        return;
+    };
+    let dir = oracle::TempDir::new("elf_clang_globals");
+    let out = dir.path().join("clang_globals.o");
+    oracle
+        .compile_c(std::path::Path::new(GLOBALS_SOURCE), &out, "v3")
+        .unwrap();
+    check_clang_globals(&read_object(&std::fs::read(&out).unwrap()).unwrap());
 }

@@ -57,6 +57,19 @@ fn disasm_of_a_clang_object_matches_llvm_objdump() {
 }
 
 #[test]
+fn disasm_of_a_clang_object_with_globals_and_kfuncs_matches_llvm_objdump() {
+    let path = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/clang_globals.o"
+    ));
+    let test = "disasm_of_a_clang_object_with_globals_and_kfuncs_matches_llvm_objdump";
+    let Some(llvm) = llvm_listing(test, path) else {
+        return;
+    };
+    assert_same_listing(&llvm, &strobe_listing(path));
+}
+
+#[test]
 fn disasm_of_a_strobe_object_matches_llvm_objdump() {
     let dir = oracle::TempDir::new("disasm-cli");
     let path = dir.path().join("sample.o");

@@ -6,7 +6,10 @@ mod elf_common;
 use proptest::prelude::*;
 use strobe::elf::read_object;
 
-const CLANG: &[u8] = include_bytes!("fixtures/clang_maps.o");
+const CLANG: [&[u8]; 2] = [
+    include_bytes!("fixtures/clang_maps.o"),
+    include_bytes!("fixtures/clang_globals.o"),
+];
 
 fn valid() -> Vec<u8> {
     strobe::elf::write_object(&elf_common::sample()).unwrap()
@@ -55,9 +58,11 @@ proptest! {
     #[test]
     fn mutated_clang_objects_with_btf_never_panic(
         edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..16),
+        which in 0..2usize,
     ) {
-        // clang's object has .BTF (read for the .maps shapes), .BTF.ext and many .rel sections.
-        let mut bytes = CLANG.to_vec();
+        // clang's objects have .BTF (read for the .maps shapes), .BTF.ext, legacy maps,
+        // data sections and many .rel sections.
+        let mut bytes = CLANG[which].to_vec();
         for (at, value) in edits {
             let i = at.index(bytes.len());
             bytes[i] = value;
