@@ -166,3 +166,26 @@ fn disasm_source_of_a_clang_object_reassembles_with_strobe_asm() {
         assert_eq!(a.relocs.iter().collect::<Vec<_>>(), named, "{}", o.name);
     }
 }
+
+#[test]
+fn may_goto_targets_are_annotated_like_other_jumps() {
+    use strobe::asm::{Insn, Object, Section};
+    let obj = Object {
+        sections: vec![Section {
+            name: "socket".into(),
+            insns: vec![
+                Insn::new(0xe5, 0, 0, 1, 0), // may_goto +1
+                Insn::new(0xb7, 0, 0, 0, 0),
+                Insn::new(0x95, 0, 0, 0, 0),
+            ],
+            symbols: vec![elf_common::sym("p", 0, true)],
+            relocs: vec![],
+        }],
+        ..Object::default()
+    };
+    let text = strobe::cli::disasm::listing("x.o", &obj);
+    assert!(
+        text.contains("       0:\te5 00 01 00 00 00 00 00\tmay_goto +1 <p+0x10>\n"),
+        "{text}"
+    );
+}

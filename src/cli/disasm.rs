@@ -141,6 +141,7 @@ fn jump_target(sec: &Section, i: usize) -> Option<i64> {
     let off = match decode(&sec.insns, i).ok()? {
         Decoded::Ja { off, .. } => i64::from(off),
         Decoded::Jmp { off, .. } => i64::from(off),
+        Decoded::MayGoto { off } => i64::from(off),
         _ => return None,
     };
     Some(i as i64 + 1 + off)

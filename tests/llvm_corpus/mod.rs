@@ -1,7 +1,7 @@
 //! The differential test's corpus, generated from the `isa` tables: every ALU op × 32/64 ×
 //! imm/reg, every jump op × JMP/JMP32 × imm/reg, every load/store size and mode (incl. the v4
 //! sign-extending loads), every atomic op and size, the byte swaps and sign-extending moves,
-//! plain `ld_imm64`, legacy packet loads, helper calls, `goto`/`gotol` and `exit` — each with
+//! plain `ld_imm64`, legacy packet loads, helper calls, `goto`/`gotol`/`may_goto` and `exit` — each with
 //! boundary immediates and offsets (0, ±1, i32 and i16 bounds).
 //!
 //! Each item is written in LLVM's assembler syntax by this file (not by strobe's
@@ -14,7 +14,7 @@
 use std::collections::BTreeSet;
 
 use strobe::asm::decode::{decode, Call, Decoded, Operand};
-use strobe::asm::isa::{AluOp, AtomicOp, Endian, JmpOp, MovsxWidth, Pseudo, Size};
+use strobe::asm::isa::{AluOp, AtomicOp, Endian, JmpOp, JmpSpecial, MovsxWidth, Pseudo, Size};
 use strobe::asm::{Insn, Reg};
 
 /// One corpus line and what it must assemble to.
@@ -357,6 +357,10 @@ fn jumps(v: &mut Vec<Item>) {
         v.push(item(
             format!("gotol {}", jump_off(off)),
             Decoded::Ja { off, long: true },
+        ));
+        v.push(item(
+            format!("{} {}", JmpSpecial::MayGoto.asm(), jump_off(off)),
+            Decoded::MayGoto { off: off as i16 },
         ));
     }
     for id in [0, 1, 6, 211, i32::MAX, -1] {
