@@ -5,7 +5,8 @@ use std::collections::BTreeSet;
 
 use strobe::asm::forms::all_forms;
 use strobe::asm::isa::{
-    AluOp, AtomicOp, CallKind, Endian, Helper, JmpOp, MovsxWidth, Pseudo, Size,
+    AluOp, AluSpecial, AtomicOp, CallKind, Endian, Helper, JmpOp, JmpSpecial, MovsxWidth, Pseudo,
+    Size,
 };
 use strobe::asm::{Call, Decoded};
 
@@ -79,6 +80,20 @@ fn form_corpus_covers_every_row_of_the_opcode_tables() {
     let forms = all_forms();
     let mut seen = BTreeSet::new();
     for d in &forms {
+        let special = match d {
+            Decoded::Neg { .. } => Some(AluSpecial::Neg.name()),
+            Decoded::Movsx { .. } => Some(AluSpecial::Movsx.name()),
+            Decoded::Endian { .. } => Some(AluSpecial::End.name()),
+            Decoded::AddrSpaceCast { .. } => Some(AluSpecial::AddrSpaceCast.name()),
+            Decoded::Ja { .. } => Some(JmpSpecial::Ja.name()),
+            Decoded::Call(_) => Some(JmpSpecial::Call.name()),
+            Decoded::Exit => Some(JmpSpecial::Exit.name()),
+            Decoded::MayGoto { .. } => Some(JmpSpecial::MayGoto.name()),
+            _ => None,
+        };
+        if let Some(s) = special {
+            seen.insert(format!("special {s}"));
+        }
         let w = |wide: bool| if wide { "64" } else { "32" };
         match *d {
             Decoded::Alu { wide, op, src, .. } => {
@@ -137,6 +152,8 @@ fn form_corpus_covers_every_row_of_the_opcode_tables() {
         );
     }
     want.extend(Endian::ALL.map(|e| format!("endian {}", e.name())));
+    want.extend(AluSpecial::ALL.map(|s| format!("special {}", s.name())));
+    want.extend(JmpSpecial::ALL.map(|s| format!("special {}", s.name())));
     want.extend(Pseudo::ALL.map(|p| format!("pseudo {}", p.name())));
     want.extend(CallKind::ALL.map(|k| format!("call {}", k.name())));
     for size in Size::ALL {

@@ -240,6 +240,9 @@ impl<'a> Asm<'a> {
                             long: false,
                         })
                     }
+                    Decoded::MayGoto { .. } => {
+                        i16::try_from(off).ok().map(|off| Decoded::MayGoto { off })
+                    }
                     Decoded::Jmp {
                         wide, op, dst, src, ..
                     } => i16::try_from(off).ok().map(|off| Decoded::Jmp {

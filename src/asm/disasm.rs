@@ -10,7 +10,7 @@
 use std::fmt::{self, Write};
 
 use super::decode::{decode, Call, Decoded, Operand};
-use super::isa::{AtomicOp, Helper, JmpSpecial, Pseudo, Size};
+use super::isa::{AluSpecial, AtomicOp, Helper, JmpSpecial, Pseudo, Size};
 use super::{Insn, Reg};
 
 /// A register as the instruction uses it: `r3` on 64 bits, `w3` on 32.
@@ -77,6 +77,18 @@ impl fmt::Display for Decoded {
                 width,
             } => {
                 write!(f, "{} = ({}){}", R(dst, wide), width.asm(), R(src, wide))
+            }
+            Decoded::AddrSpaceCast {
+                dst,
+                src,
+                dst_as,
+                src_as,
+            } => {
+                let name = AluSpecial::AddrSpaceCast.asm();
+                write!(f, "{dst} = {name}({src}, {dst_as}, {src_as})")
+            }
+            Decoded::MayGoto { off } => {
+                write!(f, "{} {}", JmpSpecial::MayGoto.asm(), Off(off.into()))
             }
             Decoded::Endian { kind, bits, dst } => {
                 write!(f, "{dst} = {}{bits} {dst}", kind.asm())

@@ -17,6 +17,7 @@ pub mod listing;
 pub mod object;
 mod parse;
 mod parse_insn;
+mod parse_mem;
 pub mod reg;
 
 pub use assemble::{assemble, assemble_file, assemble_insns, AsmError};

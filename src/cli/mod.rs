@@ -6,6 +6,8 @@
 
 use std::ffi::OsString;
 
+pub mod asm;
+pub mod disasm;
 pub mod info;
 
 pub const EXIT_OK: i32 = 0;
@@ -22,11 +24,23 @@ pub struct Subcommand {
 }
 
 /// The registry of subcommands: adding one is a new file plus one line here.
-pub const SUBCOMMANDS: &[Subcommand] = &[Subcommand {
-    name: "info",
-    about: "show the kernel's BPF features (also --info)",
-    run: info::run,
-}];
+pub const SUBCOMMANDS: &[Subcommand] = &[
+    Subcommand {
+        name: "asm",
+        about: "Assemble BPF assembly into a relocatable ELF object",
+        run: asm::run,
+    },
+    Subcommand {
+        name: "disasm",
+        about: "Disassemble the program sections of a BPF ELF object (like llvm-objdump -dr)",
+        run: disasm::run,
+    },
+    Subcommand {
+        name: "info",
+        about: "Show the kernel's BPF features (also --info)",
+        run: info::run,
+    },
+];
 
 pub fn run(args: Vec<OsString>) -> i32 {
     let first = args.get(1).and_then(|a| a.to_str());
