@@ -6,6 +6,8 @@
 
 use std::ffi::OsString;
 
+pub mod trace;
+
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_INPUT: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
@@ -32,6 +34,7 @@ pub fn run(args: Vec<OsString>) -> i32 {
             println!("strobe {}", env!("CARGO_PKG_VERSION"));
             EXIT_OK
         }
+        Some(_) => trace::run(&args[1..]),
         _ => {
             print_usage();
             EXIT_USAGE

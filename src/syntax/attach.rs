@@ -1,0 +1,680 @@
+//! Attach points: the probe kinds with their names and aliases, and the split of an attach
+//! point's text (`kprobe:vfs_read+0x10`, `uprobe:/bin/bash:readline`, `interval:s:1`) into a
+//! typed [`AttachSpec`].
+//!
+//! Input: the raw attach-point text and its span. Output: an [`AttachPoint`] or an
+//! [`AttachError`] with the span of the offending part.
+//! Invariants: nothing here looks at the system (no kallsyms, no tracefs, no ELF): wildcards stay
+//! patterns and `$N` positional parameters stay unexpanded ([`AttachNum::Param`], or the `$N`
+//! text in a name), so expansion is a later, mockable step.
+
+use crate::diag::Span;
+
+/// Every probe kind bpftrace knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ProbeKind {
+    Begin,
+    End,
+    /// `self:signal:SIGUSR1`: events of the tracer process itself.
+    SelfEvent,
+    Test,
+    Bench,
+    Kprobe,
+    Kretprobe,
+    Uprobe,
+    Uretprobe,
+    Usdt,
+    Tracepoint,
+    RawTracepoint,
+    Fentry,
+    Fexit,
+    Profile,
+    Interval,
+    Software,
+    Hardware,
+    Watchpoint,
+    AsyncWatchpoint,
+    Iter,
+}
+
+/// The probe-kind table: canonical name, then the aliases accepted in scripts.
+pub const PROBE_KINDS: &[(ProbeKind, &str, &[&str])] = &[
+    (ProbeKind::Begin, "begin", &["BEGIN"]),
+    (ProbeKind::End, "end", &["END"]),
+    (ProbeKind::SelfEvent, "self", &[]),
+    (ProbeKind::Test, "test", &[]),
+    (ProbeKind::Bench, "bench", &[]),
+    (ProbeKind::Kprobe, "kprobe", &["k"]),
+    (ProbeKind::Kretprobe, "kretprobe", &["kr"]),
+    (ProbeKind::Uprobe, "uprobe", &["u"]),
+    (ProbeKind::Uretprobe, "uretprobe", &["ur"]),
+    (ProbeKind::Usdt, "usdt", &["U"]),
+    (ProbeKind::Tracepoint, "tracepoint", &["t"]),
+    (ProbeKind::RawTracepoint, "rawtracepoint", &["rt"]),
+    (ProbeKind::Fentry, "fentry", &["f", "kfunc"]),
+    (ProbeKind::Fexit, "fexit", &["fr", "kretfunc"]),
+    (ProbeKind::Profile, "profile", &["p"]),
+    (ProbeKind::Interval, "interval", &["i"]),
+    (ProbeKind::Software, "software", &["s"]),
+    (ProbeKind::Hardware, "hardware", &["h"]),
+    (ProbeKind::Watchpoint, "watchpoint", &["w"]),
+    (ProbeKind::AsyncWatchpoint, "asyncwatchpoint", &["aw"]),
+    (ProbeKind::Iter, "iter", &["it"]),
+];
+
+impl ProbeKind {
+    /// Looks a provider name up: exact names and aliases first (`U` is usdt, `u` uprobe), then
+    /// names case-insensitively (`BEGIN`, `Kprobe`).
+    pub fn from_name(name: &str) -> Option<ProbeKind> {
+        PROBE_KINDS
+            .iter()
+            .find(|(_, n, a)| *n == name || a.contains(&name))
+            .or_else(|| {
+                PROBE_KINDS
+                    .iter()
+                    .find(|(_, n, _)| n.eq_ignore_ascii_case(name))
+            })
+            .map(|(k, _, _)| *k)
+    }
+
+    pub fn name(self) -> &'static str {
+        PROBE_KINDS
+            .iter()
+            .find(|(k, _, _)| *k == self)
+            .map_or("?", |(_, n, _)| n)
+    }
+
+    /// Every spelling accepted, for did-you-mean hints.
+    pub fn all_spellings() -> impl Iterator<Item = &'static str> {
+        PROBE_KINDS
+            .iter()
+            .flat_map(|(_, n, a)| std::iter::once(*n).chain(a.iter().copied()))
+    }
+}
+
+/// A number in an attach point: a literal, or a positional parameter expanded later.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttachNum {
+    Lit(u64),
+    Param(u32),
+}
+
+/// The unit of an `interval`/`profile` rate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeUnit {
+    Hz,
+    S,
+    Ms,
+    Us,
+    Ns,
+}
+
+impl TimeUnit {
+    fn from_name(s: &str) -> Option<TimeUnit> {
+        Some(match s {
+            "hz" => TimeUnit::Hz,
+            "s" => TimeUnit::S,
+            "ms" => TimeUnit::Ms,
+            "us" => TimeUnit::Us,
+            "ns" => TimeUnit::Ns,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeUnit::Hz => "hz",
+            TimeUnit::S => "s",
+            TimeUnit::Ms => "ms",
+            TimeUnit::Us => "us",
+            TimeUnit::Ns => "ns",
+        }
+    }
+}
+
+/// One attach point of a probe.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttachPoint {
+    pub span: Span,
+    /// The text as written (quotes included).
+    pub raw: String,
+    /// `name=` prefix, reserved by bpftrace for naming probes.
+    pub label: Option<String>,
+    /// The provider as written (`k`, `kprobe`, `BEGIN`).
+    pub provider: String,
+    pub kind: ProbeKind,
+    pub spec: AttachSpec,
+}
+
+/// The kind-specific parts of an attach point. Names may hold wildcards (`*`, `?`, `[…]`,
+/// `{a,b}`); see [`has_wildcard`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AttachSpec {
+    /// begin/end.
+    None,
+    /// `self:signal:SIGUSR1`, `test:name`, `bench:name` (`kind` empty for the latter two).
+    Named { kind: String, name: String },
+    /// kprobe/kretprobe: `[module:]func[+offset]` or an address.
+    Kprobe {
+        module: Option<String>,
+        func: String,
+        offset: Option<u64>,
+        address: Option<u64>,
+    },
+    /// uprobe/uretprobe: `target[:lang]:func[+offset]` or an address.
+    Uprobe {
+        target: String,
+        lang: Option<String>,
+        func: String,
+        offset: Option<u64>,
+        address: Option<u64>,
+    },
+    /// `usdt:target[:provider]:name`.
+    Usdt {
+        target: String,
+        provider: Option<String>,
+        name: String,
+    },
+    /// `tracepoint:category:name`.
+    Tracepoint { category: String, name: String },
+    /// `rawtracepoint[:module]:name`.
+    RawTracepoint {
+        module: Option<String>,
+        name: String,
+    },
+    /// fentry/fexit: `[module:]func`, or `bpf:[prog_id:]prog_name` (module `bpf`).
+    Fentry {
+        module: Option<String>,
+        func: String,
+        prog_id: Option<u64>,
+    },
+    /// interval/profile: `unit:value` or `value` (nanoseconds, duration suffixes allowed).
+    Timer { unit: TimeUnit, value: AttachNum },
+    /// software/hardware: `event[:count]`.
+    PerfEvent {
+        event: String,
+        count: Option<AttachNum>,
+    },
+    /// watchpoint/asyncwatchpoint: `address:length:mode`.
+    Watchpoint {
+        address: AttachNum,
+        len: AttachNum,
+        mode: String,
+    },
+    /// `iter:name[:pin]`.
+    Iter { name: String, pin: Option<String> },
+}
+
+/// Whether a name is a wildcard pattern rather than one exact name.
+pub fn has_wildcard(s: &str) -> bool {
+    s.contains(['*', '?', '['])
+}
+
+/// An attach point that does not fit its kind: a message and where.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct AttachError {
+    pub span: Span,
+    pub message: String,
+    pub help: Option<String>,
+}
+
+struct Part {
+    text: String,
+    span: Span,
+}
+
+/// Splits at unquoted `:`, removing quotes (and backslash escapes inside them).
+fn split_parts(raw: &str, base: usize) -> Result<Vec<Part>, AttachError> {
+    let mut parts = Vec::new();
+    let mut cur = String::new();
+    let mut start = 0;
+    let mut in_quotes = false;
+    let mut chars = raw.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            ':' if !in_quotes => {
+                parts.push(Part {
+                    text: std::mem::take(&mut cur),
+                    span: Span::new(base + start, base + i),
+                });
+                start = i + 1;
+            }
+            '"' => in_quotes = !in_quotes,
+            '\\' if in_quotes => {
+                if let Some((_, n)) = chars.next() {
+                    cur.push(n);
+                }
+            }
+            _ => cur.push(c),
+        }
+    }
+    if in_quotes {
+        return Err(AttachError {
+            span: Span::new(base, base + raw.len()),
+            message: "unterminated quote in attach point".into(),
+            help: None,
+        });
+    }
+    parts.push(Part {
+        text: cur,
+        span: Span::new(base + start, base + raw.len()),
+    });
+    Ok(parts)
+}
+
+fn count_error(kind: ProbeKind, expected: &str, parts: &[Part], span: Span) -> AttachError {
+    AttachError {
+        span,
+        message: format!(
+            "{} probe type requires {} arguments, found {}",
+            kind.name(),
+            expected,
+            parts.len() - 1
+        ),
+        help: Some(format!("expected {}", usage(kind))),
+    }
+}
+
+/// The accepted forms of each kind, for hints.
+pub fn usage(kind: ProbeKind) -> &'static str {
+    use ProbeKind::*;
+    match kind {
+        Begin | End => "no arguments, e.g. `begin`",
+        SelfEvent => "`self:signal:SIGUSR1`",
+        Test | Bench => "a name, e.g. `test:name`",
+        Kprobe => "`kprobe:[module:]function[+offset]`",
+        Kretprobe => "`kretprobe:[module:]function`",
+        Uprobe => "`uprobe:binary[:lang]:function[+offset]`",
+        Uretprobe => "`uretprobe:binary[:lang]:function`",
+        Usdt => "`usdt:binary[:provider]:name`",
+        Tracepoint => "`tracepoint:category:name`",
+        RawTracepoint => "`rawtracepoint[:module]:name`",
+        Fentry | Fexit => "`fentry[:module]:function`",
+        Profile | Interval => "`interval:s:1`, `interval:1s` or `profile:hz:99`",
+        Software | Hardware => "`software:event[:count]`",
+        Watchpoint | AsyncWatchpoint => "`watchpoint:address:length:mode`",
+        Iter => "`iter:name[:pin]`",
+    }
+}
+
+/// A number as bpftrace's attach-point parser reads it: decimal, `0x`, `0b`, leading-zero octal,
+/// `_` separators, `NeM` scientific, and duration suffixes (scaled to nanoseconds).
+pub fn parse_attach_uint(text: &str) -> Result<u64, String> {
+    let cleaned: String = text.chars().filter(|&c| c != '_').collect();
+    match super::parser::literal::parse_int_text(&cleaned) {
+        Ok(lit) => Ok(lit.value),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn num(part: &Part, what: &str) -> Result<AttachNum, AttachError> {
+    if let Some(n) = part.text.strip_prefix('$') {
+        if let Ok(n) = n.parse::<u32>() {
+            if n > 0 {
+                return Ok(AttachNum::Param(n));
+            }
+        }
+    }
+    parse_attach_uint(&part.text)
+        .map(AttachNum::Lit)
+        .map_err(|e| AttachError {
+            span: part.span,
+            message: format!("invalid {what} '{}': {e}", part.text),
+            help: None,
+        })
+}
+
+/// `func+offset` → (func, offset).
+fn split_offset(
+    part: &Part,
+    allow: bool,
+    kind: ProbeKind,
+) -> Result<(String, Option<u64>), AttachError> {
+    let Some((func, off)) = part.text.split_once('+') else {
+        return Ok((part.text.clone(), None));
+    };
+    let err = |message: String| AttachError {
+        span: part.span,
+        message,
+        help: None,
+    };
+    if !allow {
+        return Err(err(format!("{} probes do not take an offset", kind.name())));
+    }
+    if off.contains('+') {
+        return Err(err("an attach point takes at most one offset".into()));
+    }
+    let off = parse_attach_uint(off).map_err(|e| err(format!("invalid offset '{off}': {e}")))?;
+    Ok((func.to_string(), Some(off)))
+}
+
+/// A bare number in a function position is an address.
+fn func_or_address(func: String) -> (String, Option<u64>) {
+    if func.starts_with(|c: char| c.is_ascii_digit()) {
+        if let Ok(a) = parse_attach_uint(&func) {
+            return (String::new(), Some(a));
+        }
+    }
+    (func, None)
+}
+
+/// Parses one attach point's raw text, which starts at byte `start` of the source.
+pub fn parse_attach_point(raw: &str, start: usize) -> Result<AttachPoint, AttachError> {
+    let span = Span::new(start, start + raw.len());
+    let mut parts = split_parts(raw, start)?;
+    let mut label = None;
+    if let Some(eq) = parts[0].text.find('=') {
+        if eq + 1 < parts[0].text.len() {
+            label = Some(parts[0].text[..eq].to_string());
+            let rest = parts[0].text[eq + 1..].to_string();
+            parts[0].span.start += eq as u32 + 1;
+            parts[0].text = rest;
+        }
+    }
+    let provider = parts[0].text.clone();
+    let pspan = parts[0].span;
+    if provider.is_empty() {
+        return Err(AttachError {
+            span,
+            message: "expected a probe type before ':'".into(),
+            help: None,
+        });
+    }
+    let kind = ProbeKind::from_name(&provider).ok_or_else(|| AttachError {
+        span: pspan,
+        message: format!("unknown probe type '{provider}'"),
+        help: crate::diag::nearest(&provider, ProbeKind::all_spellings())
+            .map(|n| format!("did you mean '{n}'?")),
+    })?;
+    let spec = spec_for(kind, &parts, span)?;
+    Ok(AttachPoint {
+        span,
+        raw: raw.to_string(),
+        label,
+        provider,
+        kind,
+        spec,
+    })
+}
+
+fn nonempty(p: &Part, what: &str) -> Result<String, AttachError> {
+    if p.text.is_empty() {
+        Err(AttachError {
+            span: p.span,
+            message: format!("empty {what} in attach point"),
+            help: None,
+        })
+    } else {
+        Ok(p.text.clone())
+    }
+}
+
+fn spec_for(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, AttachError> {
+    use ProbeKind::*;
+    let n = parts.len();
+    let bad = |expected: &str| count_error(kind, expected, parts, span);
+    Ok(match kind {
+        Begin | End => {
+            if n == 1 || (n == 2 && parts[1].text == "*") {
+                AttachSpec::None
+            } else {
+                return Err(bad("0"));
+            }
+        }
+        SelfEvent => {
+            if n != 3 {
+                return Err(bad("2"));
+            }
+            AttachSpec::Named {
+                kind: nonempty(&parts[1], "event kind")?,
+                name: nonempty(&parts[2], "event name")?,
+            }
+        }
+        Test | Bench => {
+            if n != 2 {
+                return Err(bad("1"));
+            }
+            AttachSpec::Named {
+                kind: String::new(),
+                name: nonempty(&parts[1], "name")?,
+            }
+        }
+        Kprobe | Kretprobe => {
+            if n != 2 && n != 3 {
+                return Err(bad("1 or 2"));
+            }
+            let module = (n == 3).then(|| parts[1].text.clone());
+            let fpart = &parts[n - 1];
+            nonempty(fpart, "function")?;
+            let (func, offset) = split_offset(fpart, kind == Kprobe, kind)?;
+            let (func, address) = if offset.is_none() {
+                func_or_address(func)
+            } else {
+                (func, None)
+            };
+            AttachSpec::Kprobe {
+                module,
+                func,
+                offset,
+                address,
+            }
+        }
+        Uprobe | Uretprobe => {
+            if n != 3 && n != 4 {
+                return Err(bad("2 or 3"));
+            }
+            let target = nonempty(&parts[1], "binary path")?;
+            let lang = (n == 4).then(|| parts[2].text.clone());
+            let fpart = &parts[n - 1];
+            nonempty(fpart, "function")?;
+            let (func, offset) = split_offset(fpart, kind == Uprobe, kind)?;
+            let (func, address) = if offset.is_none() {
+                func_or_address(func)
+            } else {
+                (func, None)
+            };
+            if address.is_some() && has_wildcard(&target) {
+                return Err(AttachError {
+                    span: fpart.span,
+                    message: "an absolute address cannot be used with a wildcard binary".into(),
+                    help: None,
+                });
+            }
+            AttachSpec::Uprobe {
+                target,
+                lang,
+                func,
+                offset,
+                address,
+            }
+        }
+        Usdt => match n {
+            3 => AttachSpec::Usdt {
+                target: nonempty(&parts[1], "binary path")?,
+                provider: None,
+                name: nonempty(&parts[2], "probe name")?,
+            },
+            4 => AttachSpec::Usdt {
+                target: nonempty(&parts[1], "binary path")?,
+                provider: Some(parts[2].text.clone()),
+                name: nonempty(&parts[3], "probe name")?,
+            },
+            _ => return Err(bad("2 or 3")),
+        },
+        Tracepoint => match n {
+            2 if has_wildcard(&parts[1].text) => AttachSpec::Tracepoint {
+                category: "*".into(),
+                name: parts[1].text.clone(),
+            },
+            3 => AttachSpec::Tracepoint {
+                category: nonempty(&parts[1], "tracepoint category")?,
+                name: nonempty(&parts[2], "tracepoint name")?,
+            },
+            _ => return Err(bad("2")),
+        },
+        RawTracepoint => match n {
+            2 => AttachSpec::RawTracepoint {
+                module: None,
+                name: nonempty(&parts[1], "tracepoint name")?,
+            },
+            3 => AttachSpec::RawTracepoint {
+                module: Some(parts[1].text.clone()),
+                name: nonempty(&parts[2], "tracepoint name")?,
+            },
+            _ => return Err(bad("1 or 2")),
+        },
+        Fentry | Fexit => fentry_spec(kind, parts, span)?,
+        Profile | Interval => timer_spec(kind, parts, span)?,
+        Software | Hardware => {
+            if n != 2 && n != 3 {
+                return Err(bad("1 or 2"));
+            }
+            let count = if n == 3 && !parts[2].text.is_empty() && parts[2].text != "*" {
+                Some(num(&parts[2], "count")?)
+            } else {
+                None
+            };
+            AttachSpec::PerfEvent {
+                event: nonempty(&parts[1], "event name")?,
+                count,
+            }
+        }
+        Watchpoint | AsyncWatchpoint => {
+            if n != 4 {
+                return Err(bad("3"));
+            }
+            let mode = parts[3].text.clone();
+            if mode.is_empty() || !mode.chars().all(|c| matches!(c, 'r' | 'w' | 'x')) {
+                return Err(AttachError {
+                    span: parts[3].span,
+                    message: format!("invalid watchpoint mode '{mode}'"),
+                    help: Some("use a combination of r, w and x, e.g. `rw`".into()),
+                });
+            }
+            AttachSpec::Watchpoint {
+                address: num(&parts[1], "address")?,
+                len: num(&parts[2], "length")?,
+                mode,
+            }
+        }
+        Iter => {
+            if n != 2 && n != 3 {
+                return Err(bad("1 or 2"));
+            }
+            let name = nonempty(&parts[1], "iterator name")?;
+            if has_wildcard(&name) {
+                return Err(AttachError {
+                    span: parts[1].span,
+                    message: "iter probes do not support wildcards".into(),
+                    help: None,
+                });
+            }
+            AttachSpec::Iter {
+                name,
+                pin: (n == 3).then(|| parts[2].text.clone()),
+            }
+        }
+    })
+}
+
+fn fentry_spec(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, AttachError> {
+    let n = parts.len();
+    if !(2..=4).contains(&n) {
+        return Err(count_error(kind, "1 or 2", parts, span));
+    }
+    if parts[1].text == "bpf" {
+        return match n {
+            3 => Ok(AttachSpec::Fentry {
+                module: Some("bpf".into()),
+                func: nonempty(&parts[2], "program name")?,
+                prog_id: None,
+            }),
+            4 => {
+                let prog_id = if parts[2].text == "*" {
+                    None
+                } else {
+                    Some(parse_attach_uint(&parts[2].text).map_err(|_| AttachError {
+                        span: parts[2].span,
+                        message: "bpf program id must be a number or '*'".into(),
+                        help: None,
+                    })?)
+                };
+                Ok(AttachSpec::Fentry {
+                    module: Some("bpf".into()),
+                    func: nonempty(&parts[3], "program name")?,
+                    prog_id,
+                })
+            }
+            _ => Err(AttachError {
+                span,
+                message: "the 'bpf' form of this probe requires a program name".into(),
+                help: Some("`fentry:bpf:[prog_id:]prog_name`".into()),
+            }),
+        };
+    }
+    match n {
+        2 => Ok(AttachSpec::Fentry {
+            module: None,
+            func: nonempty(&parts[1], "function")?,
+            prog_id: None,
+        }),
+        3 => Ok(AttachSpec::Fentry {
+            module: Some(nonempty(&parts[1], "module")?),
+            func: nonempty(&parts[2], "function")?,
+            prog_id: None,
+        }),
+        _ => Err(AttachError {
+            span,
+            message: "only the 'bpf' form of this probe takes 3 arguments".into(),
+            help: None,
+        }),
+    }
+}
+
+fn timer_spec(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, AttachError> {
+    match parts.len() {
+        2 => {
+            let value = num(&parts[1], &format!("rate of {} probe", kind.name()))?;
+            if let AttachNum::Lit(ns) = value {
+                if ns < 1000 {
+                    return Err(AttachError {
+                        span: parts[1].span,
+                        message: format!(
+                            "invalid rate of {} probe: minimum is 1000 (1us), found {ns} nanoseconds",
+                            kind.name()
+                        ),
+                        help: Some("write a unit, e.g. `1s`, `100ms`, or `s:1`".into()),
+                    });
+                }
+            }
+            Ok(AttachSpec::Timer {
+                unit: TimeUnit::Ns,
+                value,
+            })
+        }
+        3 => {
+            let unit = TimeUnit::from_name(&parts[1].text).ok_or_else(|| AttachError {
+                span: parts[1].span,
+                message: format!(
+                    "invalid time unit '{}' for {} probe",
+                    parts[1].text,
+                    kind.name()
+                ),
+                help: crate::diag::nearest(&parts[1].text, ["hz", "s", "ms", "us", "ns"])
+                    .map(|n| format!("did you mean '{n}'?"))
+                    .or_else(|| Some("use one of hz, s, ms, us, ns".into())),
+            })?;
+            let value = num(&parts[2], &format!("rate of {} probe", kind.name()))?;
+            if value == AttachNum::Lit(0) {
+                return Err(AttachError {
+                    span: parts[2].span,
+                    message: format!("the rate of a {} probe must not be 0", kind.name()),
+                    help: None,
+                });
+            }
+            Ok(AttachSpec::Timer { unit, value })
+        }
+        _ => Err(count_error(kind, "1 or 2", parts, span)),
+    }
+}
