@@ -669,7 +669,7 @@ fn timer_spec(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec,
             if value == AttachNum::Lit(0) {
                 return Err(AttachError {
                     span: parts[2].span,
-                    message: format!("the rate of a {} probe must not be 0", kind.name()),
+                    message: format!("{} probe rate must not be 0", kind.name()),
                     help: None,
                 });
             }

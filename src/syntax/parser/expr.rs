@@ -108,8 +108,8 @@ impl Parser<'_> {
             b'*' => Mul,
             b'%' => Mod,
             b'/' => {
-                // `/ {` closes a predicate.
-                if self.char_at(self.scan_layout(p + 1)) == Some('{') {
+                // `/ {` closes a predicate (so does `/` at the end of the input).
+                if matches!(self.char_at(self.scan_layout(p + 1)), Some('{') | None) {
                     return None;
                 }
                 Div
@@ -143,18 +143,11 @@ impl Parser<'_> {
 
     /// Prefix operators, then postfix ones.
     pub(crate) fn unary(&mut self) -> PResult<Expr> {
-        self.enter()?;
-        let r = self.unary_inner();
-        self.leave();
-        r
-    }
-
-    fn unary_inner(&mut self) -> PResult<Expr> {
         self.skip_layout();
         let start = self.pos;
         for (tok, op) in [("++", UnaryOp::PreInc), ("--", UnaryOp::PreDec)] {
             if self.eat(tok) {
-                let e = self.unary()?;
+                let e = self.nested_unary()?;
                 if !is_mutable_place(&e) {
                     return Err(
                         self.error(e.span, "increment/decrement requires a variable or map")
@@ -201,8 +194,16 @@ impl Parser<'_> {
             }
         };
         self.bump(1);
-        let e = self.unary()?;
+        let e = self.nested_unary()?;
         Ok(self.unop(start, op, e))
+    }
+
+    /// The operand of a prefix operator: one nesting level deeper.
+    fn nested_unary(&mut self) -> PResult<Expr> {
+        self.enter()?;
+        let r = self.unary();
+        self.leave();
+        r
     }
 
     fn unop(&mut self, start: usize, op: UnaryOp, e: Expr) -> Expr {
@@ -542,10 +543,7 @@ impl Parser<'_> {
         self.skip_layout();
         let start = self.pos;
         self.bump(1);
-        self.enter()?;
-        let r = self.paren_inner(start);
-        self.leave();
-        r
+        self.paren_inner(start)
     }
 
     fn paren_inner(&mut self, start: usize) -> PResult<Expr> {
@@ -619,14 +617,31 @@ impl Parser<'_> {
             return Ok(None);
         }
         let save = (self.pos, self.last_end);
-        let Some(ty) = self.try_type() else {
-            return Ok(None);
+        let is_typeof = self.peek_word() == "typeof";
+        let ty = if is_typeof {
+            self.type_ref()?
+        } else {
+            match self.try_type() {
+                Some(t) => t,
+                None => return Ok(None),
+            }
         };
-        if !self.eat(")") || !self.can_start_expression() {
+        if !self.eat(")") {
             (self.pos, self.last_end) = save;
             return Ok(None);
         }
-        let e = self.unary()?;
+        if !self.can_start_expression() {
+            // `(struct x *)` or `(int8[4])` can only be a cast: say what is missing.
+            if is_typeof || !matches!(ty.kind, crate::syntax::ast::TypeRefKind::Named(_)) {
+                return Err(self.expected(&format!(
+                    "an expression after the cast to '{}'",
+                    type_text(&ty)
+                )));
+            }
+            (self.pos, self.last_end) = save;
+            return Ok(None);
+        }
+        let e = self.nested_unary()?;
         let span = Span::new(start, e.span.end as usize);
         Ok(Some(self.mk_expr(
             span,
@@ -635,6 +650,18 @@ impl Parser<'_> {
                 expr: Box::new(e),
             },
         )))
+    }
+}
+
+fn type_text(t: &crate::syntax::ast::TypeRef) -> String {
+    use crate::syntax::ast::TypeRefKind::*;
+    match &t.kind {
+        Named(n) => n.clone(),
+        Tagged(k, n) => format!("{} {n}", k.keyword()),
+        Pointer(i) => format!("{} *", type_text(i)),
+        Array(i, Some(n)) => format!("{}[{n}]", type_text(i)),
+        Array(i, None) => format!("{}[]", type_text(i)),
+        Typeof(_) => "typeof(…)".into(),
     }
 }
 

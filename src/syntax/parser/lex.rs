@@ -221,6 +221,10 @@ impl Parser<'_> {
     /// closes the current block, whichever comes first at nesting level 0. Strings and comments
     /// are skipped as units.
     pub(crate) fn sync_statement(&mut self) {
+        if self.gave_up {
+            self.pos = self.src.len();
+            return;
+        }
         let mut depth = 0i32;
         while let Some(c) = self.peek() {
             if c == '"' {
@@ -258,6 +262,10 @@ impl Parser<'_> {
     /// Error recovery at the top level: skips to the end of the next balanced `{ … }` (the
     /// body of the item being parsed), or to the end of input.
     pub(crate) fn sync_item(&mut self) {
+        if self.gave_up {
+            self.pos = self.src.len();
+            return;
+        }
         let mut depth = 0i32;
         while let Some(c) = self.peek() {
             if c == '"' {

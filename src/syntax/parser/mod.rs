@@ -26,7 +26,7 @@ use crate::diag::{Diagnostic, SourceFile, Span};
 use crate::syntax::ast::{Expr, ExprId, ExprKind, Program};
 
 /// Deepest nesting of expressions and blocks accepted.
-pub const MAX_DEPTH: u32 = 64;
+pub const MAX_DEPTH: u32 = 128;
 /// Parsing stops reporting (and gives up) after this many errors.
 pub const MAX_ERRORS: usize = 50;
 

@@ -40,13 +40,20 @@ impl Parser<'_> {
         self.skip_layout();
         let start = self.pos;
         self.expect("{")?;
+        // A block level costs more stack than an expression level (statement frames), so it
+        // counts as one more level on top of the `expr` that reached it.
         self.enter()?;
+        let r = self.block_body(start);
+        self.leave();
+        r
+    }
+
+    fn block_body(&mut self, start: usize) -> PResult<Block> {
         let mut stmts = Vec::new();
         let mut tail = None;
         loop {
             self.skip_layout();
             if self.gave_up {
-                self.leave();
                 return Err(super::Recover);
             }
             if self.eat("}") {
@@ -76,7 +83,6 @@ impl Parser<'_> {
                 }
             }
         }
-        self.leave();
         Ok(Block {
             span: self.span_from(start),
             stmts,

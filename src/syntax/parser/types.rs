@@ -29,6 +29,11 @@ impl Parser<'_> {
     /// A type reference if one is here; otherwise None with nothing consumed or reported.
     pub(crate) fn try_type(&mut self) -> Option<TypeRef> {
         let save = (self.pos, self.last_end, self.diags.len(), self.gave_up);
+        if self.peek_word() == "typeof" {
+            // Speculating through typeof(…) could re-parse nested operands exponentially;
+            // callers that accept typeof parse it without speculation.
+            return None;
+        }
         match self.type_ref() {
             Ok(t) if self.diags.len() == save.2 => Some(t),
             _ => {
@@ -50,7 +55,10 @@ impl Parser<'_> {
             TypeRefKind::Tagged(k, name)
         } else if word == "typeof" {
             self.expect("(")?;
-            let inner = self.type_or_expr(")")?;
+            self.enter()?;
+            let inner = self.type_or_expr(")");
+            self.leave();
+            let inner = inner?;
             self.expect(")")?;
             TypeRefKind::Typeof(Box::new(inner))
         } else {
