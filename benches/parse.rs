@@ -49,7 +49,11 @@ fn main() {
     let lines = text.lines().count();
     let src = SourceFile::new("bench.bt", text);
     let check = strobe::syntax::parse(&src);
-    assert!(!check.has_errors(), "benchmark script must parse: {:?}", check.diagnostics);
+    assert!(
+        !check.has_errors(),
+        "benchmark script must parse: {:?}",
+        check.diagnostics
+    );
 
     for _ in 0..50 {
         std::hint::black_box(strobe::syntax::parse(&src));

@@ -13,11 +13,13 @@
 //!
 //! Layout: `lex` (whitespace, comments, identifiers, punctuation), `literal` (integers,
 //! strings), `expr`, `types` (type references and C definitions), `stmt` (blocks, statements),
-//! `top` (program, probes, config, macros, functions, map declarations).
+//! `probe` (attach points, predicate, body), `top` (program, config, macros, functions, map
+//! declarations).
 
 pub(crate) mod expr;
 pub(crate) mod lex;
 pub mod literal;
+pub(crate) mod probe;
 pub(crate) mod stmt;
 pub(crate) mod top;
 pub(crate) mod types;

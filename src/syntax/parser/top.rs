@@ -1,5 +1,6 @@
 //! The top level: shebang, C preprocessor lines and type definitions, `config`, `import`,
-//! then probes, macros, functions and map declarations (bpftrace's required order).
+//! then probes (see `probe`), macros, functions and map declarations (bpftrace's required
+//! order).
 //!
 //! Input: the whole text. Output: a [`Program`].
 //! Invariants: an item that fails to parse is skipped to the end of its `{ … }` body and the
@@ -10,9 +11,8 @@ use super::{PResult, Parser};
 use crate::diag::{Diagnostic, Span};
 use crate::syntax::ast::{
     CItem, Config, ConfigEntry, ConfigValue, FnDef, Ident, Item, MacroDef, MacroParam,
-    MacroParamKind, MapDecl, Preprocessor, PreprocessorKind, Probe, Program, Stmt, StmtKind,
+    MacroParamKind, MapDecl, Preprocessor, PreprocessorKind, Program, Stmt, StmtKind,
 };
-use crate::syntax::attach::{parse_attach_point, AttachPoint};
 
 impl Parser<'_> {
     pub(crate) fn program(&mut self) -> Program {
@@ -377,110 +377,10 @@ impl Parser<'_> {
             max_entries: n.value,
         })
     }
-
-    /// `attach[, attach…] [/predicate/] { body }`.
-    fn probe(&mut self) -> PResult<Probe> {
-        self.skip_layout();
-        let start = self.pos;
-        let mut attach_points = Vec::new();
-        let mut first = true;
-        loop {
-            if let Some(ap) = self.attach_point(first)? {
-                attach_points.push(ap);
-            }
-            first = false;
-            if !self.eat(",") {
-                break;
-            }
-            // A trailing comma before the predicate or body is allowed.
-            if self.check("{") || (self.check("/") && !self.check("//") && !self.check("/*")) {
-                break;
-            }
-        }
-        let predicate = if self.check("/") && !self.check("//") && !self.check("/*") {
-            self.skip_layout();
-            self.bump(1);
-            let e = self.expr()?;
-            if !self.eat("/") {
-                return Err(self.expected("'/' to close the predicate"));
-            }
-            Some(e)
-        } else {
-            None
-        };
-        if !self.check("{") {
-            return Err(self.expected("'{' to start the probe's body"));
-        }
-        let mut body = self.block()?;
-        tail_to_stmt(&mut body);
-        Ok(Probe {
-            span: self.span_from(start),
-            attach_points,
-            predicate,
-            body,
-        })
-    }
-
-    /// One attach point's text, split by kind. An attach point that does not fit its kind is
-    /// reported and dropped (Ok(None)) so the body is still parsed.
-    fn attach_point(&mut self, first: bool) -> PResult<Option<AttachPoint>> {
-        self.skip_layout();
-        let start = self.pos;
-        if !self
-            .peek()
-            .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '*' | '"'))
-        {
-            let what = if first {
-                "a probe, macro, function or map declaration"
-            } else {
-                "an attach point"
-            };
-            return Err(self.expected(what));
-        }
-        let mut seen_colon = false;
-        let mut end = start;
-        let bytes = self.src.as_bytes();
-        while end < bytes.len() {
-            let c = bytes[end];
-            match c {
-                b'{' | b'}' | b',' | b';' | b'(' | b')' => break,
-                b'/' if bytes.get(end + 1).is_some_and(|&n| n == b'/' || n == b'*') => break,
-                b'/' if !seen_colon => break,
-                b'"' => {
-                    end += 1;
-                    while end < bytes.len() && bytes[end] != b'"' && bytes[end] != b'\n' {
-                        end += if bytes[end] == b'\\' { 2 } else { 1 };
-                    }
-                    end = (end + 1).min(bytes.len());
-                    continue;
-                }
-                c if c.is_ascii_whitespace() => break,
-                b':' => seen_colon = true,
-                _ => {}
-            }
-            end += 1;
-        }
-        while !self.src.is_char_boundary(end) {
-            end += 1;
-        }
-        let raw = &self.src[start..end];
-        self.bump(end - start);
-        match parse_attach_point(raw, start) {
-            Ok(ap) => Ok(Some(ap)),
-            Err(e) => {
-                let mut d = Diagnostic::error(e.span, e.message);
-                if let Some(h) = e.help {
-                    d = d.with_help(h);
-                }
-                self.report(d);
-                Ok(None)
-            }
-        }
-    }
 }
 
 /// A probe's or function's body has no value: its tail expression is a statement.
-fn tail_to_stmt(b: &mut crate::syntax::ast::Block) {
+pub(crate) fn tail_to_stmt(b: &mut crate::syntax::ast::Block) {
     if let Some(e) = b.tail.take() {
         b.stmts.push(Stmt {
             span: e.span,
