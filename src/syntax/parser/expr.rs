@@ -337,6 +337,14 @@ impl Parser<'_> {
             _ => {}
         }
         let Some((word, wspan)) = self.eat_ident() else {
+            if c == '\'' {
+                let span = self.token_span();
+                self.report(
+                    Diagnostic::error(span, "character literals are not supported")
+                        .with_help("write the character's code instead, e.g. 65 for 'A'"),
+                );
+                return Err(super::Recover);
+            }
             return Err(self.expected("expression"));
         };
         match word.as_str() {
@@ -438,13 +446,7 @@ impl Parser<'_> {
     }
 
     fn if_expr(&mut self, start: usize) -> PResult<Expr> {
-        let cond = if self.eat("(") {
-            let c = self.expr()?;
-            self.expect(")")?;
-            c
-        } else {
-            self.unary()?
-        };
+        let cond = self.loop_or_if_condition("if")?;
         let then = self.block()?;
         let otherwise = if self.eat_keyword("else") {
             self.skip_layout();
@@ -472,6 +474,32 @@ impl Parser<'_> {
                 otherwise,
             },
         ))
+    }
+
+    /// The condition of `if`/`while`/`unroll`: a parenthesised expression, or a single term
+    /// (a binary operator after the term means the parentheses were forgotten).
+    pub(crate) fn loop_or_if_condition(&mut self, keyword: &str) -> PResult<Expr> {
+        if self.eat("(") {
+            let c = self.expr()?;
+            self.expect(")")?;
+            return Ok(c);
+        }
+        let c = self.unary()?;
+        if self.peek_binop().is_some() || self.check("?") {
+            self.skip_layout();
+            let span = self.token_span();
+            self.report(
+                Diagnostic::error(
+                    span,
+                    format!("expected '{{' after the condition of '{keyword}'"),
+                )
+                .with_help(format!(
+                    "put a condition with operators in parentheses: {keyword} (a > b) {{ … }}"
+                )),
+            );
+            return Err(super::Recover);
+        }
+        Ok(c)
     }
 
     /// `@name` with optional `[keys…]`.

@@ -156,7 +156,15 @@ impl Parser<'_> {
         let text = &self.src[start..start + len];
         self.bump(len);
         let span = Span::new(start, start + len);
-        match parse_int_text(text) {
+        // bpftrace reads `0b…` only in attach points; in scripts `b…` is a bad suffix.
+        let parsed = if text.len() > 2 && (text.starts_with("0b") || text.starts_with("0B")) {
+            Err(IntError::InvalidSuffix {
+                suffix: text[1..].to_string(),
+            })
+        } else {
+            parse_int_text(text)
+        };
+        match parsed {
             Ok(lit) => (lit, span),
             Err(e) => {
                 let espan = match &e {

@@ -36,6 +36,15 @@ impl Parser<'_> {
             self.bump(1);
             let e = self.expr()?;
             if !self.eat("/") {
+                if self.check("=") {
+                    self.skip_layout();
+                    let span = self.token_span();
+                    self.report(
+                        Diagnostic::error(span, "assignment is not allowed in a predicate")
+                            .with_help("use '==' to compare"),
+                    );
+                    return Err(super::Recover);
+                }
                 return Err(self.expected("'/' to close the predicate"));
             }
             Some(e)

@@ -104,13 +104,7 @@ impl Parser<'_> {
                 if !is_while {
                     self.eat_keyword("unroll");
                 }
-                let cond = if self.eat("(") {
-                    let c = self.expr()?;
-                    self.expect(")")?;
-                    c
-                } else {
-                    self.unary()?
-                };
+                let cond = self.loop_or_if_condition(if is_while { "while" } else { "unroll" })?;
                 let body = self.block()?;
                 if is_while {
                     StmtKind::While { cond, body }
