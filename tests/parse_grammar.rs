@@ -72,6 +72,10 @@ fn every_probe_kind_and_alias_is_recognised() {
             "(uprobe target=/bin/bash func=readline)",
         ),
         ("u:/bin/bash:read*", "(uprobe target=/bin/bash func=read*)"),
+        (
+            "uprobe:/usr/*/bash:readline",
+            "(uprobe target=/usr/*/bash func=readline)",
+        ),
         ("uprobe:libc:malloc", "(uprobe target=libc func=malloc)"),
         (
             "uprobe:/bin/x:main+16",
@@ -173,6 +177,25 @@ fn every_probe_kind_and_alias_is_recognised() {
         let tree = program_tree(&format!("{ap} {{ }}"));
         let line = tree.lines().nth(2).unwrap_or("");
         assert_eq!(line, format!("    AttachPoint {ap} {want}"), "for {ap}");
+    }
+}
+
+#[test]
+fn wildcard_probe_types_expand_to_the_kinds_they_match() {
+    let cases: &[(&str, &[&str])] = &[
+        ("t*point:sched:sched_switch", &["tracepoint"]),
+        ("*ware:*", &["software", "hardware"]),
+        ("*:/bin/sh:*", &["uprobe", "usdt"]),
+        ("k*:vfs_read", &["kprobe"]),
+    ];
+    for (ap, kinds) in cases {
+        let src = SourceFile::new("t", format!("{ap} {{ }}"));
+        let p = syntax::parse_ok(&src).expect("parses");
+        let Item::Probe(probe) = &p.items[0] else {
+            panic!("not a probe")
+        };
+        let got: Vec<&str> = probe.attach_points.iter().map(|a| a.kind.name()).collect();
+        assert_eq!(got, *kinds, "for {ap}");
     }
 }
 

@@ -359,8 +359,45 @@ fn func_or_address(func: String) -> (String, Option<u64>) {
     (func, None)
 }
 
-/// Parses one attach point's raw text, which starts at byte `start` of the source.
-pub fn parse_attach_point(raw: &str, start: usize) -> Result<AttachPoint, AttachError> {
+/// Probe kinds a wildcard provider (`t*point:…`) can expand to, as in bpftrace: kernel kinds,
+/// or user-space kinds when the next part is a path.
+const KERNEL_KINDS: &[ProbeKind] = &[
+    ProbeKind::Kprobe,
+    ProbeKind::Tracepoint,
+    ProbeKind::Software,
+    ProbeKind::Hardware,
+    ProbeKind::Fentry,
+    ProbeKind::Iter,
+    ProbeKind::RawTracepoint,
+];
+const USER_KINDS: &[ProbeKind] = &[ProbeKind::Uprobe, ProbeKind::Usdt];
+
+/// Shell-style match of `*` (any run) and `?` (any one character).
+pub fn glob_match(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    let (mut pi, mut ni) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == n[ni]) {
+            pi += 1;
+            ni += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ni));
+            pi += 1;
+        } else if let Some((sp, sn)) = star {
+            pi = sp + 1;
+            ni = sn + 1;
+            star = Some((sp, sn + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+/// Parses one attach point's raw text, which starts at byte `start` of the source. A wildcard
+/// probe type expands to every kind it matches whose form fits the rest of the text.
+pub fn parse_attach_point(raw: &str, start: usize) -> Result<Vec<AttachPoint>, AttachError> {
     let span = Span::new(start, start + raw.len());
     let mut parts = split_parts(raw, start)?;
     let mut label = None;
@@ -381,6 +418,33 @@ pub fn parse_attach_point(raw: &str, start: usize) -> Result<AttachPoint, Attach
             help: None,
         });
     }
+    if provider.contains(['*', '?']) {
+        let user = parts.len() >= 2 && parts[1].text.contains('/');
+        let kinds = if user { USER_KINDS } else { KERNEL_KINDS };
+        let out: Vec<AttachPoint> = kinds
+            .iter()
+            .filter(|k| glob_match(&provider, k.name()))
+            .filter_map(|&kind| {
+                let spec = spec_for(kind, &parts, span).ok()?;
+                Some(AttachPoint {
+                    span,
+                    raw: raw.to_string(),
+                    label: label.clone(),
+                    provider: provider.clone(),
+                    kind,
+                    spec,
+                })
+            })
+            .collect();
+        if out.is_empty() {
+            return Err(AttachError {
+                span: pspan,
+                message: format!("no probe type matches '{provider}'"),
+                help: None,
+            });
+        }
+        return Ok(out);
+    }
     let kind = ProbeKind::from_name(&provider).ok_or_else(|| AttachError {
         span: pspan,
         message: format!("unknown probe type '{provider}'"),
@@ -388,14 +452,14 @@ pub fn parse_attach_point(raw: &str, start: usize) -> Result<AttachPoint, Attach
             .map(|n| format!("did you mean '{n}'?")),
     })?;
     let spec = spec_for(kind, &parts, span)?;
-    Ok(AttachPoint {
+    Ok(vec![AttachPoint {
         span,
         raw: raw.to_string(),
         label,
         provider,
         kind,
         spec,
-    })
+    }])
 }
 
 fn nonempty(p: &Part, what: &str) -> Result<String, AttachError> {

@@ -12,18 +12,32 @@ use super::{PResult, Parser};
 use crate::diag::{Diagnostic, Span};
 use crate::syntax::ast::{BinaryOp, Expr, ExprKind, Ident, TypeOrExpr, UnaryOp};
 
-/// Names that are values, never types, in a cast position.
+/// bpftrace's own list of builtin names: these cannot name a macro parameter or a record field.
+const CORE_BUILTINS: &[&str] = &["args", "ctx", "kstack", "nsecs", "pid", "tid", "ustack"];
+
+/// Names that are values, never types, in a cast position: bpftrace's builtins plus the
+/// stdlib's value names, so `(retval) * 2` multiplies.
 const BUILTINS: &[&str] = &[
     "args", "ctx", "kstack", "ustack", "nsecs", "pid", "tid", "comm", "cpu", "ncpus", "elapsed",
     "retval", "func", "probe", "uid", "gid", "username", "cgroup", "curtask", "rand", "jiffies",
     "numaid", "cpid", "usermode", "sarg", "$",
 ];
 
-/// Whether `name` is a builtin value (decides casts and macro parameters).
+/// Whether `name` is a builtin in bpftrace's parser's sense (macro parameters, records,
+/// `sizeof`/`typeof` operands).
 pub fn is_builtin(name: &str) -> bool {
-    if BUILTINS.contains(&name) || name.starts_with("__builtin_") {
+    if CORE_BUILTINS.contains(&name) || name.starts_with("__builtin_") {
         return true;
     }
+    is_arg_builtin(name)
+}
+
+/// Whether `name` reads as a value in a cast position (`(name) …`).
+pub fn is_value_name(name: &str) -> bool {
+    BUILTINS.contains(&name) || is_builtin(name)
+}
+
+fn is_arg_builtin(name: &str) -> bool {
     for prefix in ["arg", "sarg"] {
         if let Some(n) = name.strip_prefix(prefix) {
             if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) {
@@ -627,9 +641,6 @@ impl Parser<'_> {
             }
             fields.push((name, value));
             if self.eat(",") {
-                if self.eat(")") {
-                    break;
-                }
                 continue;
             }
             self.expect(")")?;
@@ -641,7 +652,7 @@ impl Parser<'_> {
 
     /// `(type)operand`, if the parenthesis reads as a cast; restores the position otherwise.
     fn try_cast(&mut self, start: usize) -> PResult<Option<Expr>> {
-        if is_builtin(self.peek_word()) {
+        if is_value_name(self.peek_word()) {
             return Ok(None);
         }
         let save = (self.pos, self.last_end);
@@ -660,7 +671,7 @@ impl Parser<'_> {
         }
         if !self.can_start_expression() {
             // `(struct x *)` or `(int8[4])` can only be a cast: say what is missing.
-            if is_typeof || !matches!(ty.kind, crate::syntax::ast::TypeRefKind::Named(_)) {
+            if is_typeof || names_tagged_type(&ty) {
                 return Err(self.expected(&format!(
                     "an expression after the cast to '{}'",
                     type_text(&ty)
@@ -678,6 +689,16 @@ impl Parser<'_> {
                 expr: Box::new(e),
             },
         )))
+    }
+}
+
+/// `struct x`, `union x *`, `enum e[2]`: a type that cannot be read as an expression.
+fn names_tagged_type(t: &crate::syntax::ast::TypeRef) -> bool {
+    use crate::syntax::ast::TypeRefKind::*;
+    match &t.kind {
+        Tagged(..) | Typeof(_) => true,
+        Pointer(i) | Array(i, _) => names_tagged_type(i),
+        Named(_) => false,
     }
 }
 

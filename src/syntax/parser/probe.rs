@@ -19,9 +19,7 @@ impl Parser<'_> {
         let mut attach_points = Vec::new();
         let mut first = true;
         loop {
-            if let Some(ap) = self.attach_point(first)? {
-                attach_points.push(ap);
-            }
+            attach_points.extend(self.attach_point(first)?);
             first = false;
             if !self.eat(",") {
                 break;
@@ -65,8 +63,8 @@ impl Parser<'_> {
     }
 
     /// One attach point's text, split by kind. An attach point that does not fit its kind is
-    /// reported and dropped (Ok(None)) so the body is still parsed.
-    fn attach_point(&mut self, first: bool) -> PResult<Option<AttachPoint>> {
+    /// reported and dropped (an empty list) so the body is still parsed.
+    fn attach_point(&mut self, first: bool) -> PResult<Vec<AttachPoint>> {
         self.skip_layout();
         let start = self.pos;
         if !self
@@ -87,7 +85,8 @@ impl Parser<'_> {
             let c = bytes[end];
             match c {
                 b'{' | b'}' | b',' | b';' | b'(' | b')' => break,
-                b'/' if bytes.get(end + 1).is_some_and(|&n| n == b'/' || n == b'*') => break,
+                // Before the first ':' a '/' starts the predicate (or a comment); after it, it
+                // belongs to a path (`uprobe:/bin/*sh:f`).
                 b'/' if !seen_colon => break,
                 b'"' => {
                     end += 1;
@@ -109,14 +108,14 @@ impl Parser<'_> {
         let raw = &self.src[start..end];
         self.bump(end - start);
         match parse_attach_point(raw, start) {
-            Ok(ap) => Ok(Some(ap)),
+            Ok(aps) => Ok(aps),
             Err(e) => {
                 let mut d = Diagnostic::error(e.span, e.message);
                 if let Some(h) = e.help {
                     d = d.with_help(h);
                 }
                 self.report(d);
-                Ok(None)
+                Ok(Vec::new())
             }
         }
     }

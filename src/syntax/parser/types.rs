@@ -281,6 +281,10 @@ impl Parser<'_> {
                 break;
             }
         }
+        // Like clang (with a warning), accept a last member without its `;`.
+        if self.check("}") {
+            return Ok(());
+        }
         self.expect(";")
     }
 
