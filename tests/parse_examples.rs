@@ -119,7 +119,7 @@ fn examples_cover_the_grammar() {
         "(iter ",
         "(begin)",
         "(end)",
-        "module=ext4",
+        "module=vmlinux",
         "unit=hz",
         "value=$2",
     ];

@@ -63,6 +63,27 @@ impl Program {
             _ => None,
         })
     }
+
+    pub fn fns(&self) -> impl Iterator<Item = &FnDef> {
+        self.items.iter().filter_map(|i| match i {
+            Item::Fn(f) => Some(f),
+            _ => None,
+        })
+    }
+
+    pub fn map_decls(&self) -> impl Iterator<Item = &MapDecl> {
+        self.items.iter().filter_map(|i| match i {
+            Item::MapDecl(d) => Some(d),
+            _ => None,
+        })
+    }
+
+    pub fn type_defs(&self) -> impl Iterator<Item = &CTypeDef> {
+        self.c_items.iter().filter_map(|c| match c {
+            CItem::TypeDef(d) => Some(d),
+            _ => None,
+        })
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
