@@ -53,6 +53,8 @@ const CASES: &[(&str, usize, usize, &str)] = &[
     ("kprobe:f { while $i < 3 { } }", 1, 21, "expected '{' after the condition of 'while'"),
     ("BEGIN { $x = 'a'; }", 1, 14, "character literals are not supported"),
     ("x*:f { }", 1, 1, "no probe type matches 'x*'"),
+    ("kprobe:$a { }", 1, 8, "invalid positional parameter '$a' in attach point"),
+    ("uprobe:/bin/x:f$0 { }", 1, 16, "invalid positional parameter '$0' in attach point"),
     ("k:f { print((hello=1,)); }", 1, 22, "expected field name"),
     ("kprobe:f /pid = 1/ { }", 1, 15, "assignment is not allowed in a predicate"),
     ("BEGIN { $x = 1K; }", 1, 15, "invalid integer suffix 'K'"),

@@ -140,6 +140,8 @@ fn every_probe_kind_and_alias_is_recognised() {
         ("interval:1s", "(interval unit=ns value=1000000000)"),
         ("i:ms:100", "(interval unit=ms value=100)"),
         ("interval:us:$1", "(interval unit=us value=$1)"),
+        ("uprobe:$1:$2", "(uprobe target=$1 func=$2)"),
+        ("uprobe:/bin/x:\"f$x\"", "(uprobe target=/bin/x func=f$x)"),
         ("profile:hz:99", "(profile unit=hz value=99)"),
         ("p:hz:49", "(profile unit=hz value=49)"),
         ("profile:10ms", "(profile unit=ns value=10000000)"),

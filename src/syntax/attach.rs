@@ -241,6 +241,25 @@ fn split_parts(raw: &str, base: usize) -> Result<Vec<Part>, AttachError> {
                 start = i + 1;
             }
             '"' => in_quotes = !in_quotes,
+            '$' if !in_quotes => {
+                // `$N` (N ≥ 1) is a positional parameter, expanded later; anything else is a
+                // mistake unless quoted.
+                let digits: String = raw[i + 1..]
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect();
+                if digits.is_empty() || digits.starts_with('0') {
+                    let bad = raw[i..].chars().take(2).collect::<String>();
+                    return Err(AttachError {
+                        span: Span::new(base + i, base + i + bad.len()),
+                        message: format!("invalid positional parameter '{bad}' in attach point"),
+                        help: Some(format!(
+                            "positional parameters are $1, $2, …; quote the part if '$' is meant literally, e.g. \"{bad}\""
+                        )),
+                    });
+                }
+                cur.push(c);
+            }
             '\\' if in_quotes => {
                 if let Some((_, n)) = chars.next() {
                     cur.push(n);
