@@ -113,7 +113,20 @@ impl TraceArgs {
     }
 }
 
+/// Runs the default mode on a thread with a large stack: the passes over the syntax tree are
+/// recursive, and the parser bounds the tree's depth, not each pass's frame sizes.
 pub fn run(args: &[OsString]) -> i32 {
+    let args = args.to_vec();
+    std::thread::Builder::new()
+        .name("strobe".into())
+        .stack_size(64 << 20)
+        .spawn(move || run_on_this_thread(&args))
+        .ok()
+        .and_then(|h| h.join().ok())
+        .unwrap_or(EXIT_INPUT)
+}
+
+fn run_on_this_thread(args: &[OsString]) -> i32 {
     let argv = std::iter::once(OsString::from("strobe")).chain(args.iter().cloned());
     let opts = match TraceArgs::try_parse_from(argv) {
         Ok(o) => o,

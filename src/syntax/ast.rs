@@ -8,6 +8,8 @@
 //! - every [`Expr`] has an [`ExprId`] unique within its [`Program`] and below
 //!   `Program::expr_count` (a few ids may go unused), so later passes keep facts about expressions (types, resolved
 //!   builtins, constant values) in side tables indexed by id instead of mutating the tree;
+//! - the tree's depth is bounded (about 2 × [`MAX_TREE_DEPTH`](super::parser::MAX_TREE_DEPTH)
+//!   at worst), so recursive passes cannot be driven into a stack overflow by input;
 //! - the tree is what was written: no desugaring (a predicate stays a predicate, `@m[a, b]`
 //!   keeps two keys, `x += 1` keeps its operator), so diagnostics can point at the user's text.
 

@@ -134,11 +134,20 @@ impl Parser<'_> {
     }
 
     fn binary(&mut self, min_prec: u8) -> PResult<Expr> {
-        let mut lhs = self.unary()?;
+        let lhs = self.unary()?;
+        let mut links = 0;
+        let r = self.binary_chain(min_prec, lhs, &mut links);
+        self.unchain(links);
+        r
+    }
+
+    fn binary_chain(&mut self, min_prec: u8, mut lhs: Expr, links: &mut u32) -> PResult<Expr> {
         while let Some((op, len)) = self.peek_binop() {
             if op.precedence() < min_prec {
                 break;
             }
+            self.chain_link()?;
+            *links += 1;
             self.skip_layout();
             self.bump(len);
             let rhs = self.binary(op.precedence() + 1)?;
@@ -231,10 +240,21 @@ impl Parser<'_> {
         )
     }
 
-    fn postfix(&mut self, mut e: Expr) -> PResult<Expr> {
+    fn postfix(&mut self, e: Expr) -> PResult<Expr> {
+        let mut links = 0;
+        let r = self.postfix_chain(e, &mut links);
+        self.unchain(links);
+        r
+    }
+
+    fn postfix_chain(&mut self, mut e: Expr, links: &mut u32) -> PResult<Expr> {
         loop {
             if self.check("..") {
                 break;
+            }
+            if self.check(".") || self.check("->") || self.check("[") {
+                self.chain_link()?;
+                *links += 1;
             }
             let start = e.span.start as usize;
             if self.eat(".") {

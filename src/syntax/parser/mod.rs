@@ -5,7 +5,8 @@
 //! diagnostics found on the way.
 //! Invariants:
 //! - no input panics and none recurses without bound: nesting deeper than [`MAX_DEPTH`] is
-//!   an error, not a stack overflow;
+//!   an error, not a stack overflow, and so is a tree deeper than [`MAX_TREE_DEPTH`] built by
+//!   long operator chains (which would overflow the passes that walk it);
 //! - errors are recovered at statement and probe boundaries, so independent mistakes are all
 //!   reported in one run (up to [`MAX_ERRORS`]); a parse function that returns `Err(Recover)`
 //!   has already pushed its diagnostic;
@@ -29,6 +30,10 @@ use crate::syntax::ast::{Expr, ExprId, ExprKind, Program};
 
 /// Deepest nesting of expressions and blocks accepted.
 pub const MAX_DEPTH: u32 = 128;
+/// Deepest expression tree accepted, counting both nesting and left-associative chains
+/// (`a + b + c …`, `x.a.b.c …`), so passes that walk the tree recursively stay within their
+/// stack too.
+pub const MAX_TREE_DEPTH: u32 = 500;
 /// Parsing stops reporting (and gives up) after this many errors.
 pub const MAX_ERRORS: usize = 50;
 
@@ -81,6 +86,8 @@ pub(crate) struct Parser<'s> {
     pub(crate) diags: Vec<Diagnostic>,
     next_expr: u32,
     depth: u32,
+    /// Ancestors of the node being built: `depth` plus the links of open operator chains.
+    tree: u32,
     /// Set once MAX_ERRORS is reached or nesting overflowed: everything unwinds.
     pub(crate) gave_up: bool,
 }
@@ -94,6 +101,7 @@ impl<'s> Parser<'s> {
             diags: Vec::new(),
             next_expr: 0,
             depth: 0,
+            tree: 0,
             gave_up: false,
         }
     }
@@ -202,6 +210,9 @@ impl<'s> Parser<'s> {
 
     /// Enters one nesting level; fails (once, loudly) past MAX_DEPTH.
     pub(crate) fn enter(&mut self) -> PResult<()> {
+        if self.tree >= MAX_TREE_DEPTH {
+            return self.chain_link();
+        }
         if self.depth >= MAX_DEPTH {
             if !self.gave_up {
                 let span = self.token_span();
@@ -217,11 +228,40 @@ impl<'s> Parser<'s> {
             return Err(Recover);
         }
         self.depth += 1;
+        self.tree += 1;
         Ok(())
     }
 
     pub(crate) fn leave(&mut self) {
         self.depth = self.depth.saturating_sub(1);
+        self.tree = self.tree.saturating_sub(1);
+    }
+
+    /// One more link in a left-associative chain: deepens the tree without recursing.
+    pub(crate) fn chain_link(&mut self) -> PResult<()> {
+        if self.tree >= MAX_TREE_DEPTH {
+            if !self.gave_up {
+                let span = self.token_span();
+                self.report(
+                    Diagnostic::error(
+                        span,
+                        format!(
+                            "expression too long (more than {MAX_TREE_DEPTH} chained operations)"
+                        ),
+                    )
+                    .with_help("split the expression with intermediate variables"),
+                );
+                self.gave_up = true;
+            }
+            return Err(Recover);
+        }
+        self.tree += 1;
+        Ok(())
+    }
+
+    /// Closes `n` chain links opened by [`Parser::chain_link`].
+    pub(crate) fn unchain(&mut self, n: u32) {
+        self.tree = self.tree.saturating_sub(n);
     }
 }
 

@@ -122,3 +122,45 @@ fn parse_expression_rejects_trailing_input() {
     assert_eq!(d.len(), 1);
     assert_eq!(d[0].message, "unexpected input after expression");
 }
+
+/// Long left-associative chains deepen the tree without recursing in the parser; they are
+/// bounded too, so printing, visiting and dropping the tree cannot overflow the stack.
+#[test]
+fn long_operator_chains_are_bounded_and_safe_to_walk() {
+    use crate::syntax::visit::Visitor;
+    struct Walk;
+    impl Visitor for Walk {}
+
+    let n = MAX_TREE_DEPTH as usize - 20;
+    let ok_chains = [
+        format!("1{}", "+1".repeat(n)),
+        format!("$a{}", ".b".repeat(n)),
+        format!("$a{}", "[1]".repeat(n)),
+        format!("1{}", " || 1".repeat(n)),
+        // Worst case: a deep left operand, then a long chain on top of it.
+        format!(
+            "{}1{}{}{}",
+            "(".repeat(100),
+            "+1".repeat(n - 110),
+            ")".repeat(100),
+            "*2".repeat(n - 110)
+        ),
+    ];
+    for chain in &ok_chains {
+        let src = SourceFile::new("t.bt", format!("BEGIN {{ $x = {chain}; }}"));
+        let p = parse_program(&src);
+        assert!(!p.has_errors(), "{:?}", p.diagnostics.first());
+        let printed = crate::syntax::print::print_program(&p.program, &src);
+        assert!(printed.lines().count() > n);
+        Walk.visit_program(&p.program);
+        drop(p);
+    }
+    for chain in [
+        format!("1{}", "+1".repeat(100_000)),
+        format!("$a{}", ".b".repeat(100_000)),
+    ] {
+        let p = parse_str(&format!("BEGIN {{ $x = {chain}; }}"));
+        assert_eq!(p.diagnostics.len(), 1);
+        assert!(p.diagnostics[0].message.starts_with("expression too long"));
+    }
+}
