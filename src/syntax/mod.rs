@@ -1,6 +1,6 @@
 //! The script language: the AST with spans ([`ast`]), attach points and probe kinds
 //! ([`attach`]), the parser ([`parser`]), a visitor ([`visit`]) and the `-d ast` printer
-//! ([`print`]).
+//! (`print`).
 //!
 //! Input: script text in a [`SourceFile`]. Output: a [`Program`] plus diagnostics.
 //! Entry points: [`parse`] for a whole script, [`parse_expression`] for one expression.

@@ -1,6 +1,6 @@
 //! A read-only visitor over the AST. Passes override the `visit_*` methods they care about and
 //! call the matching `walk_*` function to continue into children; facts found go into side
-//! tables indexed by [`ExprId`](crate::syntax::ast::ExprId), never into the tree.
+//! tables indexed by [`ExprId`], never into the tree.
 //!
 //! Input: a [`Program`] or any node. Output: whatever the visitor collects.
 //! Invariant: `walk_*` visits children in source order.

@@ -1,5 +1,5 @@
 //! The script parser: hand-written recursive descent over the text, with nom recognisers for
-//! the lexical pieces (see [`lex`] and [`literal`]).
+//! the lexical pieces (see `lex` and `literal`).
 //!
 //! Input: a [`SourceFile`]. Output: a [`Program`] (always, possibly partial) and the
 //! diagnostics found on the way.
