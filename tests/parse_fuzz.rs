@@ -30,10 +30,18 @@ fn cases(default: u32) -> u32 {
         .unwrap_or(default)
 }
 
-struct CountExprs(usize);
-impl Visitor for CountExprs {
+/// Counts expressions and checks that each one's span lies inside the text, on character
+/// boundaries.
+struct CountExprs<'a>(usize, &'a str);
+impl Visitor for CountExprs<'_> {
     fn visit_expr(&mut self, e: &strobe::syntax::ast::Expr) {
         self.0 += 1;
+        let (s, t) = (e.span.start as usize, e.span.end as usize);
+        assert!(
+            s <= t && t <= self.1.len(),
+            "span {s}..{t} outside the text"
+        );
+        assert!(self.1.is_char_boundary(s) && self.1.is_char_boundary(t));
         strobe::syntax::visit::walk_expr(self, e);
     }
 }
@@ -48,7 +56,7 @@ fn check(text: &str) {
     }
     let _ = render_all(&parsed.diagnostics, &src);
     let _ = print_program(&parsed.program, &src);
-    let mut v = CountExprs(0);
+    let mut v = CountExprs(0, text);
     v.visit_program(&parsed.program);
     assert!(v.0 <= parsed.program.expr_count as usize);
 }
