@@ -53,6 +53,8 @@ const CASES: &[(&str, usize, usize, &str)] = &[
     ("kprobe:f { while $i < 3 { } }", 1, 21, "expected '{' after the condition of 'while'"),
     ("BEGIN { $x = 'a'; }", 1, 14, "character literals are not supported"),
     ("x*:f { }", 1, 1, "no probe type matches 'x*'"),
+    ("uretprobe:/bin/x@a.c:10 { }", 1, 1, "only uprobe takes a source location"),
+    ("uprobe:/bin/x@a.c:ten { }", 1, 19, "invalid line number: invalid integer 'ten'"),
     ("kprobe:$a { }", 1, 8, "invalid positional parameter '$a' in attach point"),
     ("uprobe:/bin/x:f$0 { }", 1, 16, "invalid positional parameter '$0' in attach point"),
     ("k:f { print((hello=1,)); }", 1, 22, "expected field name"),

@@ -169,6 +169,13 @@ pub enum AttachSpec {
         offset: Option<u64>,
         address: Option<u64>,
     },
+    /// `uprobe:target@file:line[:column]`: a source location, resolved through DWARF later.
+    UprobeSourceLine {
+        target: String,
+        file: String,
+        line: u64,
+        column: Option<u64>,
+    },
     /// `usdt:target[:provider]:name`.
     Usdt {
         target: String,
@@ -543,6 +550,9 @@ fn spec_for(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, A
                 address,
             }
         }
+        Uprobe | Uretprobe if parts.len() >= 2 && parts[1].text.contains('@') => {
+            source_location_spec(kind, parts, span)?
+        }
         Uprobe | Uretprobe => {
             if n != 3 && n != 4 {
                 return Err(bad("2 or 3"));
@@ -658,6 +668,46 @@ fn spec_for(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, A
                 pin: (n == 3).then(|| parts[2].text.clone()),
             }
         }
+    })
+}
+
+fn source_location_spec(
+    kind: ProbeKind,
+    parts: &[Part],
+    span: Span,
+) -> Result<AttachSpec, AttachError> {
+    let err = |span: Span, message: &str| AttachError {
+        span,
+        message: message.to_string(),
+        help: Some("expected `uprobe:binary@file:line[:column]`".into()),
+    };
+    if kind != ProbeKind::Uprobe {
+        return Err(err(span, "only uprobe takes a source location"));
+    }
+    let (target, file) = parts[1].text.split_once('@').unwrap_or_default();
+    if target.is_empty() || file.is_empty() || !(3..=4).contains(&parts.len()) {
+        return Err(err(span, "invalid source location"));
+    }
+    if has_wildcard(target) {
+        return Err(err(
+            parts[1].span,
+            "a source location cannot use a wildcard binary",
+        ));
+    }
+    let line = parse_attach_uint(&parts[2].text)
+        .map_err(|e| err(parts[2].span, &format!("invalid line number: {e}")))?;
+    let column = match parts.get(3) {
+        Some(p) => Some(
+            parse_attach_uint(&p.text)
+                .map_err(|e| err(p.span, &format!("invalid column number: {e}")))?,
+        ),
+        None => None,
+    };
+    Ok(AttachSpec::UprobeSourceLine {
+        target: target.to_string(),
+        file: file.to_string(),
+        line,
+        column,
     })
 }
 

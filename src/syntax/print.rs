@@ -267,6 +267,15 @@ impl Printer<'_> {
                 }
                 s
             }
+            AttachSpec::UprobeSourceLine {
+                target,
+                file,
+                line,
+                column,
+            } => format!(
+                " target={target} file={file} line={line}{}",
+                column.map_or(String::new(), |c| format!(" column={c}"))
+            ),
             AttachSpec::Usdt {
                 target,
                 provider,
