@@ -157,8 +157,16 @@ impl<'s> Parser<'s> {
         {
             return;
         }
+        let span = d.span;
         self.diags.push(d);
         if self.diags.len() >= MAX_ERRORS {
+            self.diags.push(Diagnostic {
+                severity: crate::diag::Severity::Note,
+                ..Diagnostic::error(
+                    span,
+                    format!("too many errors ({MAX_ERRORS}); stopping here"),
+                )
+            });
             self.gave_up = true;
         }
     }

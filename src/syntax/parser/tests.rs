@@ -84,7 +84,14 @@ fn independent_errors_are_all_reported() {
 fn error_count_is_capped() {
     let text = "kprobe:f { $a = ; }\n".repeat(200);
     let p = parse_str(&text);
-    assert_eq!(p.diagnostics.len(), MAX_ERRORS);
+    let errors = p.diagnostics.iter().filter(|d| d.is_error()).count();
+    assert_eq!(errors, MAX_ERRORS);
+    let last = p.diagnostics.last().expect("a final note");
+    assert_eq!(
+        last.message,
+        format!("too many errors ({MAX_ERRORS}); stopping here")
+    );
+    assert!(!last.is_error());
 }
 
 #[test]
