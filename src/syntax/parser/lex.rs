@@ -50,6 +50,12 @@ fn block_comment(s: &str) -> IResult<&str, &str> {
 
 /// Bytes of layout (whitespace and complete comments) at the start of `s`.
 pub(crate) fn layout_len(s: &str) -> usize {
+    // Fast path: most lookaheads start right at a token.
+    match s.as_bytes().first() {
+        Some(b) if !b.is_ascii_whitespace() && *b != b'/' && *b < 0x80 => return 0,
+        None => return 0,
+        _ => {}
+    }
     let mut rest = s;
     loop {
         if let Ok((r, _)) = hspace_or_newline(rest) {
