@@ -111,7 +111,13 @@ impl Parser<'_> {
             Ok(aps) => Ok(aps),
             Err(e) => {
                 let mut d = Diagnostic::error(e.span, e.message);
-                if let Some(h) = e.help {
+                if raw.ends_with(':')
+                    && self.rest().starts_with([' ', '\t'])
+                    && !self.check("{")
+                    && !self.check("/")
+                {
+                    d = d.with_help("an attach point cannot contain spaces: write `kind:target`");
+                } else if let Some(h) = e.help {
                     d = d.with_help(h);
                 }
                 self.report(d);

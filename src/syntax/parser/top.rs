@@ -115,6 +115,15 @@ impl Parser<'_> {
             }
             return None;
         }
+        if self.looks_like_statement() {
+            let span = self.token_span();
+            self.report(
+                Diagnostic::error(span, "statements must be inside a probe's body")
+                    .with_help("wrap them in a probe, e.g. `begin { … }`"),
+            );
+            self.sync_statement();
+            return None;
+        }
         let r = match self.peek_word() {
             "config" => {
                 if let Ok(c) = self.config() {
@@ -143,6 +152,30 @@ impl Parser<'_> {
                 self.sync_item();
                 None
             }
+        }
+    }
+
+    /// A statement at the top level: `$x …`, `@m …`, or `name(…` / `name = …` (not a keyword).
+    fn looks_like_statement(&self) -> bool {
+        let p = self.scan_layout(self.pos);
+        match self.char_at(p) {
+            Some('$' | '@') => true,
+            Some(c) if c.is_ascii_alphabetic() || c == '_' => {
+                let w = self.peek_word();
+                if matches!(w, "macro" | "fn" | "let" | "config" | "import") {
+                    return false;
+                }
+                let after = self.scan_layout(p + w.len());
+                let rest = &self.src[after..];
+                // `name=kprobe:f` is a labelled attach point, not an assignment.
+                let token_end = self.src[p..]
+                    .find(|c: char| c.is_whitespace() || c == '{')
+                    .map_or(self.src.len(), |i| p + i);
+                let labelled = self.src[p..token_end].contains(':');
+                rest.starts_with('(')
+                    || (rest.starts_with('=') && !rest.starts_with("==") && !labelled)
+            }
+            _ => false,
         }
     }
 
