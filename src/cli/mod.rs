@@ -9,6 +9,7 @@ use std::ffi::OsString;
 pub mod asm;
 pub mod disasm;
 pub mod info;
+pub mod trace;
 
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_INPUT: i32 = 1;
@@ -53,6 +54,7 @@ pub fn run(args: Vec<OsString>) -> i32 {
             println!("strobe {}", env!("CARGO_PKG_VERSION"));
             EXIT_OK
         }
+        Some(_) => trace::run(&args[1..]),
         _ => {
             print_usage();
             EXIT_USAGE

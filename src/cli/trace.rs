@@ -1,0 +1,172 @@
+//! The default, bpftrace-compatible mode: `strobe [options] -e PROGRAM [ARGS…]` or
+//! `strobe [options] FILE [ARGS…]` (`-` reads the script from stdin).
+//!
+//! Input: the arguments after the program name. Output: diagnostics on stderr, `-d ast` trees
+//! on stdout, and an exit code from [`crate::cli`].
+//! Today this stage parses only: `--dry-run` reports parse diagnostics and exits; semantic
+//! checking (types, BTF, tracefs) and running come in later stages.
+
+use std::ffi::OsString;
+use std::io::Read;
+
+use clap::Parser as ClapParser;
+
+use super::{EXIT_INPUT, EXIT_OK, EXIT_USAGE};
+use crate::diag::{render_all, SourceFile};
+
+#[derive(ClapParser, Debug)]
+#[command(
+    name = "strobe",
+    version,
+    about = "Trace the kernel and processes with bpftrace scripts (no LLVM needed)",
+    override_usage = "strobe [OPTIONS] FILE [ARGS]...\n       strobe [OPTIONS] -e PROGRAM [ARGS]...\n       strobe <SUBCOMMAND> [ARGS]...",
+    after_help = "--dry-run currently parses the script and reports syntax errors; type and \
+                  BTF/tracefs checking will be added to it in a later stage."
+)]
+pub struct TraceArgs {
+    /// The program text to run.
+    #[arg(short = 'e', value_name = "PROGRAM")]
+    pub program: Option<String>,
+
+    /// Print a debug stage's output; `ast` prints the parsed tree.
+    #[arg(short = 'd', value_name = "STAGE")]
+    pub debug: Vec<String>,
+
+    /// Parse (and, in later versions, check and compile) the script without attaching.
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
+
+    /// Run this command and trace it; exit when it exits.
+    #[arg(short = 'c', value_name = "CMD")]
+    pub cmd: Option<String>,
+
+    /// Enable USDT probes of, and filter by, this process id.
+    #[arg(short = 'p', value_name = "PID")]
+    pub pid: Option<u32>,
+
+    /// Output format: text or json.
+    #[arg(short = 'f', value_name = "FORMAT")]
+    pub format: Option<String>,
+
+    /// Write output to this file instead of stdout.
+    #[arg(short = 'o', value_name = "FILE")]
+    pub output: Option<String>,
+
+    /// Keep messages quiet.
+    #[arg(short = 'q')]
+    pub quiet: bool,
+
+    /// Verbose messages.
+    #[arg(short = 'v')]
+    pub verbose: bool,
+
+    /// Allow unsafe builtins (system, address probes).
+    #[arg(long = "unsafe")]
+    pub unsafe_mode: bool,
+
+    /// The script file (unless -e is given) followed by the script's positional arguments.
+    #[arg(
+        value_name = "FILE/ARGS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub rest: Vec<String>,
+}
+
+/// A script and its positional arguments, as named on the command line.
+pub struct ScriptInput {
+    pub source: SourceFile,
+    pub params: Vec<String>,
+}
+
+impl TraceArgs {
+    /// Loads the script text (from -e, a file, or stdin for `-`).
+    pub fn load(&self) -> Result<ScriptInput, String> {
+        if let Some(p) = &self.program {
+            return Ok(ScriptInput {
+                source: SourceFile::new("stdin", p.clone()),
+                params: self.rest.clone(),
+            });
+        }
+        let Some((file, params)) = self.rest.split_first() else {
+            return Err("no program given: use -e 'PROGRAM' or a script FILE".into());
+        };
+        let text = if file == "-" {
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .map_err(|e| format!("cannot read the script from stdin: {e}"))?;
+            s
+        } else {
+            let bytes = std::fs::read(file).map_err(|e| format!("cannot read '{file}': {e}"))?;
+            String::from_utf8(bytes).map_err(|e| {
+                format!(
+                    "'{file}' is not UTF-8 text (byte {})",
+                    e.utf8_error().valid_up_to()
+                )
+            })?
+        };
+        Ok(ScriptInput {
+            source: SourceFile::new(file.clone(), text),
+            params: params.to_vec(),
+        })
+    }
+}
+
+/// Runs the default mode on a thread with a large stack: the passes over the syntax tree are
+/// recursive, and the parser bounds the tree's depth, not each pass's frame sizes.
+pub fn run(args: &[OsString]) -> i32 {
+    let args = args.to_vec();
+    std::thread::Builder::new()
+        .name("strobe".into())
+        .stack_size(64 << 20)
+        .spawn(move || run_on_this_thread(&args))
+        .ok()
+        .and_then(|h| h.join().ok())
+        .unwrap_or(EXIT_INPUT)
+}
+
+fn run_on_this_thread(args: &[OsString]) -> i32 {
+    let argv = std::iter::once(OsString::from("strobe")).chain(args.iter().cloned());
+    let opts = match TraceArgs::try_parse_from(argv) {
+        Ok(o) => o,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+            let _ = e.print();
+            return code;
+        }
+    };
+    for stage in &opts.debug {
+        if stage != "ast" && stage != "all" {
+            eprintln!("strobe: unknown debug stage '{stage}' (known: ast, all)");
+            return EXIT_USAGE;
+        }
+    }
+    let input = match opts.load() {
+        Ok(i) => i,
+        Err(msg) => {
+            eprintln!("strobe: {msg}");
+            return EXIT_USAGE;
+        }
+    };
+    let parsed = crate::syntax::parse(&input.source);
+    if !parsed.diagnostics.is_empty() {
+        eprint!("{}", render_all(&parsed.diagnostics, &input.source));
+    }
+    if !opts.debug.is_empty() {
+        print!(
+            "{}",
+            crate::syntax::print::print_program(&parsed.program, &input.source)
+        );
+    }
+    if parsed.has_errors() {
+        return EXIT_INPUT;
+    }
+    if opts.dry_run || !opts.debug.is_empty() {
+        return EXIT_OK;
+    }
+    eprintln!(
+        "strobe: running scripts is not implemented yet in this build; use --dry-run to check the syntax"
+    );
+    EXIT_INPUT
+}

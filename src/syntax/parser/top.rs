@@ -1,0 +1,423 @@
+//! The top level: shebang, C preprocessor lines and type definitions, `config`, `import`,
+//! then probes (see `probe`), macros, functions and map declarations (bpftrace's required
+//! order).
+//!
+//! Input: the whole text. Output: a [`Program`].
+//! Invariants: an item that fails to parse is skipped to the end of its `{ … }` body and the
+//! next item is parsed; out-of-order sections are reported and still parsed, so the errors
+//! inside them are found too.
+
+use super::{PResult, Parser};
+use crate::diag::{Diagnostic, Span};
+use crate::syntax::ast::{
+    CItem, Config, ConfigEntry, ConfigValue, FnDef, Ident, Item, MacroDef, MacroParam,
+    MacroParamKind, MapDecl, Preprocessor, PreprocessorKind, Program, Stmt, StmtKind,
+};
+
+impl Parser<'_> {
+    pub(crate) fn program(&mut self) -> Program {
+        let mut prog = Program {
+            span: Span::new(0, self.src.len()),
+            shebang: None,
+            c_items: Vec::new(),
+            config: None,
+            imports: Vec::new(),
+            items: Vec::new(),
+            expr_count: 0,
+        };
+        self.skip_layout();
+        if self.rest().starts_with("#!") {
+            let start = self.pos;
+            let n = self.rest().find('\n').unwrap_or(self.rest().len());
+            self.bump(n);
+            prog.shebang = Some(Span::new(start, self.pos));
+        }
+        // C definitions first.
+        loop {
+            self.skip_layout();
+            if self.peek() == Some('#') {
+                prog.c_items.push(CItem::Preprocessor(self.preprocessor()));
+            } else if self.is_c_definition_start() {
+                match self.c_definition() {
+                    Ok(d) => prog.c_items.push(CItem::TypeDef(d)),
+                    Err(_) => self.sync_item(),
+                }
+                self.eat(";");
+            } else {
+                break;
+            }
+        }
+        // Then config and imports, in any order.
+        loop {
+            match self.peek_word() {
+                "config" => {
+                    let c = self.config();
+                    if prog.config.is_some() {
+                        if let Ok(c) = &c {
+                            self.error(c.span, "duplicate config block");
+                        }
+                    } else if let Ok(c) = c {
+                        prog.config = Some(c);
+                    }
+                }
+                "import" => {
+                    self.skip_layout();
+                    let start = self.pos;
+                    self.eat_keyword("import");
+                    match self.import_tail(start) {
+                        Ok(i) => prog.imports.push(i),
+                        Err(_) => self.sync_line(),
+                    }
+                }
+                _ => break,
+            }
+        }
+        // Then everything else.
+        while !self.gave_up {
+            self.skip_layout();
+            if self.at_end() {
+                break;
+            }
+            let before = self.pos;
+            if let Some(item) = self.item(&mut prog) {
+                prog.items.push(item);
+            }
+            if self.pos == before {
+                let n = self.peek().map_or(1, char::len_utf8);
+                self.bump(n);
+            }
+        }
+        prog.expr_count = self.expr_count();
+        prog
+    }
+
+    fn is_c_definition_start(&self) -> bool {
+        matches!(self.peek_word(), "struct" | "union" | "enum") && self.looks_like_c_definition()
+    }
+
+    /// One main-section item; None when it was out of place or failed (already reported).
+    fn item(&mut self, prog: &mut Program) -> Option<Item> {
+        let start = self.pos;
+        const ORDER: &str = "must appear before probes, macros, functions and map declarations";
+        if self.peek() == Some('#') {
+            let p = self.preprocessor();
+            self.error(p.span, format!("C definitions {ORDER}"));
+            return None;
+        }
+        if self.is_c_definition_start() {
+            let r = self.c_definition();
+            self.eat(";");
+            match r {
+                Ok(d) => {
+                    self.error(d.span, format!("C definitions {ORDER}"));
+                }
+                Err(_) => self.sync_item(),
+            }
+            return None;
+        }
+        if self.looks_like_statement() {
+            let span = self.token_span();
+            self.report(
+                Diagnostic::error(span, "statements must be inside a probe's body")
+                    .with_help("wrap them in a probe, e.g. `begin { … }`"),
+            );
+            self.sync_statement();
+            return None;
+        }
+        let r = match self.peek_word() {
+            "config" => {
+                if let Ok(c) = self.config() {
+                    self.error(c.span, format!("config {ORDER}"));
+                }
+                return None;
+            }
+            "import" => {
+                self.eat_keyword("import");
+                if let Ok(i) = self.import_tail(start) {
+                    self.error(i.span, format!("imports {ORDER}"));
+                    prog.imports.push(i);
+                } else {
+                    self.sync_line();
+                }
+                return None;
+            }
+            "macro" => self.macro_def().map(Item::Macro),
+            "fn" if self.fn_follows() => self.fn_def().map(Item::Fn),
+            "let" => self.map_decl().map(Item::MapDecl),
+            _ => self.probe().map(Item::Probe),
+        };
+        match r {
+            Ok(i) => Some(i),
+            Err(_) => {
+                self.sync_item();
+                None
+            }
+        }
+    }
+
+    /// A statement at the top level: `$x …`, `@m …`, or `name(…` / `name = …` (not a keyword).
+    fn looks_like_statement(&self) -> bool {
+        let p = self.scan_layout(self.pos);
+        match self.char_at(p) {
+            Some('$' | '@') => true,
+            Some(c) if c.is_ascii_alphabetic() || c == '_' => {
+                let w = self.peek_word();
+                if matches!(w, "macro" | "fn" | "let" | "config" | "import") {
+                    return false;
+                }
+                let after = self.scan_layout(p + w.len());
+                let rest = &self.src[after..];
+                // `name=kprobe:f` is a labelled attach point, not an assignment.
+                let token_end = self.src[p..]
+                    .find(|c: char| c.is_whitespace() || c == '{')
+                    .map_or(self.src.len(), |i| p + i);
+                let labelled = self.src[p..token_end].contains(':');
+                rest.starts_with('(')
+                    || (rest.starts_with('=') && !rest.starts_with("==") && !labelled)
+            }
+            _ => false,
+        }
+    }
+
+    /// `fn name(` rather than an attach point such as `fn:…`.
+    fn fn_follows(&self) -> bool {
+        let p = self.scan_layout(self.scan_layout(self.pos) + 2);
+        self.char_at(p)
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    }
+
+    /// Recovery for line-based constructs: skip to the end of the line.
+    fn sync_line(&mut self) {
+        let n = self.rest().find('\n').unwrap_or(self.rest().len());
+        self.pos += n;
+    }
+
+    fn preprocessor(&mut self) -> Preprocessor {
+        self.skip_layout();
+        let start = self.pos;
+        let n = self.rest().find('\n').unwrap_or(self.rest().len());
+        let text = self.rest()[..n].trim_end().to_string();
+        self.bump(n);
+        let body = text[1..].trim_start();
+        let kind = if let Some(rest) = body.strip_prefix("include") {
+            let rest = rest.trim();
+            let (system, path) = if let Some(p) = rest.strip_prefix('<') {
+                (true, p.split('>').next().unwrap_or(""))
+            } else {
+                (false, rest.trim_matches('"'))
+            };
+            PreprocessorKind::Include {
+                path: path.to_string(),
+                system,
+            }
+        } else if let Some(rest) = body.strip_prefix("define") {
+            let rest = rest.trim_start();
+            let name_len = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            PreprocessorKind::Define {
+                name: rest[..name_len].to_string(),
+                value: rest[name_len..].trim().to_string(),
+            }
+        } else {
+            PreprocessorKind::Other
+        };
+        Preprocessor {
+            span: Span::new(start, start + text.len()),
+            kind,
+            text,
+        }
+    }
+
+    /// `config = { key = value; … }`.
+    fn config(&mut self) -> PResult<Config> {
+        self.skip_layout();
+        let start = self.pos;
+        self.eat_keyword("config");
+        let r = self.config_body(start);
+        if r.is_err() {
+            self.sync_item();
+        }
+        r
+    }
+
+    fn config_body(&mut self, start: usize) -> PResult<Config> {
+        self.expect("=")?;
+        self.expect("{")?;
+        let mut entries = Vec::new();
+        while !self.eat("}") {
+            self.skip_layout();
+            let estart = self.pos;
+            let key = self.ident_node("a config key")?;
+            self.expect("=")?;
+            self.skip_layout();
+            let vstart = self.pos;
+            let value = match self.peek() {
+                Some('"') => {
+                    let (s, _) = self.string_literal()?;
+                    ConfigValue::Str(String::from_utf8_lossy(&s).into_owned())
+                }
+                Some(c) if c.is_ascii_digit() => ConfigValue::Int(self.int_literal().0.value),
+                _ => match self.eat_ident() {
+                    Some((w, _)) if w == "true" || w == "false" => ConfigValue::Bool(w == "true"),
+                    Some((w, _)) => ConfigValue::Ident(w),
+                    None => return Err(self.expected("a string, integer, boolean or name")),
+                },
+            };
+            let value_span = self.span_from(vstart);
+            entries.push(ConfigEntry {
+                span: self.span_from(estart),
+                key,
+                value,
+                value_span,
+            });
+            if !self.eat(";") && !self.check("}") {
+                return Err(self.expected("';' or '}' in config block"));
+            }
+        }
+        Ok(Config {
+            span: self.span_from(start),
+            entries,
+        })
+    }
+
+    /// `macro name(params) { body }`.
+    fn macro_def(&mut self) -> PResult<MacroDef> {
+        self.skip_layout();
+        let start = self.pos;
+        self.eat_keyword("macro");
+        let name = self.ident_node("a macro name")?;
+        self.expect("(")?;
+        let mut params = Vec::new();
+        if !self.eat(")") {
+            loop {
+                self.skip_layout();
+                let param = match self.peek() {
+                    Some('$') => {
+                        let (n, s) = self.eat_variable()?;
+                        MacroParam {
+                            kind: MacroParamKind::Var,
+                            name: Ident { name: n, span: s },
+                        }
+                    }
+                    Some('@') => {
+                        let (n, s) = self.eat_map_name();
+                        MacroParam {
+                            kind: MacroParamKind::Map,
+                            name: Ident { name: n, span: s },
+                        }
+                    }
+                    _ => {
+                        let id = self.ident_node("a macro parameter ($var, @map or name)")?;
+                        if super::expr::is_builtin(&id.name) {
+                            self.error(
+                                id.span,
+                                format!("builtin '{}' can't be used as a macro parameter", id.name),
+                            );
+                        }
+                        MacroParam {
+                            kind: MacroParamKind::Expr,
+                            name: id,
+                        }
+                    }
+                };
+                params.push(param);
+                if self.eat(",") {
+                    continue;
+                }
+                self.expect(")")?;
+                break;
+            }
+        }
+        let body = self.block()?;
+        Ok(MacroDef {
+            span: self.span_from(start),
+            name,
+            params,
+            body,
+        })
+    }
+
+    /// `fn name($a: type, …): type { body }`.
+    fn fn_def(&mut self) -> PResult<FnDef> {
+        self.skip_layout();
+        let start = self.pos;
+        self.eat_keyword("fn");
+        let name = self.ident_node("a function name")?;
+        self.expect("(")?;
+        let mut params = Vec::new();
+        if !self.eat(")") {
+            loop {
+                self.skip_layout();
+                if self.peek() != Some('$') {
+                    return Err(self.expected("a parameter ($name: type)"));
+                }
+                let (n, s) = self.eat_variable()?;
+                self.expect(":")?;
+                let ty = self.type_annotation()?;
+                params.push((Ident { name: n, span: s }, ty));
+                if self.eat(",") {
+                    continue;
+                }
+                self.expect(")")?;
+                break;
+            }
+        }
+        self.expect(":")?;
+        let ret = self.type_annotation()?;
+        let mut body = self.block()?;
+        tail_to_stmt(&mut body);
+        Ok(FnDef {
+            span: self.span_from(start),
+            name,
+            params,
+            ret,
+            body,
+        })
+    }
+
+    /// `let @name = kind(max_entries);`.
+    fn map_decl(&mut self) -> PResult<MapDecl> {
+        self.skip_layout();
+        let start = self.pos;
+        self.eat_keyword("let");
+        self.skip_layout();
+        if self.peek() != Some('@') {
+            let span = self.token_span();
+            self.report(
+                Diagnostic::error(span, "top-level let statements must be map declarations")
+                    .with_help("write e.g. `let @a = hash(100);`, or move the let into a probe"),
+            );
+            return Err(super::Recover);
+        }
+        let (name, span) = self.eat_map_name();
+        self.expect("=")?;
+        let kind = self.ident_node("a map type (hash, lruhash, percpuhash, …)")?;
+        self.expect("(")?;
+        self.skip_layout();
+        if !self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            return Err(self.expected("the maximum number of entries"));
+        }
+        let (n, _) = self.int_literal();
+        self.expect(")")?;
+        if !self.eat(";") {
+            return Err(self.expected("';'"));
+        }
+        Ok(MapDecl {
+            span: self.span_from(start),
+            map: Ident { name, span },
+            kind,
+            max_entries: n.value,
+        })
+    }
+}
+
+/// A probe's or function's body has no value: its tail expression is a statement.
+pub(crate) fn tail_to_stmt(b: &mut crate::syntax::ast::Block) {
+    if let Some(e) = b.tail.take() {
+        b.stmts.push(Stmt {
+            span: e.span,
+            kind: StmtKind::Expr(*e),
+        });
+    }
+}
