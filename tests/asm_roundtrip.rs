@@ -70,7 +70,10 @@ fn valid_insns() -> impl Strategy<Value = Vec<Insn>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2000))]
+    // PROPTEST_CASES raises the count for a longer fuzzing run.
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(600)
+    ))]
 
     #[test]
     fn random_valid_insns_round_trip(insns in valid_insns()) {
