@@ -8,7 +8,7 @@
 
 use super::cursor::{imm32, in_range, off16, Cursor, PResult};
 use super::decode::{Call, Decoded, Operand};
-use super::isa::{AluOp, AluSpecial, Endian, JmpOp, MovsxWidth, Pseudo};
+use super::isa::{AluOp, AluSpecial, Endian, JmpOp, MovsxWidth, Pseudo, Size};
 use super::lex::Tok;
 use super::parse_mem::{
     atomic_by_name, atomic_names, parse_atomic_call, parse_load, parse_lock, parse_store,
@@ -119,6 +119,11 @@ fn unknown_mnemonic(word: &str, span: Span) -> Box<Diagnostic> {
         );
     }
     let d = Diagnostic::error(span, format!("unknown instruction `{word}`"));
+    if let Some(form) = mnemonic_form(word) {
+        return Box::new(d.with_help(format!(
+            "this assembler uses the C-like syntax of LLVM and the verifier log: write `{form}`"
+        )));
+    }
     Box::new(match nearest(word, MNEMONICS.iter().copied()) {
         Some(m) => d.with_help(format!("did you mean `{m}`?")),
         None => d.with_help(
@@ -126,6 +131,40 @@ fn unknown_mnemonic(word: &str, span: Span) -> Box<Diagnostic> {
              `*(u64 *)(r10 - 8) = r1`, `call 1`, `exit`",
         ),
     })
+}
+
+/// The C-like form of an opcode-style mnemonic (`add64`, `jeq`, `ldxw`, `lddw`, as rbpf and
+/// the kernel's own tables name them), built from the isa tables' names and `asm` tokens.
+fn mnemonic_form(word: &str) -> Option<String> {
+    let (base, w) = match word.strip_suffix("32") {
+        Some(b) => (b, "w"),
+        None => (word.strip_suffix("64").unwrap_or(word), "r"),
+    };
+    if let Some(op) = AluOp::from_name(base) {
+        return Some(format!("{w}1 {} {w}2", op.asm()));
+    }
+    if let Some(op) = JmpOp::from_name(base) {
+        return Some(format!("if {w}1 {} {w}2 goto +1", op.asm()));
+    }
+    if base == "ja" {
+        return Some("goto +1".into());
+    }
+    if base == "neg" {
+        return Some(format!("{w}1 = -{w}1"));
+    }
+    if base == "lddw" {
+        return Some("r1 = 0x1234 ll".into());
+    }
+    for (prefix, shape) in [
+        ("ldx", "r1 = *(T *)(r2 + 8)"),
+        ("stx", "*(T *)(r1 + 8) = r2"),
+        ("st", "*(T *)(r1 + 8) = 7"),
+    ] {
+        if let Some(sz) = base.strip_prefix(prefix).and_then(Size::from_name) {
+            return Some(shape.replace('T', sz.asm()));
+        }
+    }
+    None
 }
 
 /// `rD …`: an assignment, an ALU operation, a load or an atomic with a result.
