@@ -169,7 +169,9 @@ impl<'a> Asm<'a> {
             }
             Item::Jump { insn: d, .. } => d.encode_into(insns),
             Item::Call { .. } => insns.push(Insn::call_helper_id(0)),
-            Item::LdSym { dst, .. } => insns.extend(Insn::ld_imm64(dst, 0)),
+            Item::LdSym { dst, addend, .. } => {
+                insns.extend(Insn::ld_imm64(dst, u64::from(addend as u32)))
+            }
         }
         self.fixups.push(Fixup {
             section,
@@ -297,9 +299,20 @@ impl<'a> Asm<'a> {
                 self.sections[f.section].insns[f.insn] = insn;
                 Ok(())
             }
-            Item::LdSym { dst, name, span } => {
+            Item::LdSym {
+                dst,
+                name,
+                addend,
+                span,
+            } => {
                 let def = self.labels.get(name).copied();
                 match def {
+                    Some(def) if def.section == f.section && addend != 0 => {
+                        return Err(Box::new(Diagnostic::error(
+                            span,
+                            format!("the address of function `{name}` takes no offset"),
+                        )));
+                    }
                     Some(def) if def.section == f.section => {
                         let off = i32::try_from(rel(def.insn)).unwrap_or(i32::MAX);
                         let pair = Insn::ld_pseudo(dst, Pseudo::Func, off, 0);

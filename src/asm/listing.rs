@@ -4,7 +4,8 @@
 //!
 //! Input: an `Object`. Output: text — `.license`, `.map` and `.extern` lines, then per section
 //! `.section NAME`, `.globl` lines, labels at their instruction and one instruction per line.
-//! A relocated `ld_imm64` prints as `rD = SYMBOL ll`, a relocated call as `call SYMBOL`, when the
+//! A relocated `ld_imm64` prints as `rD = SYMBOL ll` (`rD = SYMBOL + 8 ll` with the addend clang
+//! leaves in imm for globals), a relocated call as `call SYMBOL`, when the
 //! instruction holds exactly what the assembler would emit for them; otherwise the instruction
 //! prints as is, followed by a `# reloc: SYMBOL` comment.
 //!
@@ -116,9 +117,16 @@ fn symbolic(insns: &[Insn], i: usize, sym: &str) -> Option<(String, usize)> {
         Decoded::LdImm64 {
             dst,
             pseudo: Pseudo::None,
-            imm: 0,
+            imm,
             next_imm: 0,
-        } => Some((format!("{dst} = {sym} ll"), 2)),
+        } => {
+            let text = match imm {
+                0 => format!("{dst} = {sym} ll"),
+                i if i < 0 => format!("{dst} = {sym} - {} ll", i.unsigned_abs()),
+                i => format!("{dst} = {sym} + {i} ll"),
+            };
+            Some((text, 2))
+        }
         Decoded::Call(Call::Local(-1)) => Some((format!("call {sym}"), 1)),
         _ => None,
     }

@@ -32,10 +32,12 @@ pub(super) enum Item<'a> {
         name: &'a str,
         span: Span,
     },
-    /// `rD = NAME ll`: a map, or the address of a function (label).
+    /// `rD = NAME ll` / `rD = NAME + 8 ll`: a map, a global (the addend goes in imm, as clang
+    /// leaves it for the loader), or the address of a function (label).
     LdSym {
         dst: Reg,
         name: &'a str,
+        addend: i32,
         span: Span,
     },
 }
@@ -347,11 +349,22 @@ fn parse_named<'a>(c: &mut Cursor<'_, 'a>, dst: Reg, wide: bool, dspan: Span) ->
     if !wide {
         return Err(err(dspan, "a 64-bit load needs a 64-bit register"));
     }
+    let addend = if c.is_punct("+") || c.is_punct("-") {
+        let (v, vspan) = c.signed()?;
+        imm32(v, vspan)?
+    } else {
+        0
+    };
     if !c.eat_ident("ll") {
         return Err(c.error("`ll` after a symbol (`r1 = my_map ll`)"));
     }
     c.end()?;
-    Ok(Item::LdSym { dst, name, span })
+    Ok(Item::LdSym {
+        dst,
+        name,
+        addend,
+        span,
+    })
 }
 
 /// `NAME(…)` on the right of `rD =`: atomics and pseudo `ld_imm64`.
@@ -429,7 +442,12 @@ fn parse_pseudo<'a>(
         c.expect_punct(")")?;
         c.eat_ident("ll");
         c.end()?;
-        return Ok(Item::LdSym { dst, name, span });
+        return Ok(Item::LdSym {
+            dst,
+            name,
+            addend: 0,
+            span,
+        });
     }
     let (v, span) = c.signed()?;
     let imm = imm32(v, span)?;
