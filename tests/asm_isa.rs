@@ -173,3 +173,36 @@ fn form_corpus_covers_every_row_of_the_opcode_tables() {
         "forms missing from the corpus: {missing:?}"
     );
 }
+
+#[test]
+fn x86_64_kprobe_offsets_match_the_installed_pt_regs() {
+    let path = "/usr/include/x86_64-linux-gnu/asm/ptrace.h";
+    let Ok(h) = std::fs::read_to_string(path) else {
+        strobe::testkit::skip(
+            "x86_64_kprobe_offsets_match_the_installed_pt_regs",
+            "no x86_64 asm/ptrace.h (install linux-libc-dev)",
+        );
+        return;
+    };
+    // The header has the i386 layout first and the x86_64 one (all `unsigned long`) second.
+    let start = h.rfind("struct pt_regs {").expect("struct pt_regs");
+    let body = &h[start..start + h[start..].find("};").expect("end of struct")];
+    let fields: Vec<&str> = body
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("unsigned long "))
+        .map(|l| l.trim_end_matches(';').trim())
+        .collect();
+    assert!(fields.len() >= 21, "parsed {fields:?}");
+    let regs: Vec<_> = strobe::asm::isa::KPROBE_REGS
+        .iter()
+        .filter(|r| r.arch == "x86_64")
+        .collect();
+    assert!(regs.len() >= 9);
+    for r in regs {
+        let idx = fields
+            .iter()
+            .position(|f| *f == r.reg || *f == format!("r{}", r.reg))
+            .unwrap_or_else(|| panic!("{} not in {path}", r.reg));
+        assert_eq!(usize::from(r.offset), idx * 8, "{} ({})", r.reg, r.role);
+    }
+}

@@ -25,6 +25,11 @@ const fn jmp_class(wide: bool) -> Class {
 }
 
 impl Insn {
+    /// Whether this is the first half of a 16-byte `ld_imm64` (the next slot is its upper half).
+    pub fn is_ld_imm64(self) -> bool {
+        self.code == opcode(Class::Ld, Mode::Imm.value() | Size::Dw.value())
+    }
+
     fn with(code: u8, dst: Reg, src: Reg, off: i16, imm: i32) -> Insn {
         Insn::new(code, dst.num(), src.num(), off, imm)
     }

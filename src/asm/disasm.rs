@@ -58,11 +58,6 @@ fn operand(o: Operand, wide: bool) -> impl fmt::Display {
     D(o, wide)
 }
 
-/// The register width a memory access of `size` pairs with in LLVM's syntax: `w` below 64 bits.
-fn sized(size: Size) -> bool {
-    size == Size::Dw
-}
-
 impl fmt::Display for Decoded {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
@@ -208,7 +203,8 @@ fn fmt_atomic(
     src: Reg,
     off: i16,
 ) -> fmt::Result {
-    let wide = sized(size);
+    // LLVM writes the data register of a sub-64-bit atomic as `wN`.
+    let wide = size == Size::Dw;
     let (ty, s) = (size.asm(), R(src, wide));
     let addr = Addr(dst, off);
     // LLVM names the 32-bit xchg/cmpxchg `xchg32_32`, the 64-bit ones `xchg_64`.

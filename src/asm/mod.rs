@@ -25,6 +25,6 @@ pub use decode::{decode, Call, DecodeError, Decoded, Operand};
 pub use disasm::{disassemble, disassemble_one};
 pub use insn::Insn;
 pub use isa::Helper;
-pub use listing::disassemble_object;
+pub use listing::{disassemble_labeled, disassemble_object};
 pub use object::{MapDef, Object, Reloc, Section, Symbol};
 pub use reg::Reg;

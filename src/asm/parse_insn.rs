@@ -8,7 +8,7 @@
 
 use super::cursor::{imm32, in_range, off16, Cursor, PResult};
 use super::decode::{Call, Decoded, Operand};
-use super::isa::{AluOp, AluSpecial, Endian, JmpOp, MovsxWidth, Pseudo};
+use super::isa::{AluOp, AluSpecial, Endian, JmpOp, MovsxWidth, Pseudo, Size};
 use super::lex::Tok;
 use super::parse_mem::{
     atomic_by_name, atomic_names, parse_atomic_call, parse_load, parse_lock, parse_store,
@@ -32,10 +32,12 @@ pub(super) enum Item<'a> {
         name: &'a str,
         span: Span,
     },
-    /// `rD = NAME ll`: a map, or the address of a function (label).
+    /// `rD = NAME ll` / `rD = NAME + 8 ll`: a map, a global (the addend goes in imm, as clang
+    /// leaves it for the loader), or the address of a function (label).
     LdSym {
         dst: Reg,
         name: &'a str,
+        addend: i32,
         span: Span,
     },
 }
@@ -119,6 +121,11 @@ fn unknown_mnemonic(word: &str, span: Span) -> Box<Diagnostic> {
         );
     }
     let d = Diagnostic::error(span, format!("unknown instruction `{word}`"));
+    if let Some(form) = mnemonic_form(word) {
+        return Box::new(d.with_help(format!(
+            "this assembler uses the C-like syntax of LLVM and the verifier log: write `{form}`"
+        )));
+    }
     Box::new(match nearest(word, MNEMONICS.iter().copied()) {
         Some(m) => d.with_help(format!("did you mean `{m}`?")),
         None => d.with_help(
@@ -126,6 +133,40 @@ fn unknown_mnemonic(word: &str, span: Span) -> Box<Diagnostic> {
              `*(u64 *)(r10 - 8) = r1`, `call 1`, `exit`",
         ),
     })
+}
+
+/// The C-like form of an opcode-style mnemonic (`add64`, `jeq`, `ldxw`, `lddw`, as rbpf and
+/// the kernel's own tables name them), built from the isa tables' names and `asm` tokens.
+fn mnemonic_form(word: &str) -> Option<String> {
+    let (base, w) = match word.strip_suffix("32") {
+        Some(b) => (b, "w"),
+        None => (word.strip_suffix("64").unwrap_or(word), "r"),
+    };
+    if let Some(op) = AluOp::from_name(base) {
+        return Some(format!("{w}1 {} {w}2", op.asm()));
+    }
+    if let Some(op) = JmpOp::from_name(base) {
+        return Some(format!("if {w}1 {} {w}2 goto +1", op.asm()));
+    }
+    if base == "ja" {
+        return Some("goto +1".into());
+    }
+    if base == "neg" {
+        return Some(format!("{w}1 = -{w}1"));
+    }
+    if base == "lddw" {
+        return Some("r1 = 0x1234 ll".into());
+    }
+    for (prefix, shape) in [
+        ("ldx", "r1 = *(T *)(r2 + 8)"),
+        ("stx", "*(T *)(r1 + 8) = r2"),
+        ("st", "*(T *)(r1 + 8) = 7"),
+    ] {
+        if let Some(sz) = base.strip_prefix(prefix).and_then(Size::from_name) {
+            return Some(shape.replace('T', sz.asm()));
+        }
+    }
+    None
 }
 
 /// `rD …`: an assignment, an ALU operation, a load or an atomic with a result.
@@ -308,11 +349,22 @@ fn parse_named<'a>(c: &mut Cursor<'_, 'a>, dst: Reg, wide: bool, dspan: Span) ->
     if !wide {
         return Err(err(dspan, "a 64-bit load needs a 64-bit register"));
     }
+    let addend = if c.is_punct("+") || c.is_punct("-") {
+        let (v, vspan) = c.signed()?;
+        imm32(v, vspan)?
+    } else {
+        0
+    };
     if !c.eat_ident("ll") {
         return Err(c.error("`ll` after a symbol (`r1 = my_map ll`)"));
     }
     c.end()?;
-    Ok(Item::LdSym { dst, name, span })
+    Ok(Item::LdSym {
+        dst,
+        name,
+        addend,
+        span,
+    })
 }
 
 /// `NAME(…)` on the right of `rD =`: atomics and pseudo `ld_imm64`.
@@ -390,7 +442,12 @@ fn parse_pseudo<'a>(
         c.expect_punct(")")?;
         c.eat_ident("ll");
         c.end()?;
-        return Ok(Item::LdSym { dst, name, span });
+        return Ok(Item::LdSym {
+            dst,
+            name,
+            addend: 0,
+            span,
+        });
     }
     let (v, span) = c.signed()?;
     let imm = imm32(v, span)?;
