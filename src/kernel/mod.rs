@@ -1,1 +1,4 @@
 //! What the running kernel offers: tracefs tracepoint formats, kallsyms, feature probes.
+
+pub mod kallsyms;
+pub mod tracefs;

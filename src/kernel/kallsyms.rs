@@ -1,0 +1,1 @@
+//! /proc/kallsyms reader (in progress).

@@ -1,0 +1,1 @@
+//! Tracefs: tracepoint ids and formats (in progress).
