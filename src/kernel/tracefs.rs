@@ -126,7 +126,7 @@ impl Tracefs {
             .iter()
             .map(Path::new)
             .find(|p| p.join("events").is_dir())
-            .map(|p| Tracefs::at(p))
+            .map(Tracefs::at)
     }
 
     /// The mounted tracefs, mounting it at `/sys/kernel/tracing` when it is absent.
