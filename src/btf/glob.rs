@@ -32,11 +32,108 @@ enum Tok {
     },
 }
 
+/// One alternative, compiled: either literal runs separated by `*` (the common case, matched
+/// with `starts_with`/`find`/`ends_with`), or general tokens.
+#[derive(Clone, Debug)]
+enum Alt {
+    Segments {
+        /// Literal runs between stars; the first is anchored at the start unless
+        /// `leading_star`, the last at the end unless `trailing_star`.
+        segs: Vec<String>,
+        leading_star: bool,
+        trailing_star: bool,
+    },
+    Tokens(Vec<Tok>),
+}
+
+impl Alt {
+    fn compile(toks: Vec<Tok>) -> Alt {
+        if !toks.iter().all(|t| matches!(t, Tok::Lit(_) | Tok::Star)) {
+            return Alt::Tokens(toks);
+        }
+        let leading_star = toks.first() == Some(&Tok::Star);
+        let trailing_star = toks.last() == Some(&Tok::Star);
+        let segs = toks
+            .split(|t| *t == Tok::Star)
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                let bytes: Vec<u8> = s
+                    .iter()
+                    .map(|t| match t {
+                        Tok::Lit(c) => *c,
+                        _ => 0,
+                    })
+                    .collect();
+                // Runs between stars of a UTF-8 pattern (escapes removed) are UTF-8 again.
+                String::from_utf8_lossy(&bytes).into_owned()
+            })
+            .collect();
+        Alt::Segments {
+            segs,
+            leading_star,
+            trailing_star,
+        }
+    }
+
+    fn matches(&self, n: &str) -> bool {
+        match self {
+            Alt::Tokens(t) => match_toks(t, n.as_bytes()),
+            Alt::Segments {
+                segs,
+                leading_star,
+                trailing_star,
+            } => match_segments(segs, *leading_star, *trailing_star, n),
+        }
+    }
+}
+
+/// Star-separated literals match greedily left to right: the first segment must be a prefix
+/// (unless a star leads), the last a suffix (unless a star trails), and the middle ones are
+/// found in order in between; the leftmost occurrence is always the best choice.
+fn match_segments(segs: &[String], lead: bool, trail: bool, n: &str) -> bool {
+    if segs.is_empty() {
+        return lead || n.is_empty();
+    }
+    let mut lo = 0;
+    let mut hi = n.len();
+    let mut mid = segs;
+    if !lead {
+        let s = &segs[0];
+        if !n.starts_with(s.as_str()) {
+            return false;
+        }
+        lo = s.len();
+        mid = &mid[1..];
+        if segs.len() == 1 && !trail {
+            return n.len() == s.len();
+        }
+    }
+    if !trail {
+        let Some((s, rest)) = mid.split_last() else {
+            return true;
+        };
+        if hi < lo + s.len() || !n.ends_with(s.as_str()) {
+            return false;
+        }
+        hi -= s.len();
+        mid = rest;
+    }
+    for s in mid {
+        // `str::find` is SIMD-accelerated for short needles; `lo`/`hi` are char boundaries
+        // because they border matched UTF-8 runs.
+        match n.get(lo..hi).and_then(|h| h.find(s.as_str())) {
+            Some(p) => lo += p + s.len(),
+            None => return false,
+        }
+    }
+    true
+}
+
 /// A compiled pattern.
 #[derive(Clone, Debug)]
 pub struct Glob {
     pattern: String,
-    alts: Vec<Vec<Tok>>,
+    alts: Vec<Alt>,
     prefix: String,
     literal: bool,
 }
@@ -51,6 +148,7 @@ impl Glob {
         }
         let literal = alts.len() == 1 && alts[0].iter().all(|t| matches!(t, Tok::Lit(_)));
         let prefix = common_literal_prefix(&alts);
+        let alts = alts.into_iter().map(Alt::compile).collect();
         Ok(Glob {
             pattern: pattern.to_string(),
             alts,
@@ -81,8 +179,7 @@ impl Glob {
 
     /// Whether `name` matches.
     pub fn matches(&self, name: &str) -> bool {
-        let n = name.as_bytes();
-        self.alts.iter().any(|a| match_toks(a, n))
+        self.alts.iter().any(|a| a.matches(name))
     }
 }
 
@@ -363,6 +460,15 @@ mod tests {
     }
 
     proptest::proptest! {
+        #[test]
+        fn literal_and_star_fast_path_agrees_with_token_matcher(p in "[ab*]{0,8}", n in "[ab]{0,10}") {
+            let toks = tokenize(&p, &p).unwrap();
+            let fast = Alt::compile(toks.clone());
+            let is_fast = matches!(fast, Alt::Segments { .. });
+            proptest::prop_assert!(is_fast);
+            proptest::prop_assert_eq!(fast.matches(&n), match_toks(&toks, n.as_bytes()), "{} vs {}", p, n);
+        }
+
         #[test]
         fn arbitrary_patterns_never_panic(p in "[a-c*?\\[\\]{},!^\\\\-]{0,16}", n in "[a-c]{0,8}") {
             if let Ok(g) = Glob::new(&p) {

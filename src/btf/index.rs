@@ -57,8 +57,23 @@ impl Btf {
                 },
             ));
         }
-        v.sort_unstable_by(|a, b| (a.0, a.1.kind, a.1.id).cmp(&(b.0, b.1.kind, b.1.id)));
-        v.into_iter().map(|(_, e)| e).collect()
+        // Sorting on a big-endian 8-byte prefix first keeps most comparisons on integers
+        // already in the vector, instead of chasing two string pointers each time.
+        let mut keyed: Vec<(u64, &str, FuncEntry)> = v
+            .into_iter()
+            .map(|(n, e)| {
+                let mut k = [0u8; 8];
+                let p = &n.as_bytes()[..n.len().min(8)];
+                k[..p.len()].copy_from_slice(p);
+                (u64::from_be_bytes(k), n, e)
+            })
+            .collect();
+        keyed.sort_unstable_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| a.1.cmp(b.1))
+                .then_with(|| (a.2.kind, a.2.id).cmp(&(b.2.kind, b.2.id)))
+        });
+        keyed.into_iter().map(|(_, _, e)| e).collect()
     }
 
     pub(super) fn build_func_index(&self) -> Vec<FuncEntry> {

@@ -227,14 +227,32 @@ impl Kallsyms {
 
     fn name_index(&self) -> &[u32] {
         self.by_name.get_or_init(|| {
-            let mut idx: Vec<u32> = (0..self.syms.len() as u32).collect();
-            idx.sort_by(|&a, &b| self.name_at(a).cmp(self.name_at(b)));
-            idx
+            // Sort on a big-endian 8-byte name prefix first: most comparisons then stay on
+            // integers in the vector instead of chasing two string pointers.
+            let mut keyed: Vec<(u64, u32)> = (0..self.syms.len() as u32)
+                .map(|i| {
+                    let n = self.name_at(i).as_bytes();
+                    let mut k = [0u8; 8];
+                    k[..n.len().min(8)].copy_from_slice(&n[..n.len().min(8)]);
+                    (u64::from_be_bytes(k), i)
+                })
+                .collect();
+            keyed.sort_unstable_by(|a, b| {
+                a.0.cmp(&b.0)
+                    .then_with(|| self.name_at(a.1).cmp(self.name_at(b.1)))
+                    .then(a.1.cmp(&b.1))
+            });
+            keyed.into_iter().map(|(_, i)| i).collect()
         })
     }
 
     fn name_at(&self, i: u32) -> &str {
-        self.syms.get(i as usize).map_or("", |s| self.sym(s).name)
+        self.syms.get(i as usize).map_or("", |s| {
+            let o = s.name_off as usize;
+            self.names
+                .get(o..o + s.name_len as usize)
+                .unwrap_or_default()
+        })
     }
 
     /// Every symbol called `name` (static functions may share a name), in address order.
