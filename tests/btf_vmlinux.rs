@@ -265,3 +265,57 @@ fn module_btf_parses_as_split_btf_over_vmlinux() {
     // A module's types refer to vmlinux's: resolving through the split object reaches them.
     assert_eq!(m.find_struct("task_struct"), btf.find_struct("task_struct"));
 }
+
+#[test]
+fn member_chains_resolve_like_bpftrace_field_access() {
+    let Some(btf) = vmlinux("member_chains_resolve_like_bpftrace_field_access") else {
+        return;
+    };
+    // args.file->f_path.dentry->d_name.name, starting from vfs_read's first parameter.
+    let proto = btf.func_proto_by_name("vfs_read").unwrap();
+    let mut ty = proto.find_param("file").unwrap().1.type_id;
+    let mut derefs = Vec::new();
+    for name in ["f_path", "dentry", "d_name", "name"] {
+        let a = btf.access_member(ty, name).unwrap();
+        derefs.push(a.through_pointer);
+        ty = a.member.type_id;
+    }
+    assert_eq!(derefs, [true, false, true, false]);
+    assert!(btf.is_char_array_or_pointer(ty).unwrap());
+    assert_eq!(btf.type_to_string(ty), "const unsigned char *");
+    // curtask->comm
+    let ts = btf.find_struct("task_struct").unwrap();
+    let comm = btf.access_member(ts, "comm").unwrap();
+    assert!(!comm.through_pointer);
+    assert!(btf.is_char_array_or_pointer(comm.member.type_id).unwrap());
+    let err = btf.access_member(ts, "commm").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "struct task_struct has no member named `commm`"
+    );
+    let pid = btf.access_member(ts, "pid").unwrap();
+    assert_eq!(
+        btf.classify(pid.member.type_id).unwrap(),
+        strobe::btf::TypeClass::Int {
+            size: 4,
+            signed: true,
+            bool: false,
+            char: false
+        }
+    );
+}
+
+#[test]
+fn kernel_btf_finds_function_targets_across_vmlinux_and_modules() {
+    let Some(btf) = vmlinux("kernel_btf_finds_function_targets_across_vmlinux_and_modules") else {
+        return;
+    };
+    let kb = strobe::btf::KernelBtf::with_vmlinux(btf.clone());
+    let (targets, errors) = kb.funcs_matching(&Glob::new("vfs_*").unwrap()).unwrap();
+    assert!(errors.is_empty(), "{errors:?}");
+    let vfs_read = targets.iter().find(|t| t.name == "vfs_read").unwrap();
+    assert_eq!(vfs_read.module, None);
+    assert_eq!(Some(vfs_read.btf_id), btf.find_func("vfs_read"));
+    assert!(targets.iter().all(|t| t.name.starts_with("vfs_")));
+    assert!(kb.module("../vmlinux").is_err());
+}

@@ -57,6 +57,8 @@ pub enum BtfError {
     SizeOverflow { id: u32 },
     #[error("BTF has too many types ({count})")]
     TooManyTypes { count: u64 },
+    #[error("{record} has no member named `{member}`")]
+    NoMember { record: String, member: String },
     #[error("no {what} named `{name}` in BTF")]
     NotFound { what: &'static str, name: String },
 }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::{Btf, BtfError, Bytes};
+use super::{Btf, BtfError, Bytes, Glob};
 
 /// Where the kernel exposes its own BTF.
 pub const VMLINUX_PATH: &str = "/sys/kernel/btf/vmlinux";
@@ -115,4 +115,45 @@ impl KernelBtf {
         cache.insert(name.to_string(), m.clone());
         Ok(m)
     }
+
+    /// Functions matching `glob` in vmlinux (`module` `None`) and in every module with BTF,
+    /// vmlinux first, then modules by name; within each, sorted by name. Modules are parsed on
+    /// first use. A module whose BTF cannot be read is skipped (it may have been unloaded since
+    /// the listing); its error is returned in the second vector.
+    pub fn funcs_matching(
+        &self,
+        glob: &Glob,
+    ) -> Result<(Vec<FuncTarget>, Vec<BtfError>), BtfError> {
+        let mut out: Vec<FuncTarget> = self
+            .vmlinux
+            .funcs_matching(glob)
+            .map(|(name, btf_id)| FuncTarget {
+                module: None,
+                name: name.to_string(),
+                btf_id,
+            })
+            .collect();
+        let mut errors = Vec::new();
+        for m in kernel_btf_modules()? {
+            match self.module(&m) {
+                Ok(btf) => out.extend(btf.funcs_matching(glob).map(|(name, btf_id)| FuncTarget {
+                    module: Some(m.clone()),
+                    name: name.to_string(),
+                    btf_id,
+                })),
+                Err(e) => errors.push(e),
+            }
+        }
+        Ok((out, errors))
+    }
+}
+
+/// A function found in kernel BTF: where (`None` = vmlinux), its name and BTF id. Loading an
+/// fentry program for a module function needs that module's BTF object fd as well
+/// (`attach_btf_obj_fd`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FuncTarget {
+    pub module: Option<String>,
+    pub name: String,
+    pub btf_id: u32,
 }

@@ -19,6 +19,7 @@
 //! offset table (4 bytes per type) is both simpler and faster; writing BTF for BPF_BTF_LOAD is
 //! [`encode::BtfBuilder`]'s job.
 
+mod class;
 pub mod encode;
 mod error;
 pub mod glob;
@@ -35,9 +36,10 @@ mod tests;
 use std::ffi::CStr;
 use std::sync::{Arc, OnceLock};
 
+pub use class::{MemberAccess, TypeClass};
 pub use error::BtfError;
 pub use glob::{Glob, GlobError};
-pub use kernel::{kernel_btf_modules, KernelBtf, VMLINUX_PATH};
+pub use kernel::{kernel_btf_modules, FuncTarget, KernelBtf, VMLINUX_PATH};
 pub use raw::Kind;
 pub use resolve::MemberRef;
 pub use types::{

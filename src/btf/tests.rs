@@ -149,6 +149,58 @@ fn struct_members_bitfields_and_anonymous_unions_resolve_with_offsets() {
 }
 
 #[test]
+fn member_access_dereferences_pointers_and_classifies_types() {
+    let f = fixture();
+    let b = &f.btf;
+    let p = b.func_proto(f.vfs_read).unwrap();
+    let file_ptr = p.param(0).unwrap().type_id;
+    let a = b.access_member(file_ptr, "f_mode").unwrap();
+    assert!(a.through_pointer);
+    assert_eq!((a.record, a.member.byte_offset()), (f.file, 0));
+    assert!(!b.access_member(f.task, "comm").unwrap().through_pointer);
+    let e = b.access_member(f.task, "nope").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "struct task_struct has no member named `nope`"
+    );
+    assert!(matches!(
+        b.access_member(f.int, "x"),
+        Err(BtfError::UnexpectedKind { .. })
+    ));
+    assert_eq!(
+        b.classify(f.size_t).unwrap(),
+        TypeClass::Int {
+            size: 8,
+            signed: false,
+            bool: false,
+            char: false
+        }
+    );
+    assert_eq!(
+        b.classify(file_ptr).unwrap(),
+        TypeClass::Pointer { target: f.file }
+    );
+    assert_eq!(
+        b.classify(f.task).unwrap(),
+        TypeClass::Record {
+            id: f.task,
+            size: 40,
+            union: false
+        }
+    );
+    assert_eq!(b.classify(0).unwrap(), TypeClass::Void);
+    let buf = p.param(1).unwrap().type_id;
+    assert!(b.is_char_array_or_pointer(buf).unwrap());
+    let comm = b.find_member(f.task, "comm").unwrap().unwrap();
+    assert!(b.is_char_array_or_pointer(comm.type_id).unwrap());
+    assert!(!b.is_char_array_or_pointer(file_ptr).unwrap());
+    assert_eq!(
+        b.classify(b.find_types_named("file")[1]).unwrap(),
+        TypeClass::Opaque { union: false }
+    );
+}
+
+#[test]
 fn find_struct_skips_forward_declarations() {
     let f = fixture();
     assert_eq!(f.btf.find_struct("file"), Some(f.file));
