@@ -110,3 +110,66 @@ fn tracepoint_globs_match_categories_and_names() {
     ));
     assert!(t.id("../..", "x").is_err());
 }
+
+const MOUNT_CHILD_ENV: &str = "STROBE_TRACEFS_MOUNT_CHILD";
+
+/// Runs itself again in a private mount namespace where tracefs (and debugfs) are unmounted,
+/// so `Tracefs::open` must really mount it; the host's mounts are untouched.
+#[test]
+fn tracefs_is_mounted_on_demand_when_absent() {
+    let test = "tracefs_is_mounted_on_demand_when_absent";
+    if std::env::var_os(MOUNT_CHILD_ENV).is_some() {
+        assert!(
+            Tracefs::find().is_none(),
+            "tracefs still visible in the child namespace"
+        );
+        let t = Tracefs::open().unwrap();
+        assert_eq!(t.root(), std::path::Path::new("/sys/kernel/tracing"));
+        assert!(t.id("sched", "sched_switch").unwrap() > 0);
+        println!("CHILD-MOUNTED-TRACEFS");
+        return;
+    }
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env(MOUNT_CHILD_ENV, "1");
+    // SAFETY: only async-signal-safe syscalls with static NUL-terminated strings run between
+    // fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::unshare(libc::CLONE_NEWNS) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // Private propagation first, so the unmounts below stay in this namespace.
+            let rc = libc::mount(
+                c"none".as_ptr(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            );
+            if rc != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            for p in [
+                c"/sys/kernel/debug/tracing",
+                c"/sys/kernel/debug",
+                c"/sys/kernel/tracing",
+            ] {
+                // Repeat: a path may carry stacked mounts.
+                while libc::umount2(p.as_ptr(), libc::MNT_DETACH) == 0 {}
+            }
+            Ok(())
+        });
+    }
+    let out = match cmd.output() {
+        Ok(o) => o,
+        Err(e) => return skip(test, &format!("cannot make a private mount namespace: {e}")),
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("CHILD-MOUNTED-TRACEFS"),
+        "child failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
