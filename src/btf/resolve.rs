@@ -119,6 +119,35 @@ impl Btf {
         }
     }
 
+    /// Type tags (`user`, `rcu`, `percpu`, …) on `id` itself, found while following its
+    /// typedef/qualifier chain. For a pointer's target pass [`Btf::pointee`]'s result: a
+    /// `char __user *` is a PTR to TYPE_TAG(`user`) to `char`, on kernels built with tags.
+    pub fn type_tags(&self, id: u32) -> Result<Vec<&str>, BtfError> {
+        let mut tags = Vec::new();
+        let mut t = self.type_by_id(id)?;
+        for _ in 0..MAX_DEPTH {
+            match t.kind {
+                TypeKind::TypeTag(n) => {
+                    tags.push(t.name);
+                    t = self.type_by_id(n)?;
+                }
+                TypeKind::Const(n)
+                | TypeKind::Volatile(n)
+                | TypeKind::Restrict(n)
+                | TypeKind::Typedef(n) => t = self.type_by_id(n)?,
+                _ => return Ok(tags),
+            }
+        }
+        Err(BtfError::TooDeep { id })
+    }
+
+    /// Whether pointer `id` points to user memory (its target carries the `user` type tag),
+    /// so reads through it need bpf_probe_read_user. `false` when the kernel's BTF has no
+    /// type tags at all — callers then fall back to other knowledge.
+    pub fn is_user_pointer(&self, id: u32) -> Result<bool, BtfError> {
+        Ok(self.type_tags(self.pointee(id)?)?.contains(&"user"))
+    }
+
     /// Integer details of `id` (after typedefs/qualifiers).
     pub fn int_info(&self, id: u32) -> Result<IntInfo, BtfError> {
         let t = self.resolve(id)?;

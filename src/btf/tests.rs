@@ -303,6 +303,23 @@ fn every_kind_round_trips_through_the_encoder() {
 }
 
 #[test]
+fn user_type_tags_mark_user_pointers() {
+    let mut b = BtfBuilder::new();
+    let ch = b.add_int("char", 1, true);
+    let user = b.add_type_tag("user", ch);
+    let uptr = b.add_ptr(user);
+    let kptr = b.add_ptr(ch);
+    let td = b.add_typedef("ubuf_t", uptr);
+    let btf = Btf::parse(b.finish().unwrap()).unwrap();
+    assert!(btf.is_user_pointer(uptr).unwrap());
+    assert!(btf.is_user_pointer(td).unwrap());
+    assert!(!btf.is_user_pointer(kptr).unwrap());
+    assert_eq!(btf.type_tags(user).unwrap(), ["user"]);
+    assert_eq!(btf.type_to_string(uptr), "char *");
+    assert!(btf.is_user_pointer(ch).is_err());
+}
+
+#[test]
 fn legacy_int_bitfields_without_kind_flag_are_normalised() {
     let mut b = BtfBuilder::new();
     let bits3 = b.add_int_info(
@@ -517,4 +534,11 @@ proptest::proptest! {
             }
         }
     }
+}
+
+#[test]
+fn btf_is_shareable_across_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Btf>();
+    assert_send_sync::<KernelBtf>();
 }
