@@ -10,6 +10,10 @@ use super::{Btf, BtfError, Enumerators};
 /// BTF stays far below this, malformed BTF may loop.
 const MAX_DEPTH: usize = 64;
 
+/// Most struct/union levels one member search visits: bounds breadth as well as depth, since
+/// malformed BTF can nest a struct in itself through several anonymous members.
+const MEMBER_BUDGET: usize = 10_000;
+
 /// Pointer size: strobe targets 64-bit kernels only.
 pub const POINTER_SIZE: u32 = 8;
 
@@ -189,7 +193,7 @@ impl Btf {
     /// `Ok(None)` when there is no such member.
     pub fn find_member(&self, id: u32, name: &str) -> Result<Option<MemberRef<'_>>, BtfError> {
         let members = self.members(id)?;
-        self.find_member_in(members, name, 0, 0)
+        self.find_member_in(members, name, 0, &mut MEMBER_BUDGET.clone(), 0)
     }
 
     fn find_member_in<'a>(
@@ -197,11 +201,13 @@ impl Btf {
         members: Members<'a>,
         name: &str,
         base_bits: u32,
+        budget: &mut usize,
         depth: usize,
     ) -> Result<Option<MemberRef<'a>>, BtfError> {
-        if depth > MAX_DEPTH {
+        if *budget == 0 || depth > MAX_DEPTH {
             return Err(BtfError::TooDeep { id: 0 });
         }
+        *budget -= 1;
         for m in members.iter() {
             if m.name == name {
                 return Ok(Some(MemberRef {
@@ -221,7 +227,7 @@ impl Btf {
                 _ => continue,
             };
             let at = base_bits.saturating_add(m.bit_offset);
-            if let Some(found) = self.find_member_in(inner, name, at, depth + 1)? {
+            if let Some(found) = self.find_member_in(inner, name, at, budget, depth + 1)? {
                 return Ok(Some(found));
             }
         }
@@ -232,7 +238,7 @@ impl Btf {
     /// in declaration order (for "available fields" hints).
     pub fn member_names(&self, id: u32) -> Result<Vec<&str>, BtfError> {
         let mut out = Vec::new();
-        self.collect_member_names(self.members(id)?, &mut out, 0)?;
+        self.collect_member_names(self.members(id)?, &mut out, &mut MEMBER_BUDGET.clone(), 0)?;
         Ok(out)
     }
 
@@ -240,16 +246,18 @@ impl Btf {
         &'a self,
         members: Members<'a>,
         out: &mut Vec<&'a str>,
+        budget: &mut usize,
         depth: usize,
     ) -> Result<(), BtfError> {
-        if depth > MAX_DEPTH {
+        if *budget == 0 || depth > MAX_DEPTH {
             return Err(BtfError::TooDeep { id: 0 });
         }
+        *budget -= 1;
         for m in members.iter() {
             if !m.name.is_empty() {
                 out.push(m.name);
             } else if let TypeKind::Struct(i) | TypeKind::Union(i) = self.resolve(m.type_id)?.kind {
-                self.collect_member_names(i, out, depth + 1)?;
+                self.collect_member_names(i, out, budget, depth + 1)?;
             }
         }
         Ok(())

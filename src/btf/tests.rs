@@ -453,6 +453,32 @@ fn malformed_records_are_typed_errors() {
 }
 
 #[test]
+fn self_referencing_types_are_bounded_not_exponential() {
+    let mut b = BtfBuilder::new();
+    // A prototype whose two parameters point back to it, and a struct that contains itself
+    // through two anonymous members: both blow up exponentially without a visit budget.
+    let proto = b.next_id();
+    let ptr = proto + 1;
+    b.add_func_proto(ptr, &[("a", ptr), ("b", ptr)]);
+    b.add_ptr(proto);
+    let s = b.next_id();
+    b.add_struct(
+        "s",
+        8,
+        &[MemberDef::new("", s, 0), MemberDef::new("", s, 0)],
+    );
+    let btf = Btf::parse(b.finish().unwrap()).unwrap();
+    let t = std::time::Instant::now();
+    assert!(btf.type_to_string(proto).contains("<...>"));
+    assert!(matches!(
+        btf.find_member(s, "x"),
+        Err(BtfError::TooDeep { .. })
+    ));
+    assert!(btf.member_names(s).is_err());
+    assert!(t.elapsed() < std::time::Duration::from_secs(5));
+}
+
+#[test]
 fn encoder_reports_limits_instead_of_truncating() {
     let mut b = BtfBuilder::new();
     let int = b.add_int("int", 4, true);

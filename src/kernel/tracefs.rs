@@ -85,6 +85,11 @@ impl Field {
     pub fn is_string(&self) -> bool {
         self.type_text == "char" && self.layout != FieldLayout::Scalar
     }
+
+    /// Whether the field is a pointer (its value is an address, e.g. `const char *filename`).
+    pub fn is_pointer(&self) -> bool {
+        self.layout == FieldLayout::Scalar && self.type_text.ends_with('*')
+    }
 }
 
 /// A parsed `format` file.
@@ -450,6 +455,7 @@ print fmt: \"prev_comm=%s\", REC->prev_comm\n";
             ("const char *", FieldLayout::Scalar)
         );
         assert!(!file.is_string());
+        assert!(file.is_pointer() && !comm.is_pointer());
         let name = f.field("name").unwrap();
         assert_eq!(
             (name.type_text.as_str(), name.layout),
