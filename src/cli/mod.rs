@@ -6,6 +6,8 @@
 
 use std::ffi::OsString;
 
+mod version;
+
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_INPUT: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
@@ -30,6 +32,7 @@ pub fn run(args: Vec<OsString>) -> i32 {
     match first {
         Some("--version" | "-V") => {
             println!("strobe {}", env!("CARGO_PKG_VERSION"));
+            print!("{}", version::details());
             EXIT_OK
         }
         _ => {
