@@ -6,6 +6,7 @@
 
 use std::ffi::OsString;
 
+pub mod info;
 mod version;
 
 pub const EXIT_OK: i32 = 0;
@@ -22,7 +23,11 @@ pub struct Subcommand {
 }
 
 /// The registry of subcommands: adding one is a new file plus one line here.
-pub const SUBCOMMANDS: &[Subcommand] = &[];
+pub const SUBCOMMANDS: &[Subcommand] = &[Subcommand {
+    name: "info",
+    about: "show the kernel's BPF features (also --info)",
+    run: info::run,
+}];
 
 pub fn run(args: Vec<OsString>) -> i32 {
     let first = args.get(1).and_then(|a| a.to_str());
@@ -30,6 +35,7 @@ pub fn run(args: Vec<OsString>) -> i32 {
         return (sub.run)(&args[2..]);
     }
     match first {
+        Some("--info") => info::run(&args[2..]),
         Some("--version" | "-V") => {
             println!("strobe {}", env!("CARGO_PKG_VERSION"));
             print!("{}", version::details());

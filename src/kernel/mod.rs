@@ -1,1 +1,3 @@
 //! What the running kernel offers: tracefs tracepoint formats, kallsyms, feature probes.
+
+pub mod features;

@@ -1,0 +1,471 @@
+//! What the running kernel supports, probed once and cached: kernel version, lockdown, BTF,
+//! map types, attach kinds (fentry/fexit by a real trial load, kprobes, kprobe_multi,
+//! uprobes, uprobe_multi, tracepoints, perf events), BPF_PROG_TEST_RUN, ISA levels and the
+//! helpers strobe's code generator emits. Every missing feature carries the reason (errno and
+//! its meaning, lockdown, missing PMU …).
+//!
+//! Input: the kernel (trial loads and attaches, sysfs/procfs reads) and a [`FuncIdSource`]
+//! for fentry targets. Output: [`Features`], rendered by `strobe info`.
+//! Invariant: probing leaves nothing behind (every trial object is dropped at once).
+
+mod btf_scan;
+mod trial;
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use crate::sys::env::{self, Lockdown};
+use crate::sys::{AttachType, Capability, MapType, ProgType};
+
+pub use btf_scan::{find_func, VmlinuxScan};
+
+/// Whether a feature is there; a "no" says why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Support {
+    Yes,
+    No(String),
+}
+
+impl Support {
+    pub fn is_yes(&self) -> bool {
+        matches!(self, Support::Yes)
+    }
+
+    /// `yes` or `no (reason)`.
+    pub fn render(&self) -> String {
+        match self {
+            Support::Yes => "yes".into(),
+            Support::No(r) => format!("no ({r})"),
+        }
+    }
+}
+
+/// Where the fentry/fexit probe gets the BTF id of a kernel function. `strobe::btf`
+/// implements this with its index; [`VmlinuxScan`] is a minimal stand-in.
+pub trait FuncIdSource {
+    fn func_id(&self, name: &str) -> Option<u32>;
+}
+
+/// Helpers strobe's code generator may call, with their uapi ids.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Helper {
+    #[doc(alias = "BPF_FUNC_probe_read")]
+    ProbeRead,
+    #[doc(alias = "BPF_FUNC_probe_read_kernel")]
+    ProbeReadKernel,
+    #[doc(alias = "BPF_FUNC_probe_read_user")]
+    ProbeReadUser,
+    #[doc(alias = "BPF_FUNC_probe_read_kernel_str")]
+    ProbeReadKernelStr,
+    #[doc(alias = "BPF_FUNC_probe_read_user_str")]
+    ProbeReadUserStr,
+    #[doc(alias = "BPF_FUNC_ringbuf_output")]
+    RingbufOutput,
+    #[doc(alias = "BPF_FUNC_ringbuf_reserve")]
+    RingbufReserve,
+    #[doc(alias = "BPF_FUNC_ringbuf_submit")]
+    RingbufSubmit,
+    #[doc(alias = "BPF_FUNC_perf_event_output")]
+    PerfEventOutput,
+    #[doc(alias = "BPF_FUNC_get_current_pid_tgid")]
+    GetCurrentPidTgid,
+    #[doc(alias = "BPF_FUNC_get_current_uid_gid")]
+    GetCurrentUidGid,
+    #[doc(alias = "BPF_FUNC_get_current_comm")]
+    GetCurrentComm,
+    #[doc(alias = "BPF_FUNC_get_stack")]
+    GetStack,
+    #[doc(alias = "BPF_FUNC_get_stackid")]
+    GetStackid,
+    #[doc(alias = "BPF_FUNC_get_func_ip")]
+    GetFuncIp,
+    #[doc(alias = "BPF_FUNC_ktime_get_ns")]
+    KtimeGetNs,
+    #[doc(alias = "BPF_FUNC_ktime_get_boot_ns")]
+    KtimeGetBootNs,
+    #[doc(alias = "BPF_FUNC_get_current_task")]
+    GetCurrentTask,
+    #[doc(alias = "BPF_FUNC_get_current_task_btf")]
+    GetCurrentTaskBtf,
+    #[doc(alias = "BPF_FUNC_send_signal")]
+    SendSignal,
+    #[doc(alias = "BPF_FUNC_override_return")]
+    OverrideReturn,
+    #[doc(alias = "BPF_FUNC_loop")]
+    Loop,
+    #[doc(alias = "BPF_FUNC_get_current_cgroup_id")]
+    GetCurrentCgroupId,
+    #[doc(alias = "BPF_FUNC_jiffies64")]
+    Jiffies64,
+    #[doc(alias = "BPF_FUNC_get_prandom_u32")]
+    GetPrandomU32,
+    #[doc(alias = "BPF_FUNC_get_smp_processor_id")]
+    GetSmpProcessorId,
+    #[doc(alias = "BPF_FUNC_d_path")]
+    DPath,
+    #[doc(alias = "BPF_FUNC_snprintf")]
+    Snprintf,
+    #[doc(alias = "BPF_FUNC_get_func_arg")]
+    GetFuncArg,
+    #[doc(alias = "BPF_FUNC_get_func_ret")]
+    GetFuncRet,
+    #[doc(alias = "BPF_FUNC_get_attach_cookie")]
+    GetAttachCookie,
+}
+
+/// The program context a helper is probed in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ProbeCtx {
+    RawTp,
+    Kprobe,
+    Fentry,
+}
+
+impl Helper {
+    pub const ALL: [Helper; 31] = {
+        use Helper::*;
+        [
+            ProbeRead,
+            ProbeReadKernel,
+            ProbeReadUser,
+            ProbeReadKernelStr,
+            ProbeReadUserStr,
+            RingbufOutput,
+            RingbufReserve,
+            RingbufSubmit,
+            PerfEventOutput,
+            GetCurrentPidTgid,
+            GetCurrentUidGid,
+            GetCurrentComm,
+            GetStack,
+            GetStackid,
+            GetFuncIp,
+            KtimeGetNs,
+            KtimeGetBootNs,
+            GetCurrentTask,
+            GetCurrentTaskBtf,
+            SendSignal,
+            OverrideReturn,
+            Loop,
+            GetCurrentCgroupId,
+            Jiffies64,
+            GetPrandomU32,
+            GetSmpProcessorId,
+            DPath,
+            Snprintf,
+            GetFuncArg,
+            GetFuncRet,
+            GetAttachCookie,
+        ]
+    };
+
+    /// `(uapi id, name)` from `include/uapi/linux/bpf.h`'s `__BPF_FUNC_MAPPER`.
+    fn entry(self) -> (i32, &'static str, ProbeCtx) {
+        use Helper::*;
+        use ProbeCtx::*;
+        match self {
+            ProbeRead => (4, "probe_read", RawTp),
+            KtimeGetNs => (5, "ktime_get_ns", RawTp),
+            GetPrandomU32 => (7, "get_prandom_u32", RawTp),
+            GetSmpProcessorId => (8, "get_smp_processor_id", RawTp),
+            GetCurrentPidTgid => (14, "get_current_pid_tgid", RawTp),
+            GetCurrentUidGid => (15, "get_current_uid_gid", RawTp),
+            GetCurrentComm => (16, "get_current_comm", RawTp),
+            PerfEventOutput => (25, "perf_event_output", RawTp),
+            GetStackid => (27, "get_stackid", RawTp),
+            GetCurrentTask => (35, "get_current_task", RawTp),
+            OverrideReturn => (58, "override_return", Kprobe),
+            GetStack => (67, "get_stack", RawTp),
+            GetCurrentCgroupId => (80, "get_current_cgroup_id", RawTp),
+            SendSignal => (109, "send_signal", RawTp),
+            ProbeReadUser => (112, "probe_read_user", RawTp),
+            ProbeReadKernel => (113, "probe_read_kernel", RawTp),
+            ProbeReadUserStr => (114, "probe_read_user_str", RawTp),
+            ProbeReadKernelStr => (115, "probe_read_kernel_str", RawTp),
+            Jiffies64 => (118, "jiffies64", RawTp),
+            KtimeGetBootNs => (125, "ktime_get_boot_ns", RawTp),
+            RingbufOutput => (130, "ringbuf_output", RawTp),
+            RingbufReserve => (131, "ringbuf_reserve", RawTp),
+            RingbufSubmit => (132, "ringbuf_submit", RawTp),
+            DPath => (147, "d_path", Fentry),
+            GetCurrentTaskBtf => (158, "get_current_task_btf", RawTp),
+            Snprintf => (165, "snprintf", RawTp),
+            GetFuncIp => (173, "get_func_ip", Kprobe),
+            GetAttachCookie => (174, "get_attach_cookie", Kprobe),
+            Loop => (181, "loop", RawTp),
+            GetFuncArg => (183, "get_func_arg", Fentry),
+            GetFuncRet => (184, "get_func_ret", Fentry),
+        }
+    }
+
+    pub fn id(self) -> i32 {
+        self.entry().0
+    }
+
+    pub fn name(self) -> &'static str {
+        self.entry().1
+    }
+}
+
+/// Everything probed about the running kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Features {
+    pub kernel_release: String,
+    pub kernel_version: (u32, u32, u32),
+    /// Which of CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN this process has (effective set).
+    pub capabilities: Vec<(Capability, bool)>,
+    /// `None` when the kernel has no lockdown LSM or securityfs could not be read.
+    pub lockdown: Option<Lockdown>,
+    /// `kernel.unprivileged_bpf_disabled`.
+    pub unprivileged_bpf_disabled: Option<u32>,
+    /// `net.core.bpf_jit_enable`.
+    pub jit: Support,
+    pub btf_vmlinux: Support,
+    /// Number of modules with their own BTF under /sys/kernel/btf.
+    pub btf_modules: usize,
+    pub hash_map: Support,
+    pub percpu_array: Support,
+    pub ringbuf: Support,
+    pub perf_event_array: Support,
+    pub stack_trace_map: Support,
+    pub map_batch: Support,
+    pub fentry: Support,
+    pub fexit: Support,
+    pub kprobes: Support,
+    pub kprobe_multi: Support,
+    pub uprobes: Support,
+    pub uprobe_multi: Support,
+    pub tracepoints: Support,
+    pub raw_tracepoints: Support,
+    pub perf_events: Support,
+    pub perf_event_link: Support,
+    pub raw_tp_test_run: Support,
+    pub isa_v2: Support,
+    pub isa_v3: Support,
+    pub isa_v4: Support,
+    pub bounded_loops: Support,
+    pub helpers: Vec<(Helper, Support)>,
+}
+
+/// A titled group of `name: yes/no (reason)` lines, as `strobe info` prints them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Section {
+    pub title: &'static str,
+    pub lines: Vec<(String, String)>,
+}
+
+/// Kernel functions tried as fentry/kprobe targets, most likely first.
+const PROBE_TARGETS: [&str; 4] = ["bpf_fentry_test1", "vfs_read", "do_sys_openat2", "schedule"];
+
+static CACHE: OnceLock<Features> = OnceLock::new();
+
+/// The features of the running kernel, probed on first use (fentry targets found by
+/// [`VmlinuxScan`] unless [`init_features`] ran first).
+pub fn features() -> &'static Features {
+    CACHE.get_or_init(|| probe(&VmlinuxScan))
+}
+
+/// Probes with `ids` as the BTF id source, unless the cache is already filled; returns the
+/// cached report either way. Call early (e.g. with `strobe::btf`'s index) to avoid a second
+/// BTF read.
+pub fn init_features(ids: &dyn FuncIdSource) -> &'static Features {
+    CACHE.get_or_init(|| probe(ids))
+}
+
+/// Probes everything now (uncached), taking fentry targets' BTF ids from `ids`.
+pub fn probe(ids: &dyn FuncIdSource) -> Features {
+    let release = env::kernel_release();
+    let btf_dir = Path::new("/sys/kernel/btf");
+    let btf_vmlinux = if btf_dir.join("vmlinux").exists() {
+        Support::Yes
+    } else {
+        Support::No(
+            "/sys/kernel/btf/vmlinux is absent (kernel built without CONFIG_DEBUG_INFO_BTF)".into(),
+        )
+    };
+    let btf_modules = std::fs::read_dir(btf_dir)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| e.file_name() != "vmlinux")
+                .count()
+        })
+        .unwrap_or(0);
+    let target_id = PROBE_TARGETS.iter().find_map(|n| ids.func_id(n));
+    let kprobe_target = PROBE_TARGETS[1];
+    let exe = std::env::current_exe().unwrap_or_default();
+    let entry = trial::entry_file_offset(&exe);
+    let helpers = Helper::ALL
+        .iter()
+        .map(|&h| {
+            let (id, _, ctx) = h.entry();
+            let s = match ctx {
+                ProbeCtx::RawTp => trial::helper(id, ProgType::RawTracepoint, None),
+                ProbeCtx::Kprobe => trial::helper(id, ProgType::Kprobe, None),
+                ProbeCtx::Fentry => trial::helper(
+                    id,
+                    ProgType::Tracing,
+                    Some((AttachType::TraceFentry, target_id)),
+                ),
+            };
+            (h, s)
+        })
+        .collect();
+    Features {
+        kernel_version: env::parse_version(&release),
+        capabilities: [Capability::Bpf, Capability::Perfmon, Capability::SysAdmin]
+            .into_iter()
+            .map(|c| (c, env::has_capability(c)))
+            .collect(),
+        kernel_release: release,
+        lockdown: env::lockdown(),
+        unprivileged_bpf_disabled: env::unprivileged_bpf_disabled(),
+        jit: match env::bpf_jit_enable() {
+            Some(0) => Support::No("net.core.bpf_jit_enable = 0: programs are interpreted".into()),
+            Some(_) => Support::Yes,
+            None => Support::No("/proc/sys/net/core/bpf_jit_enable is unreadable".into()),
+        },
+        btf_vmlinux,
+        btf_modules,
+        hash_map: trial::map_support(MapType::Hash, 4, 8, 1),
+        percpu_array: trial::map_support(MapType::PercpuArray, 4, 8, 1),
+        ringbuf: trial::map_support(MapType::Ringbuf, 0, 0, 4096),
+        perf_event_array: trial::map_support(MapType::PerfEventArray, 4, 4, 1),
+        stack_trace_map: trial::map_support(MapType::StackTrace, 4, 8 * 127, 1),
+        map_batch: trial::map_batch(),
+        fentry: trial::tracing(AttachType::TraceFentry, target_id),
+        fexit: trial::tracing(AttachType::TraceFexit, target_id),
+        kprobes: trial::kprobes(kprobe_target),
+        kprobe_multi: trial::kprobe_multi(kprobe_target),
+        uprobes: trial::uprobes(&exe, entry),
+        uprobe_multi: trial::uprobe_multi(&exe, entry),
+        tracepoints: trial::tracepoint_prog(),
+        raw_tracepoints: trial::raw_tracepoint_attach(),
+        perf_events: trial::perf_event(),
+        perf_event_link: trial::perf_event_link(),
+        raw_tp_test_run: trial::raw_tp_test_run(),
+        // v2: `if r0 < 1 goto +0` (BPF_JLT); v3: `if w0 == 0 goto +0` (BPF_JMP32);
+        // v4: `r0 = (s8)r0` (BPF_MOVSX, 6.6+).
+        isa_v2: trial::accepts(&[
+            trial::mov_imm(0, 0),
+            crate::asm::Insn::new(0xa5, 0, 0, 0, 1),
+            trial::exit(),
+        ]),
+        isa_v3: trial::accepts(&[
+            trial::mov_imm(0, 0),
+            crate::asm::Insn::new(0x16, 0, 0, 0, 0),
+            trial::exit(),
+        ]),
+        isa_v4: trial::accepts(&[
+            trial::mov_imm(0, 0),
+            crate::asm::Insn::new(0xbf, 0, 0, 8, 0),
+            trial::exit(),
+        ]),
+        // r0 = 0; r0 += 1; if r0 < 4 goto -2; exit (5.3+).
+        bounded_loops: trial::accepts(&[
+            trial::mov_imm(0, 0),
+            crate::asm::Insn::new(0x07, 0, 0, 0, 1),
+            crate::asm::Insn::new(0xa5, 0, 0, -2, 4),
+            trial::exit(),
+        ]),
+        helpers,
+    }
+}
+
+impl Features {
+    /// Support for helper `h` (`No` if it was not probed).
+    pub fn helper(&self, h: Helper) -> Support {
+        self.helpers
+            .iter()
+            .find(|(x, _)| *x == h)
+            .map_or_else(|| Support::No("not probed".into()), |(_, s)| s.clone())
+    }
+
+    /// The report, grouped like `bpftrace --info`.
+    pub fn sections(&self) -> Vec<Section> {
+        let l = |n: &str, s: &Support| (n.to_string(), s.render());
+        let lockdown = match self.lockdown {
+            Some(m) => m.name().to_string(),
+            None => "unknown (no lockdown LSM or securityfs unreadable)".into(),
+        };
+        let unpriv = match self.unprivileged_bpf_disabled {
+            Some(0) => "allowed (0)".to_string(),
+            Some(1) => "disabled (1: until reboot)".to_string(),
+            Some(2) => "disabled (2: admin may re-enable)".to_string(),
+            Some(n) => format!("disabled ({n})"),
+            None => "unknown".into(),
+        };
+        let caps = self
+            .capabilities
+            .iter()
+            .map(|(c, has)| format!("{} {}", c.name(), if *has { "yes" } else { "no" }))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let (a, b, c) = self.kernel_version;
+        vec![
+            Section {
+                title: "System",
+                lines: vec![
+                    (
+                        "kernel".into(),
+                        format!("{} ({a}.{b}.{c})", self.kernel_release),
+                    ),
+                    ("capabilities".into(), caps),
+                    ("lockdown".into(), lockdown),
+                    ("unprivileged bpf".into(), unpriv),
+                    l("jit", &self.jit),
+                ],
+            },
+            Section {
+                title: "BTF",
+                lines: vec![
+                    l("vmlinux btf", &self.btf_vmlinux),
+                    ("module btf".into(), format!("{} modules", self.btf_modules)),
+                ],
+            },
+            Section {
+                title: "Map types",
+                lines: vec![
+                    l("hash", &self.hash_map),
+                    l("percpu array", &self.percpu_array),
+                    l("ringbuf", &self.ringbuf),
+                    l("perf event array", &self.perf_event_array),
+                    l("stack trace", &self.stack_trace_map),
+                    l("batch operations", &self.map_batch),
+                ],
+            },
+            Section {
+                title: "Probe types",
+                lines: vec![
+                    l("fentry", &self.fentry),
+                    l("fexit", &self.fexit),
+                    l("kprobe", &self.kprobes),
+                    l("kprobe_multi", &self.kprobe_multi),
+                    l("uprobe", &self.uprobes),
+                    l("uprobe_multi", &self.uprobe_multi),
+                    l("tracepoint", &self.tracepoints),
+                    l("rawtracepoint", &self.raw_tracepoints),
+                    l("perf event (profile/interval)", &self.perf_events),
+                    l("perf event link", &self.perf_event_link),
+                ],
+            },
+            Section {
+                title: "Kernel features",
+                lines: vec![
+                    l("raw_tp BPF_PROG_TEST_RUN", &self.raw_tp_test_run),
+                    l("isa v2", &self.isa_v2),
+                    l("isa v3", &self.isa_v3),
+                    l("isa v4", &self.isa_v4),
+                    l("bounded loops", &self.bounded_loops),
+                ],
+            },
+            Section {
+                title: "Kernel helpers",
+                lines: self
+                    .helpers
+                    .iter()
+                    .map(|(h, s)| (h.name().to_string(), s.render()))
+                    .collect(),
+            },
+        ]
+    }
+}

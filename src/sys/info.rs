@@ -1,0 +1,202 @@
+//! Introspection: BPF_OBJ_GET_INFO_BY_FD for programs, maps and links, the
+//! BPF_*_GET_NEXT_ID iterators and BPF_*_GET_FD_BY_ID (used by leak tests and `strobe info`).
+//! An id that no longer exists is `Ok(None)`.
+
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
+
+use super::attr::{
+    as_bytes_mut, name_from, GetIdAttr, InfoAttr, LinkInfoRaw, MapInfoRaw, Pod, ProgInfoRaw,
+};
+use super::call::{bpf, bpf_fd, ptr, Cmd};
+use super::error::{Errno, SysError};
+
+/// `struct bpf_prog_info`, the parts strobe reads.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProgInfo {
+    /// `enum bpf_prog_type` as the kernel reports it.
+    pub prog_type: u32,
+    pub id: u32,
+    pub tag: [u8; 8],
+    pub name: String,
+    pub jited_len: u32,
+    pub xlated_len: u32,
+    pub load_time_ns: u64,
+    pub created_by_uid: u32,
+    pub nr_map_ids: u32,
+    pub btf_id: u32,
+    /// Non-zero only with `kernel.bpf_stats_enabled`.
+    pub run_time_ns: u64,
+    pub run_cnt: u64,
+    pub recursion_misses: u64,
+    pub verified_insns: u32,
+    pub attach_btf_obj_id: u32,
+    pub attach_btf_id: u32,
+}
+
+/// `struct bpf_map_info`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MapInfo {
+    pub map_type: u32,
+    pub id: u32,
+    pub key_size: u32,
+    pub value_size: u32,
+    pub max_entries: u32,
+    pub map_flags: u32,
+    pub name: String,
+    pub btf_id: u32,
+    pub map_extra: u64,
+}
+
+/// `struct bpf_link_info`: the common head; `data` holds the per-type union's raw words.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LinkInfo {
+    /// `enum bpf_link_type` (1 raw_tracepoint, 2 tracing, 7 perf_event, 8 kprobe_multi, 12
+    /// uprobe_multi).
+    pub link_type: u32,
+    pub id: u32,
+    pub prog_id: u32,
+    pub data: [u64; 8],
+}
+
+fn get_info<T: Pod>(fd: BorrowedFd<'_>) -> Result<T, SysError> {
+    let mut info = T::default();
+    let mut a = InfoAttr {
+        bpf_fd: fd.as_raw_fd() as u32,
+        info_len: std::mem::size_of::<T>() as u32,
+        info: ptr(as_bytes_mut(&mut info).as_mut_ptr()),
+    };
+    bpf(Cmd::ObjGetInfoByFd, &mut a).map_err(|e| SysError::bare(Cmd::ObjGetInfoByFd.name(), e))?;
+    Ok(info)
+}
+
+/// BPF_OBJ_GET_INFO_BY_FD on a program.
+pub fn prog_info(fd: BorrowedFd<'_>) -> Result<ProgInfo, SysError> {
+    let r: ProgInfoRaw = get_info(fd)?;
+    Ok(ProgInfo {
+        prog_type: r.prog_type,
+        id: r.id,
+        tag: r.tag,
+        name: name_from(&r.name),
+        jited_len: r.jited_prog_len,
+        xlated_len: r.xlated_prog_len,
+        load_time_ns: r.load_time,
+        created_by_uid: r.created_by_uid,
+        nr_map_ids: r.nr_map_ids,
+        btf_id: r.btf_id,
+        run_time_ns: r.run_time_ns,
+        run_cnt: r.run_cnt,
+        recursion_misses: r.recursion_misses,
+        verified_insns: r.verified_insns,
+        attach_btf_obj_id: r.attach_btf_obj_id,
+        attach_btf_id: r.attach_btf_id,
+    })
+}
+
+/// BPF_OBJ_GET_INFO_BY_FD on a map.
+pub fn map_info(fd: BorrowedFd<'_>) -> Result<MapInfo, SysError> {
+    let r: MapInfoRaw = get_info(fd)?;
+    Ok(MapInfo {
+        map_type: r.map_type,
+        id: r.id,
+        key_size: r.key_size,
+        value_size: r.value_size,
+        max_entries: r.max_entries,
+        map_flags: r.map_flags,
+        name: name_from(&r.name),
+        btf_id: r.btf_id,
+        map_extra: r.map_extra,
+    })
+}
+
+/// BPF_OBJ_GET_INFO_BY_FD on a link.
+pub fn link_info(fd: BorrowedFd<'_>) -> Result<LinkInfo, SysError> {
+    let r: LinkInfoRaw = get_info(fd)?;
+    Ok(LinkInfo {
+        link_type: r.link_type,
+        id: r.id,
+        prog_id: r.prog_id,
+        data: r.u,
+    })
+}
+
+/// Which object kind an id iteration or lookup is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ObjKind {
+    Prog,
+    Map,
+    Link,
+    Btf,
+}
+
+impl ObjKind {
+    fn next_cmd(self) -> Cmd {
+        match self {
+            ObjKind::Prog => Cmd::ProgGetNextId,
+            ObjKind::Map => Cmd::MapGetNextId,
+            ObjKind::Link => Cmd::LinkGetNextId,
+            ObjKind::Btf => Cmd::BtfGetNextId,
+        }
+    }
+    fn fd_cmd(self) -> Cmd {
+        match self {
+            ObjKind::Prog => Cmd::ProgGetFdById,
+            ObjKind::Map => Cmd::MapGetFdById,
+            ObjKind::Link => Cmd::LinkGetFdById,
+            ObjKind::Btf => Cmd::BtfGetFdById,
+        }
+    }
+}
+
+/// BPF_*_GET_NEXT_ID: the first id after `start` (0 = the first), `None` at the end.
+pub fn next_id(kind: ObjKind, start: u32) -> Result<Option<u32>, SysError> {
+    let mut a = GetIdAttr {
+        id: start,
+        ..Default::default()
+    };
+    let cmd = kind.next_cmd();
+    match bpf(cmd, &mut a) {
+        Ok(_) => Ok(Some(a.next_id)),
+        Err(Errno::ENOENT) => Ok(None),
+        Err(e) => Err(SysError::bare(cmd.name(), e)),
+    }
+}
+
+/// Every id of `kind` currently in the kernel.
+pub fn all_ids(kind: ObjKind) -> Result<Vec<u32>, SysError> {
+    let mut out = Vec::new();
+    let mut cur = 0;
+    while let Some(id) = next_id(kind, cur)? {
+        out.push(id);
+        cur = id;
+    }
+    Ok(out)
+}
+
+/// BPF_*_GET_FD_BY_ID: a new fd for object `id`, `None` when it no longer exists.
+pub fn fd_by_id(kind: ObjKind, id: u32) -> Result<Option<OwnedFd>, SysError> {
+    let mut a = GetIdAttr {
+        id,
+        ..Default::default()
+    };
+    let cmd = kind.fd_cmd();
+    match bpf_fd(cmd, &mut a) {
+        Ok(fd) => Ok(Some(fd)),
+        Err(Errno::ENOENT) => Ok(None),
+        Err(e) => Err(SysError::bare(cmd.name(), e)),
+    }
+}
+
+/// BPF_PROG_GET_FD_BY_ID.
+pub fn prog_fd_by_id(id: u32) -> Result<Option<OwnedFd>, SysError> {
+    fd_by_id(ObjKind::Prog, id)
+}
+
+/// BPF_MAP_GET_FD_BY_ID.
+pub fn map_fd_by_id(id: u32) -> Result<Option<OwnedFd>, SysError> {
+    fd_by_id(ObjKind::Map, id)
+}
+
+/// BPF_LINK_GET_FD_BY_ID.
+pub fn link_fd_by_id(id: u32) -> Result<Option<OwnedFd>, SysError> {
+    fd_by_id(ObjKind::Link, id)
+}
