@@ -242,7 +242,8 @@ fn push_output(details: &mut Vec<String>, label: &str, output: &str) {
 }
 
 /// Substitutes the runtime variables of a command: `{{STROBE}}` (and bpftrace's spelling
-/// `{{BPFTRACE}}`, so its cases can be reused) and `{{BEFORE_PID}}`.
+/// `{{BPFTRACE}}`, so its cases can be reused) and `{{BEFORE_PID}}`, the pid of the shell
+/// running the first `BEFORE` (write `BEFORE exec prog` to make it the program's own pid).
 pub fn expand(cmd: &str, strobe: &Path, before_pid: Option<u32>) -> String {
     let path = shell_quote(&strobe.to_string_lossy());
     let mut out = cmd
