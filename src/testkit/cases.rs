@@ -10,7 +10,8 @@
 //! `NAME` (required), `RUN` (a shell command) xor `PROG` (a script run as `strobe -e PROG`),
 //! `EXPECT` / `EXPECT_NONE` (a whole output line, ignoring surrounding whitespace),
 //! `EXPECT_REGEX` / `EXPECT_REGEX_NONE` (a regex searched in the output, `^`/`$` per line),
-//! `TIMEOUT` (seconds, default 5), `BEFORE` (background workloads started first, repeatable),
+//! `TIMEOUT` (seconds, default 5), `BEFORE` (background workloads started first, repeatable;
+//! the command waits until a plain `BEFORE` program is running),
 //! `AFTER` (a workload started once strobe prints [`NOTIFY_ATTACHED`]), `SETUP` / `CLEANUP`,
 //! `REQUIRES` (shell command; the case is skipped unless it succeeds, repeatable), `ENV`
 //! (`NAME=VALUE …`), `WILL_FAIL` (the command must exit non-zero), `RETURN_CODE`,

@@ -111,6 +111,22 @@ impl Captured {
         }
     }
 
+    /// Waits until a process named `comm` runs in this child's process group (the child
+    /// itself once it has exec'd, or one of its descendants). `false` when `deadline` passes
+    /// or the child exits first.
+    pub fn wait_for_comm(&mut self, comm: &str, deadline: Instant) -> bool {
+        let pgid = self.child.id();
+        loop {
+            if group_has_comm(pgid, comm) {
+                return true;
+            }
+            if matches!(self.child.try_wait(), Ok(Some(_))) || Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
     /// Stops the whole process group (SIGTERM, then SIGKILL after a grace period), reaps the
     /// child and returns how it ended (`None` if it was still running when stopped) and its
     /// output.
@@ -141,6 +157,34 @@ pub fn run_to_end(cmd: Command, timeout: Duration) -> std::io::Result<(Ended, St
     let ended = child.wait_until(Instant::now() + timeout, |_| {});
     let (_, output) = child.stop();
     Ok((ended, output))
+}
+
+/// Whether a process in process group `pgid` has the command name `comm` (as the kernel keeps
+/// it: the executable's basename cut to 15 bytes).
+fn group_has_comm(pgid: u32, comm: &str) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    dir.filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .any(|stat| parse_stat(&stat).is_some_and(|(c, g)| g == pgid && c == comm))
+}
+
+/// `(comm, pgrp)` from a /proc/PID/stat line: `pid (comm) state ppid pgrp …`. The comm may
+/// itself contain spaces and parentheses, so it ends at the last `)`.
+fn parse_stat(stat: &str) -> Option<(&str, u32)> {
+    let open = stat.find('(')?;
+    let close = stat.rfind(')')?;
+    let comm = stat.get(open + 1..close)?;
+    let mut rest = stat.get(close + 1..)?.split_whitespace();
+    let pgrp = rest.nth(2)?.parse().ok()?;
+    Some((comm, pgrp))
 }
 
 fn signal_group(pgid: libc::pid_t, sig: libc::c_int) {
@@ -197,6 +241,25 @@ mod tests {
             "{:?}",
             start.elapsed()
         );
+    }
+
+    #[test]
+    fn stat_lines_yield_comm_and_process_group() {
+        assert_eq!(parse_stat("42 (sleep) S 1 40 40 0 -1"), Some(("sleep", 40)));
+        assert_eq!(parse_stat("7 (a) b) (c) R 1 9 9"), Some(("a) b) (c", 9)));
+        assert_eq!(parse_stat("garbage"), None);
+    }
+
+    #[test]
+    fn waiting_for_a_comm_sees_the_exec_and_gives_up_when_the_child_exits() {
+        let mut c = Captured::spawn(sh("sleep 0.1; exec sleep 30"), None).unwrap();
+        assert!(c.wait_for_comm("sleep", Instant::now() + Duration::from_secs(5)));
+        let _ = c.stop();
+        let mut c = Captured::spawn(sh("exit 0"), None).unwrap();
+        let start = Instant::now();
+        assert!(!c.wait_for_comm("never-runs", Instant::now() + Duration::from_secs(5)));
+        assert!(start.elapsed() < Duration::from_secs(4));
+        let _ = c.stop();
     }
 
     #[test]

@@ -107,6 +107,24 @@ fn judge(case: &Case, dir: &Path, opts: &RunOptions, details: &mut Vec<String>) 
             }
         }
     }
+    // Like bpftrace, let each workload get going before the command runs: wait until its
+    // program shows up in its process group.
+    let deadline = Instant::now() + timeout;
+    let mut not_started = None;
+    for (text, proc) in befores.iter_mut() {
+        if let Some(name) = program_name(text) {
+            if !proc.wait_for_comm(&name, deadline) {
+                not_started = Some(format!(
+                    "BEFORE `{text}` did not start a `{name}` process (it exited or timed out)"
+                ));
+                break;
+            }
+        }
+    }
+    if let Some(why) = not_started {
+        stop_all("BEFORE", befores, details);
+        return Verdict::Fail(why);
+    }
     let before_pid = befores.first().map(|(_, c)| c.pid());
 
     let (mut cmd, shown) = match &case.action {
@@ -240,6 +258,35 @@ fn push_output(details: &mut Vec<String>, label: &str, output: &str) {
     }
     details.extend(lines[skip..].iter().map(|l| format!("  | {l}")));
 }
+
+/// The command name (as in /proc/PID/comm) of the program a workload command starts, when it
+/// is a plain command naming an executable: `exec ./prog arg` → `prog`. `None` for shell
+/// constructs (loops, pipelines, builtins), which are not waited for.
+fn program_name(cmd: &str) -> Option<String> {
+    let word = cmd
+        .split_whitespace()
+        // Skip `exec` and leading `NAME=value` assignments.
+        .find(|w| *w != "exec" && (w.starts_with('/') || !w.contains('=')))?;
+    if word.contains(|c: char| ";|&<>()$`\"'{}*?[]".contains(c)) {
+        return None;
+    }
+    let exists = if word.contains('/') {
+        Path::new(word).is_file()
+    } else {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        std::env::split_paths(&path).any(|d| d.join(word).is_file())
+    };
+    if !exists || (!word.contains('/') && SHELL_WORDS.contains(&word)) {
+        return None;
+    }
+    let base = word.rsplit('/').next().unwrap_or(word);
+    Some(base.chars().take(15).collect())
+}
+
+/// Words a shell runs itself even when a same-named program exists in PATH.
+const SHELL_WORDS: &[&str] = &[
+    "echo", "printf", "test", "[", "true", "false", "kill", "pwd",
+];
 
 /// Substitutes the runtime variables of a command: `{{STROBE}}` (and bpftrace's spelling
 /// `{{BPFTRACE}}`, so its cases can be reused) and `{{BEFORE_PID}}`, the pid of the shell

@@ -186,3 +186,24 @@ fn strobe_path_is_substituted_quoted() {
         "kill 42"
     );
 }
+
+#[test]
+fn workload_program_names_are_found_for_plain_commands_only() {
+    assert_eq!(program_name("exec sleep 30").as_deref(), Some("sleep"));
+    assert_eq!(program_name("sleep 30").as_deref(), Some("sleep"));
+    assert_eq!(program_name("FOO=1 /bin/sh -c x").as_deref(), Some("sh"));
+    assert_eq!(program_name("while true; do cat /etc/passwd; done"), None);
+    assert_eq!(program_name("echo hi"), None);
+    assert_eq!(program_name("./no-such-program"), None);
+}
+
+#[test]
+fn command_starts_only_once_the_before_program_runs() {
+    // Without the wait, the command can read the comm of the shell that has not yet exec'd
+    // `sleep` (seen in the VM); repeat to give the race a chance.
+    for _ in 0..10 {
+        let r =
+            run("NAME a\nBEFORE exec sleep 30\nRUN cat /proc/{{BEFORE_PID}}/comm\nEXPECT sleep\n");
+        assert_eq!(r.verdict, Verdict::Pass, "{:#?}", r.details);
+    }
+}
