@@ -5,7 +5,8 @@
 use std::time::Instant;
 
 use strobe::asm::Insn;
-use strobe::kernel::features::{probe, VmlinuxScan};
+use strobe::btf::Btf;
+use strobe::kernel::features::probe;
 use strobe::sys::{
     Map, MapCreateOptions, MapType, Prog, ProgLoadOptions, ProgType, TestRunOptions, UpdateFlags,
 };
@@ -105,7 +106,7 @@ fn main() {
         "none",
     );
     let t = Instant::now();
-    let _ = probe(&VmlinuxScan);
+    let _ = probe(&Btf::from_vmlinux().expect("vmlinux BTF"));
     emit(
         "feature_probe",
         t.elapsed().as_millis() as f64,

@@ -8,7 +8,6 @@
 //! for fentry targets. Output: [`Features`], rendered by `strobe info`.
 //! Invariant: probing leaves nothing behind (every trial object is dropped at once).
 
-mod btf_scan;
 mod trial;
 
 use std::path::Path;
@@ -16,8 +15,6 @@ use std::sync::OnceLock;
 
 use crate::sys::env::{self, Lockdown};
 use crate::sys::{AttachType, Capability, MapType, ProgType};
-
-pub use btf_scan::{find_func, VmlinuxScan};
 
 /// Whether a feature is there; a "no" says why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,10 +37,32 @@ impl Support {
     }
 }
 
-/// Where the fentry/fexit probe gets the BTF id of a kernel function. `strobe::btf`
-/// implements this with its index; [`VmlinuxScan`] is a minimal stand-in.
+/// Where the fentry/fexit probe gets the BTF id of a kernel function: the vmlinux
+/// [`Btf`](crate::btf::Btf) index, or a fixed table in tests.
 pub trait FuncIdSource {
     fn func_id(&self, name: &str) -> Option<u32>;
+}
+
+impl FuncIdSource for crate::btf::Btf {
+    fn func_id(&self, name: &str) -> Option<u32> {
+        self.find_func(name)
+    }
+}
+
+/// No BTF: the fentry/fexit probes report that there is no target to try.
+pub struct NoBtf;
+
+impl FuncIdSource for NoBtf {
+    fn func_id(&self, _: &str) -> Option<u32> {
+        None
+    }
+}
+
+fn probe_with_vmlinux() -> Features {
+    match crate::btf::Btf::from_vmlinux() {
+        Ok(btf) => probe(&btf),
+        Err(_) => probe(&NoBtf),
+    }
 }
 
 /// Helpers strobe's code generator may call, with their uapi ids.
@@ -259,10 +278,10 @@ const PROBE_TARGETS: [&str; 4] = ["bpf_fentry_test1", "vfs_read", "do_sys_openat
 
 static CACHE: OnceLock<Features> = OnceLock::new();
 
-/// The features of the running kernel, probed on first use (fentry targets found by
-/// [`VmlinuxScan`] unless [`init_features`] ran first).
+/// The features of the running kernel, probed on first use (fentry targets' ids from the
+/// vmlinux BTF, unless [`init_features`] ran first).
 pub fn features() -> &'static Features {
-    CACHE.get_or_init(|| probe(&VmlinuxScan))
+    CACHE.get_or_init(probe_with_vmlinux)
 }
 
 /// Probes with `ids` as the BTF id source, unless the cache is already filled; returns the
@@ -274,6 +293,10 @@ pub fn init_features(ids: &dyn FuncIdSource) -> &'static Features {
 
 /// Probes everything now (uncached), taking fentry targets' BTF ids from `ids`.
 pub fn probe(ids: &dyn FuncIdSource) -> Features {
+    // Kernels before 5.11 charge BPF objects to RLIMIT_MEMLOCK: without raising it, every trial
+    // load below would fail with EPERM and report features as missing that a run (which raises
+    // it too) would have. Failure to raise is not fatal here: the trial loads then say why.
+    let _ = crate::sys::raise_memlock_rlimit();
     let release = env::kernel_release();
     let btf_dir = Path::new("/sys/kernel/btf");
     let btf_vmlinux = if btf_dir.join("vmlinux").exists() {
