@@ -6,6 +6,7 @@
 
 use std::ffi::OsString;
 
+pub mod disasm;
 pub mod info;
 
 pub const EXIT_OK: i32 = 0;
@@ -22,11 +23,18 @@ pub struct Subcommand {
 }
 
 /// The registry of subcommands: adding one is a new file plus one line here.
-pub const SUBCOMMANDS: &[Subcommand] = &[Subcommand {
-    name: "info",
-    about: "show the kernel's BPF features (also --info)",
-    run: info::run,
-}];
+pub const SUBCOMMANDS: &[Subcommand] = &[
+    Subcommand {
+        name: "info",
+        about: "show the kernel's BPF features (also --info)",
+        run: info::run,
+    },
+    Subcommand {
+        name: "disasm",
+        about: "Disassemble the program sections of a BPF ELF object (like llvm-objdump -dr)",
+        run: disasm::run,
+    },
+];
 
 pub fn run(args: Vec<OsString>) -> i32 {
     let first = args.get(1).and_then(|a| a.to_str());
