@@ -8,6 +8,7 @@ use std::ffi::OsString;
 
 pub mod disasm;
 pub mod info;
+mod version;
 
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_INPUT: i32 = 1;
@@ -45,6 +46,7 @@ pub fn run(args: Vec<OsString>) -> i32 {
         Some("--info") => info::run(&args[2..]),
         Some("--version" | "-V") => {
             println!("strobe {}", env!("CARGO_PKG_VERSION"));
+            print!("{}", version::details());
             EXIT_OK
         }
         _ => {
