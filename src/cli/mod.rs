@@ -6,7 +6,9 @@
 
 use std::ffi::OsString;
 
+pub mod disasm;
 pub mod info;
+mod version;
 
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_INPUT: i32 = 1;
@@ -22,11 +24,18 @@ pub struct Subcommand {
 }
 
 /// The registry of subcommands: adding one is a new file plus one line here.
-pub const SUBCOMMANDS: &[Subcommand] = &[Subcommand {
-    name: "info",
-    about: "show the kernel's BPF features (also --info)",
-    run: info::run,
-}];
+pub const SUBCOMMANDS: &[Subcommand] = &[
+    Subcommand {
+        name: "info",
+        about: "show the kernel's BPF features (also --info)",
+        run: info::run,
+    },
+    Subcommand {
+        name: "disasm",
+        about: "Disassemble the program sections of a BPF ELF object (like llvm-objdump -dr)",
+        run: disasm::run,
+    },
+];
 
 pub fn run(args: Vec<OsString>) -> i32 {
     let first = args.get(1).and_then(|a| a.to_str());
@@ -37,6 +46,7 @@ pub fn run(args: Vec<OsString>) -> i32 {
         Some("--info") => info::run(&args[2..]),
         Some("--version" | "-V") => {
             println!("strobe {}", env!("CARGO_PKG_VERSION"));
+            print!("{}", version::details());
             EXIT_OK
         }
         _ => {

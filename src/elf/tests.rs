@@ -1,0 +1,353 @@
+use super::*;
+use crate::asm::{Insn, MapDef, Object, Reloc, Section, Symbol};
+
+/// Two programs in `kprobe/vfs_read`, a bpf-to-bpf callee in `.text`, one map, a license.
+pub(crate) fn sample() -> Object {
+    let kprobe = Section {
+        name: "kprobe/vfs_read".into(),
+        insns: vec![
+            Insn::new(0x18, 1, 0, 0, 0), // r1 = counts ll
+            Insn::new(0, 0, 0, 0, 0),
+            Insn::new(0xbf, 2, 10, 0, 0), // r2 = r10
+            Insn::new(0x07, 2, 0, 0, -4), // r2 += -4
+            Insn::new(0x85, 0, 0, 0, 1),  // call bpf_map_lookup_elem
+            Insn::new(0x85, 0, 1, 0, -1), // call helper
+            Insn::new(0xb7, 0, 0, 0, 0),  // out: r0 = 0
+            Insn::new(0x95, 0, 0, 0, 0),  // exit
+            Insn::new(0xb7, 0, 0, 0, 1),  // second: r0 = 1
+            Insn::new(0x95, 0, 0, 0, 0),
+        ],
+        symbols: vec![
+            Symbol {
+                name: "count_reads".into(),
+                insn: 0,
+                global: true,
+            },
+            Symbol {
+                name: "out".into(),
+                insn: 6,
+                global: false,
+            },
+            Symbol {
+                name: "second".into(),
+                insn: 8,
+                global: true,
+            },
+        ],
+        relocs: vec![
+            Reloc {
+                insn: 0,
+                symbol: "counts".into(),
+            },
+            Reloc {
+                insn: 5,
+                symbol: "helper".into(),
+            },
+        ],
+    };
+    let text = Section {
+        name: ".text".into(),
+        insns: vec![Insn::new(0xb7, 0, 0, 0, 1), Insn::new(0x95, 0, 0, 0, 0)],
+        symbols: vec![Symbol {
+            name: "helper".into(),
+            insn: 0,
+            global: true,
+        }],
+        relocs: vec![],
+    };
+    Object {
+        sections: vec![kprobe, text],
+        maps: vec![
+            MapDef {
+                name: "counts".into(),
+                map_type: 1,
+                key_size: 4,
+                value_size: 8,
+                max_entries: 1024,
+                flags: 0,
+            },
+            MapDef {
+                name: "events".into(),
+                map_type: 27,
+                key_size: 0,
+                value_size: 0,
+                max_entries: 4096,
+                flags: 1,
+            },
+        ],
+        license: Some("GPL".into()),
+    }
+}
+
+#[test]
+fn written_object_reads_back_identically() {
+    let obj = sample();
+    let bytes = write_object(&obj).unwrap();
+    assert_eq!(read_object(&bytes).unwrap(), obj);
+}
+
+#[test]
+fn writer_is_deterministic() {
+    assert_eq!(
+        write_object(&sample()).unwrap(),
+        write_object(&sample()).unwrap()
+    );
+}
+
+#[test]
+fn empty_object_round_trips() {
+    let obj = Object::default();
+    assert_eq!(read_object(&write_object(&obj).unwrap()).unwrap(), obj);
+}
+
+#[test]
+fn elf_header_is_relocatable_bpf_elf64_le() {
+    let bytes = write_object(&sample()).unwrap();
+    assert_eq!(&bytes[..4], b"\x7fELF");
+    assert_eq!(bytes[4], 2, "ELFCLASS64");
+    assert_eq!(bytes[5], 1, "ELFDATA2LSB");
+    assert_eq!(u16::from_le_bytes([bytes[16], bytes[17]]), 1, "ET_REL");
+    assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), EM_BPF);
+}
+
+#[test]
+fn goblin_sees_clang_style_symbols_and_rel_sections() {
+    use goblin::elf::{section_header as sh, sym, Elf};
+    use object::elf::{R_BPF_64_32, R_BPF_64_64};
+    let bytes = write_object(&sample()).unwrap();
+    let elf = Elf::parse(&bytes).unwrap();
+    let name = |i: usize| {
+        elf.shdr_strtab
+            .get_at(elf.section_headers[i].sh_name)
+            .unwrap()
+    };
+    let find = |n: &str| {
+        (0..elf.section_headers.len())
+            .find(|&i| name(i) == n)
+            .unwrap()
+    };
+    let kprobe = find("kprobe/vfs_read");
+    assert_eq!(
+        elf.section_headers[kprobe].sh_flags,
+        u64::from(sh::SHF_ALLOC | sh::SHF_EXECINSTR)
+    );
+    let rel = find(".relkprobe/vfs_read");
+    assert_eq!(elf.section_headers[rel].sh_type, sh::SHT_REL);
+    assert_eq!(elf.section_headers[rel].sh_info as usize, kprobe);
+    let rels: Vec<_> = elf
+        .shdr_relocs
+        .iter()
+        .find(|(i, _)| *i == rel)
+        .unwrap()
+        .1
+        .iter()
+        .map(|r| {
+            let s = elf.syms.get(r.r_sym).unwrap();
+            (r.r_offset, r.r_type, elf.strtab.get_at(s.st_name).unwrap())
+        })
+        .collect();
+    assert_eq!(
+        rels,
+        vec![(0, R_BPF_64_64, "counts"), (40, R_BPF_64_32, "helper")]
+    );
+    let sym = |n: &str| {
+        elf.syms
+            .iter()
+            .find(|s| elf.strtab.get_at(s.st_name) == Some(n))
+            .unwrap()
+    };
+    let (first, second) = (sym("count_reads"), sym("second"));
+    assert_eq!(
+        (first.st_type(), first.st_bind()),
+        (sym::STT_FUNC, sym::STB_GLOBAL)
+    );
+    assert_eq!((first.st_value, first.st_size), (0, 64));
+    assert_eq!((second.st_value, second.st_size), (64, 16));
+    let out = sym("out");
+    assert_eq!(
+        (out.st_type(), out.st_bind()),
+        (sym::STT_NOTYPE, sym::STB_LOCAL)
+    );
+    let events = sym("events");
+    assert_eq!(events.st_type(), sym::STT_OBJECT);
+    assert_eq!((events.st_value, events.st_size), (20, 20));
+    let maps = &elf.section_headers[find("maps")];
+    let data = &bytes[maps.sh_offset as usize..][..maps.sh_size as usize];
+    assert_eq!(
+        &data[20..40],
+        &[27, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0, 1, 0, 0, 0]
+    );
+    let license = &elf.section_headers[find("license")];
+    assert_eq!(
+        &bytes[license.sh_offset as usize..][..license.sh_size as usize],
+        b"GPL\0"
+    );
+}
+
+#[test]
+fn unknown_relocation_symbol_becomes_an_undefined_global() {
+    let mut obj = sample();
+    obj.sections[1].insns[0] = Insn::new(0x85, 0, 2, 0, -1);
+    obj.sections[1].relocs.push(Reloc {
+        insn: 0,
+        symbol: "bpf_kfunc_thing".into(),
+    });
+    let bytes = write_object(&obj).unwrap();
+    let elf = goblin::elf::Elf::parse(&bytes).unwrap();
+    let s = elf
+        .syms
+        .iter()
+        .find(|s| elf.strtab.get_at(s.st_name) == Some("bpf_kfunc_thing"))
+        .unwrap();
+    assert_eq!(s.st_shndx, 0);
+    assert_eq!(s.st_bind(), goblin::elf::sym::STB_GLOBAL);
+    assert_eq!(read_object(&bytes).unwrap(), obj);
+}
+
+#[test]
+fn writer_rejects_bad_objects_with_typed_errors() {
+    let mut o = sample();
+    o.sections[0].relocs.push(Reloc {
+        insn: 99,
+        symbol: "counts".into(),
+    });
+    assert_eq!(
+        write_object(&o),
+        Err(WriteError::RelocOutOfRange {
+            section: "kprobe/vfs_read".into(),
+            insn: 99,
+            len: 10
+        })
+    );
+    let mut o = sample();
+    o.sections[0].relocs.push(Reloc {
+        insn: 2,
+        symbol: "counts".into(),
+    });
+    assert!(matches!(
+        write_object(&o),
+        Err(WriteError::RelocSite {
+            insn: 2,
+            code: 0xbf,
+            ..
+        })
+    ));
+    let mut o = sample();
+    o.sections[1].symbols[0].name = "counts".into();
+    assert_eq!(
+        write_object(&o),
+        Err(WriteError::DuplicateSymbol {
+            name: "counts".into()
+        })
+    );
+    let mut o = sample();
+    o.sections[1].symbols[0].insn = 3;
+    assert!(matches!(
+        write_object(&o),
+        Err(WriteError::SymbolOutOfRange {
+            insn: 3,
+            len: 2,
+            ..
+        })
+    ));
+    let mut o = sample();
+    o.sections[1].name = "maps".into();
+    assert!(matches!(
+        write_object(&o),
+        Err(WriteError::BadSectionName { .. })
+    ));
+    let mut o = sample();
+    o.sections[1].name = o.sections[0].name.clone();
+    assert!(matches!(
+        write_object(&o),
+        Err(WriteError::DuplicateSection { .. })
+    ));
+    let mut o = sample();
+    o.license = Some("G\0PL".into());
+    assert_eq!(write_object(&o), Err(WriteError::LicenseNul));
+}
+
+#[test]
+fn a_label_after_the_last_instruction_is_kept() {
+    let mut o = sample();
+    o.sections[1].symbols.push(Symbol {
+        name: "end".into(),
+        insn: 2,
+        global: false,
+    });
+    assert_eq!(read_object(&write_object(&o).unwrap()).unwrap(), o);
+}
+
+#[test]
+fn reader_rejects_non_elf_and_non_bpf() {
+    assert!(matches!(
+        read_object(b"not an elf at all"),
+        Err(ReadError::NotElf { .. })
+    ));
+    assert!(matches!(read_object(&[]), Err(ReadError::NotElf { .. })));
+    let mut bytes = write_object(&sample()).unwrap();
+    bytes[18..20].copy_from_slice(&62u16.to_le_bytes()); // EM_X86_64
+    assert_eq!(read_object(&bytes), Err(ReadError::NotBpf { machine: 62 }));
+}
+
+/// Byte offset of the section header named `name` in a written object.
+fn shdr_offset(bytes: &[u8], name: &str) -> usize {
+    let elf = goblin::elf::Elf::parse(bytes).unwrap();
+    let idx = elf
+        .section_headers
+        .iter()
+        .position(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(name))
+        .unwrap();
+    elf.header.e_shoff as usize + idx * elf.header.e_shentsize as usize
+}
+
+#[test]
+fn reader_reports_truncated_and_malformed_sections() {
+    let good = write_object(&sample()).unwrap();
+    // sh_size is at byte 32 of an Elf64_Shdr.
+    let at = shdr_offset(&good, ".text") + 32;
+    let mut bytes = good.clone();
+    bytes[at..at + 8].copy_from_slice(&12u64.to_le_bytes());
+    assert_eq!(
+        read_object(&bytes),
+        Err(ReadError::BadSection {
+            section: ".text".into(),
+            problem: SectionProblem::PartialInsn { size: 12 }
+        })
+    );
+    let mut bytes = good.clone();
+    bytes[at..at + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    assert!(matches!(
+        read_object(&bytes),
+        Err(ReadError::Truncated { ref section, .. }) if section == ".text"
+    ));
+    // Every prefix of a valid object is an error or a smaller object, never a panic.
+    for cut in 0..good.len() {
+        let _ = read_object(&good[..cut]);
+    }
+}
+
+#[test]
+fn legacy_map_symbols_without_size_get_the_five_field_layout() {
+    let obj = sample();
+    let mut bytes = write_object(&obj).unwrap();
+    let elf = goblin::elf::Elf::parse(&bytes).unwrap();
+    let symtab = elf
+        .section_headers
+        .iter()
+        .find(|s| s.sh_type == goblin::elf::section_header::SHT_SYMTAB)
+        .unwrap();
+    let (off, entsize) = (symtab.sh_offset as usize, symtab.sh_entsize as usize);
+    // st_size is the last 8 bytes of an Elf64_Sym.
+    let sites: Vec<usize> = elf
+        .syms
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.st_type() == goblin::elf::sym::STT_OBJECT)
+        .map(|(i, _)| off + i * entsize + 16)
+        .collect();
+    for at in sites {
+        bytes[at..at + 8].copy_from_slice(&0u64.to_le_bytes());
+    }
+    assert_eq!(read_object(&bytes).unwrap().maps, obj.maps);
+}

@@ -1,0 +1,286 @@
+//! Writes an assembled [`Object`] as a relocatable little-endian ELF64 for EM_BPF, laid out the
+//! way clang lays out BPF objects so that `llvm-objdump`, libbpf, bpftool and aya-obj read it:
+//!
+//! - one `SHF_ALLOC | SHF_EXECINSTR` section per program section, under its own name;
+//! - `license` (NUL-terminated) when the object has one;
+//! - a legacy `maps` section of 20-byte `struct bpf_map_def { type, key_size, value_size,
+//!   max_entries, map_flags }` records, one global `STT_OBJECT` symbol of size 20 per map;
+//! - global symbols as `STT_FUNC` whose size runs to the next global symbol of the section (aya-obj
+//!   and libbpf cut programs out of a section by symbol size), other labels as local `STT_NOTYPE`;
+//! - `.rel<section>` (REL, implicit addends, as clang emits for BPF) with `R_BPF_64_64` on each
+//!   `ld_imm64` that names a symbol and `R_BPF_64_32` on each call that names one.
+//!
+//! Invariants: the instruction bytes are written exactly as given (a relocation's addend is the
+//! immediate already in the instruction, so a call to a global function must carry `imm = -1`,
+//! libbpf's convention for "the symbol itself"); a symbol a relocation names that is defined
+//! nowhere in the object becomes an undefined global, as an `extern` does in C.
+
+use std::collections::{HashMap, HashSet};
+
+use object::write::{self as ow, Relocation, SectionId, SymbolId, SymbolSection};
+use object::{
+    elf, Architecture, BinaryFormat, Endianness, RelocationFlags, SectionKind, SymbolFlags,
+    SymbolKind, SymbolScope,
+};
+
+use crate::asm::{insn::insns_to_bytes, MapDef, Object, Section};
+
+/// Size of the legacy `struct bpf_map_def` record written for each map (five `u32`s).
+pub const MAP_DEF_SIZE: usize = 20;
+
+/// `BPF_LD | BPF_IMM | BPF_DW`: the first half of an `ld_imm64`.
+pub(crate) const CODE_LD_IMM64: u8 = 0x18;
+/// `BPF_JMP | BPF_CALL`.
+pub(crate) const CODE_CALL: u8 = 0x85;
+
+/// Why an [`Object`] cannot be written as ELF.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum WriteError {
+    #[error("section `{section}`: relocation at instruction {insn} is past the end ({len} instructions)")]
+    RelocOutOfRange {
+        section: String,
+        insn: usize,
+        len: usize,
+    },
+    #[error("section `{section}`: relocation against `{symbol}` at instruction {insn} patches opcode {code:#04x}; only ld_imm64 (0x18) and call (0x85) can name a symbol")]
+    RelocSite {
+        section: String,
+        insn: usize,
+        code: u8,
+        symbol: String,
+    },
+    #[error("section `{section}`: symbol `{name}` at instruction {insn} is past the end ({len} instructions)")]
+    SymbolOutOfRange {
+        section: String,
+        name: String,
+        insn: usize,
+        len: usize,
+    },
+    #[error("symbol `{name}` is defined more than once")]
+    DuplicateSymbol { name: String },
+    #[error("section name `{name}` is not usable for a program: {reason}")]
+    BadSectionName { name: String, reason: &'static str },
+    #[error("section `{name}` appears more than once")]
+    DuplicateSection { name: String },
+    #[error("the license string contains a NUL byte")]
+    LicenseNul,
+    #[error("ELF encoding failed: {message}")]
+    Encode { message: String },
+}
+
+/// Encodes `obj` as a relocatable BPF ELF object.
+pub fn write_object(obj: &Object) -> Result<Vec<u8>, WriteError> {
+    check_names(obj)?;
+    let mut out = ow::Object::new(BinaryFormat::Elf, Architecture::Bpf, Endianness::Little);
+    let mut defined: HashMap<&str, SymbolId> = HashMap::new();
+
+    let mut prog_ids = Vec::with_capacity(obj.sections.len());
+    for sec in &obj.sections {
+        let id = out.add_section(Vec::new(), sec.name.as_bytes().to_vec(), SectionKind::Text);
+        out.set_section_data(id, insns_to_bytes(&sec.insns), 8);
+        add_section_symbols(&mut out, id, sec, &mut defined)?;
+        prog_ids.push(id);
+    }
+    if let Some(license) = &obj.license {
+        if license.contains('\0') {
+            return Err(WriteError::LicenseNul);
+        }
+        let id = out.add_section(Vec::new(), b"license".to_vec(), SectionKind::Data);
+        let mut data = license.as_bytes().to_vec();
+        data.push(0);
+        out.set_section_data(id, data, 1);
+    }
+    if !obj.maps.is_empty() {
+        add_maps(&mut out, &obj.maps, &mut defined)?;
+    }
+    for (sec, &id) in obj.sections.iter().zip(&prog_ids) {
+        add_relocs(&mut out, id, sec, &mut defined)?;
+    }
+    out.write().map_err(|e| WriteError::Encode {
+        message: e.to_string(),
+    })
+}
+
+fn check_names(obj: &Object) -> Result<(), WriteError> {
+    let mut seen = HashSet::new();
+    for sec in &obj.sections {
+        let reason = if sec.name.is_empty() {
+            Some("it is empty")
+        } else if sec.name.contains('\0') {
+            Some("it contains a NUL byte")
+        } else if sec.name == "license" || sec.name == "maps" || sec.name.starts_with(".rel") {
+            Some("the ELF writer uses that name for its own section")
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            return Err(WriteError::BadSectionName {
+                name: sec.name.clone(),
+                reason,
+            });
+        }
+        if !seen.insert(sec.name.as_str()) {
+            return Err(WriteError::DuplicateSection {
+                name: sec.name.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn add_section_symbols<'o>(
+    out: &mut ow::Object<'_>,
+    id: SectionId,
+    sec: &'o Section,
+    defined: &mut HashMap<&'o str, SymbolId>,
+) -> Result<(), WriteError> {
+    let len = sec.insns.len();
+    // Each global's size runs to the next global at a higher address, so that tools that cut a
+    // section into functions by symbol size see every instruction exactly once.
+    let mut starts: Vec<usize> = sec
+        .symbols
+        .iter()
+        .filter(|s| s.global)
+        .map(|s| s.insn)
+        .collect();
+    starts.sort_unstable();
+    starts.dedup();
+    for sym in &sec.symbols {
+        if sym.insn > len {
+            return Err(WriteError::SymbolOutOfRange {
+                section: sec.name.clone(),
+                name: sym.name.clone(),
+                insn: sym.insn,
+                len,
+            });
+        }
+        if defined.contains_key(sym.name.as_str()) {
+            return Err(WriteError::DuplicateSymbol {
+                name: sym.name.clone(),
+            });
+        }
+        let size = if sym.global {
+            let next = starts
+                .iter()
+                .copied()
+                .find(|&s| s > sym.insn)
+                .unwrap_or(len);
+            ((next - sym.insn) * 8) as u64
+        } else {
+            0
+        };
+        let sid = out.add_symbol(ow::Symbol {
+            name: sym.name.as_bytes().to_vec(),
+            value: (sym.insn * 8) as u64,
+            size,
+            kind: if sym.global {
+                SymbolKind::Text
+            } else {
+                SymbolKind::Label
+            },
+            scope: if sym.global {
+                SymbolScope::Linkage
+            } else {
+                SymbolScope::Compilation
+            },
+            weak: false,
+            section: SymbolSection::Section(id),
+            flags: SymbolFlags::None,
+        });
+        defined.insert(&sym.name, sid);
+    }
+    Ok(())
+}
+
+fn add_maps<'o>(
+    out: &mut ow::Object<'_>,
+    maps: &'o [MapDef],
+    defined: &mut HashMap<&'o str, SymbolId>,
+) -> Result<(), WriteError> {
+    let id = out.add_section(Vec::new(), b"maps".to_vec(), SectionKind::Data);
+    let mut data = Vec::with_capacity(maps.len() * MAP_DEF_SIZE);
+    for (i, map) in maps.iter().enumerate() {
+        if defined.contains_key(map.name.as_str()) {
+            return Err(WriteError::DuplicateSymbol {
+                name: map.name.clone(),
+            });
+        }
+        for field in [
+            map.map_type,
+            map.key_size,
+            map.value_size,
+            map.max_entries,
+            map.flags,
+        ] {
+            data.extend_from_slice(&field.to_le_bytes());
+        }
+        let sid = out.add_symbol(ow::Symbol {
+            name: map.name.as_bytes().to_vec(),
+            value: (i * MAP_DEF_SIZE) as u64,
+            size: MAP_DEF_SIZE as u64,
+            kind: SymbolKind::Data,
+            scope: SymbolScope::Dynamic,
+            weak: false,
+            section: SymbolSection::Section(id),
+            flags: SymbolFlags::None,
+        });
+        defined.insert(&map.name, sid);
+    }
+    out.set_section_data(id, data, 4);
+    Ok(())
+}
+
+fn add_relocs<'o>(
+    out: &mut ow::Object<'_>,
+    id: SectionId,
+    sec: &'o Section,
+    defined: &mut HashMap<&'o str, SymbolId>,
+) -> Result<(), WriteError> {
+    for reloc in &sec.relocs {
+        let insn = sec
+            .insns
+            .get(reloc.insn)
+            .ok_or_else(|| WriteError::RelocOutOfRange {
+                section: sec.name.clone(),
+                insn: reloc.insn,
+                len: sec.insns.len(),
+            })?;
+        let r_type = match insn.code {
+            CODE_LD_IMM64 => elf::R_BPF_64_64,
+            CODE_CALL => elf::R_BPF_64_32,
+            code => {
+                return Err(WriteError::RelocSite {
+                    section: sec.name.clone(),
+                    insn: reloc.insn,
+                    code,
+                    symbol: reloc.symbol.clone(),
+                })
+            }
+        };
+        let symbol = *defined.entry(&reloc.symbol).or_insert_with(|| {
+            out.add_symbol(ow::Symbol {
+                name: reloc.symbol.as_bytes().to_vec(),
+                value: 0,
+                size: 0,
+                kind: SymbolKind::Unknown,
+                scope: SymbolScope::Dynamic,
+                weak: false,
+                section: SymbolSection::Undefined,
+                flags: SymbolFlags::None,
+            })
+        });
+        out.add_relocation(
+            id,
+            Relocation {
+                offset: (reloc.insn * 8) as u64,
+                symbol,
+                addend: 0,
+                flags: RelocationFlags::Elf { r_type },
+            },
+        )
+        .map_err(|e| WriteError::Encode {
+            message: e.to_string(),
+        })?;
+    }
+    Ok(())
+}
