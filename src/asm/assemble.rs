@@ -7,6 +7,7 @@
 //! unresolved name) and returned together; nothing panics on any input.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::decode::Decoded;
 use super::isa::{Helper, Pseudo};
@@ -22,6 +23,30 @@ pub struct AsmError {
     pub file: SourceFile,
     pub diagnostics: Vec<Diagnostic>,
 }
+
+/// FNV-1a: label names are short and trusted to be few per bucket; SipHash's DoS resistance
+/// costs more than the rest of a label lookup.
+#[derive(Default)]
+pub(super) struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+type Names<'a, V> = HashMap<&'a str, V, BuildHasherDefault<Fnv>>;
 
 #[derive(Clone, Copy, Debug)]
 pub(super) struct LabelDef {
@@ -42,10 +67,10 @@ struct Fixup<'a> {
 pub(super) struct Asm<'a> {
     pub sections: Vec<Section>,
     pub current: Option<usize>,
-    pub labels: HashMap<&'a str, LabelDef>,
+    pub labels: Names<'a, LabelDef>,
     fixups: Vec<Fixup<'a>>,
     pub globals: Vec<(&'a str, Span)>,
-    pub externs: HashMap<&'a str, Span>,
+    pub externs: Names<'a, Span>,
     pub maps: Vec<MapDef>,
     pub license: Option<String>,
     pub diags: Vec<Diagnostic>,
@@ -56,10 +81,10 @@ impl<'a> Asm<'a> {
         Asm {
             sections: Vec::new(),
             current: None,
-            labels: HashMap::new(),
+            labels: Names::default(),
             fixups: Vec::new(),
             globals: Vec::new(),
-            externs: HashMap::new(),
+            externs: Names::default(),
             maps: Vec::new(),
             license: None,
             diags: Vec::new(),
@@ -287,7 +312,10 @@ pub fn assemble(src: &SourceFile) -> Result<Object, Vec<Diagnostic>> {
     let mut toks = Vec::with_capacity(16);
     let mut start = 0;
     while start <= text.len() {
-        let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        let end = text.as_bytes()[start..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(text.len(), |i| start + i);
         parse_line(&mut asm, text, start, end, &mut toks);
         start = end + 1;
     }

@@ -6,12 +6,54 @@
 //! Invariant: never panics; an unexpected character becomes a `Bad` token, which the parser
 //! reports with its position.
 
-/// Operators and punctuation, longest first so that `<<=` is not read as `<` `<=`.
-const PUNCT: &[&str] = &[
-    "s>>=", "<<=", ">>=", "s/=", "s%=", "s>=", "s<=", "==", "!=", ">=", "<=", "+=", "-=", "*=",
-    "/=", "|=", "&=", "%=", "^=", "s>", "s<", "=", "<", ">", "&", "+", "-", "*", "(", ")", "[",
-    "]", ",", ":", "|", "^", "/", "%",
-];
+/// The operator or punctuation mark at the start of `b`, longest match first (`<<=` is not
+/// `<` `<=`). A byte match rather than a table scan: the lexer runs once per token of a
+/// million-line file.
+fn punct(b: &[u8]) -> Option<&'static str> {
+    let at = |i: usize| b.get(i).copied().unwrap_or(0);
+    let eq = |i: usize| at(i) == b'=';
+    Some(match (at(0), at(1)) {
+        (b's', b'>') if at(2) == b'>' && eq(3) => "s>>=",
+        (b's', b'>') if eq(2) => "s>=",
+        (b's', b'>') => "s>",
+        (b's', b'<') if eq(2) => "s<=",
+        (b's', b'<') => "s<",
+        (b's', b'/') if eq(2) => "s/=",
+        (b's', b'%') if eq(2) => "s%=",
+        (b'<', b'<') if eq(2) => "<<=",
+        (b'>', b'>') if eq(2) => ">>=",
+        (b'=', b'=') => "==",
+        (b'!', b'=') => "!=",
+        (b'>', b'=') => ">=",
+        (b'<', b'=') => "<=",
+        (b'+', b'=') => "+=",
+        (b'-', b'=') => "-=",
+        (b'*', b'=') => "*=",
+        (b'/', b'=') => "/=",
+        (b'|', b'=') => "|=",
+        (b'&', b'=') => "&=",
+        (b'%', b'=') => "%=",
+        (b'^', b'=') => "^=",
+        (b'=', _) => "=",
+        (b'<', _) => "<",
+        (b'>', _) => ">",
+        (b'&', _) => "&",
+        (b'+', _) => "+",
+        (b'-', _) => "-",
+        (b'*', _) => "*",
+        (b'(', _) => "(",
+        (b')', _) => ")",
+        (b'[', _) => "[",
+        (b']', _) => "]",
+        (b',', _) => ",",
+        (b':', _) => ":",
+        (b'|', _) => "|",
+        (b'^', _) => "^",
+        (b'/', _) => "/",
+        (b'%', _) => "%",
+        _ => return None,
+    })
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tok {
@@ -23,7 +65,7 @@ pub enum Tok {
     Num(Option<u64>),
     /// A double-quoted string (no escapes beyond `\"`).
     Str,
-    /// An operator or punctuation mark, an index into the operator list.
+    /// An operator or punctuation mark.
     Punct(&'static str),
     /// A character no token starts with.
     Bad,
@@ -121,7 +163,7 @@ pub fn lex_line(line: &str, base: usize, out: &mut Vec<Token>) {
             }
             i = (i + 1).min(b.len());
             out.push(tok(Tok::Str, start, i));
-        } else if let Some(p) = PUNCT.iter().find(|p| b[i..].starts_with(p.as_bytes())) {
+        } else if let Some(p) = punct(&b[i..]) {
             i += p.len();
             out.push(tok(Tok::Punct(p), start, i));
         } else {
