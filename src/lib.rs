@@ -13,5 +13,6 @@ pub mod kernel;
 pub mod runtime;
 pub mod syntax;
 pub mod sys;
+pub mod template;
 #[doc(hidden)]
 pub mod testkit;
