@@ -68,3 +68,31 @@ pub fn load_int_at(b: &mut Builder, ptr: VReg, off: i32, ty: IntTy) -> VReg {
     }
     r
 }
+
+/// Writes the constant bytes `data` at `place` (string literals, formats): 4-byte stores where
+/// possible, then the remainder byte by byte.
+pub fn write_bytes(b: &mut Builder, place: Place, data: &[u8]) {
+    let mut i = 0;
+    while i < data.len() {
+        let off = place.off + i as i32;
+        if data.len() - i >= 4 && off % 4 == 0 {
+            let w = u32::from_le_bytes([data[i], data[i + 1], data[i + 2], data[i + 3]]);
+            b.store(Size::W, place.slot, off, w as i32);
+            i += 4;
+        } else {
+            b.store(Size::B, place.slot, off, data[i] as i32);
+            i += 1;
+        }
+    }
+}
+
+/// Writes string literal `s` into a buffer of `size` bytes at `place`, NUL-padded (so it can
+/// serve as a map key), truncated to `size - 1` bytes.
+pub fn write_str(b: &mut Builder, place: Place, s: &[u8], size: u32) {
+    let n = s.len().min(size.saturating_sub(1) as usize);
+    let mut bytes = s[..n].to_vec();
+    bytes.resize(size as usize, 0);
+    let zeros_from = n.next_multiple_of(8).min(size as usize);
+    write_bytes(b, place, &bytes[..zeros_from]);
+    zero(b, place.at(zeros_from as i32), size - zeros_from as u32);
+}
