@@ -81,15 +81,7 @@ fn printf_records_render_through_the_userspace_formatter() {
     b.slot_addr(addr, src, 0);
     let n = ctx_u64(&mut b, 4, IntTy::U64);
     strings::read_buf(&mut b, false, rec.arg(4), 6, Value::Reg(addr), n);
-    submit(
-        &mut b,
-        rb,
-        &rec,
-        Some(Counter {
-            map: lost,
-            index: 0,
-        }),
-    );
+    submit(&mut b, rb, &rec, Some(Counter::percpu(lost, 0)));
     b.exit(0);
     let p = env.load(b);
     let runs: [(i64, u64, u32, u16, u64); 4] = [
@@ -163,15 +155,7 @@ fn records_that_do_not_fit_the_ring_are_counted_as_lost() {
         let v = ctx_u64(&mut b, 0, IntTy::U64);
         rec.set_int(&mut b, i, v);
     }
-    submit(
-        &mut b,
-        rb,
-        &rec,
-        Some(Counter {
-            map: lost,
-            index: 1,
-        }),
-    );
+    submit(&mut b, rb, &rec, Some(Counter::percpu(lost, 1)));
     b.exit(0);
     let p = env.load(b);
     let total = 300u64;

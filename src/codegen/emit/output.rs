@@ -5,13 +5,13 @@
 //! (an index into the userspace table of that kind: printf formats, printed maps, …), followed
 //! at byte 8 by the arguments laid out by `tuple_offsets` (so a printf record's argument area
 //! is exactly what `PrintfCall::offsets()` expects). The record is built on the stack and
-//! copied with `bpf_ringbuf_output`; when that fails (ring full) slot `index` of the lost-events
-//! counter is incremented (`runtime::ringbuf::LostCounter` reads it).
+//! copied with `bpf_ringbuf_output`; when that fails (ring full) the lost-events counter is
+//! incremented (`runtime::ringbuf::LostCounter` reads a per-CPU one: `Counter::percpu`).
 
-use super::maps::{counter_inc, Counter};
+use super::maps::{count_failure, Counter};
 use super::mem::{store_int, zero};
 use super::{Place, Value};
-use crate::asm::isa::{Helper, JmpOp, Size};
+use crate::asm::isa::{Helper, Size};
 use crate::codegen::builder::{Arg, Builder};
 use crate::codegen::stack::MAX_STACK;
 use crate::codegen::CodegenError;
@@ -117,9 +117,6 @@ pub fn submit(b: &mut Builder, ringbuf: usize, rec: &Record, lost: Option<Counte
         ],
     );
     if let Some(c) = lost {
-        let ok = b.label();
-        b.jmp64(JmpOp::Jeq, r, 0, ok);
-        counter_inc(b, c);
-        b.bind(ok);
+        count_failure(b, c, r);
     }
 }
