@@ -172,3 +172,66 @@ fn records_that_do_not_fit_the_ring_are_counted_as_lost() {
     // What arrived is the first records, in order.
     assert_eq!(seen, (0..seen.len() as u64).collect::<Vec<_>>());
 }
+
+#[test]
+fn records_larger_than_the_stack_are_built_in_a_per_cpu_scratch_buffer() {
+    if !available("records_larger_than_the_stack_are_built_in_a_per_cpu_scratch_buffer") {
+        return;
+    }
+    let fields = vec![
+        FieldType::Str { size: 200 },
+        FieldType::Int {
+            bytes: 8,
+            signed: false,
+        },
+        FieldType::Str { size: 200 },
+        FieldType::Str { size: 200 },
+    ];
+    let size = strobe::codegen::emit::output::record_size(&fields);
+    assert!(size > 512);
+    let mut env = Env::new();
+    env.add("rb", map(MapType::Ringbuf, "rb", 0, 0, 1 << 16));
+    env.add("scratch", map(MapType::PercpuArray, "scratch", 4, 1024, 1));
+    let call = PrintfCall::new("%s|%lu|%s|%s\n", fields.clone()).unwrap();
+    let mut b = Builder::new();
+    let rb = b.map("rb");
+    let sc = b.map("scratch");
+    // Too big for the stack…
+    assert!(Record::new(&mut b, EventKind::Printf, 3, &fields).is_err());
+    // …so it goes to the scratch buffer.
+    let place = strobe::codegen::emit::maps::scratch(&mut b, sc);
+    let rec = Record::new_at(&mut b, place, EventKind::Printf, 3, &fields);
+    write_str(&mut b, rec.arg(0), &[b'x'; 250], 200);
+    let n = ctx_u64(&mut b, 0, IntTy::U64);
+    rec.set_int(&mut b, 1, n);
+    write_str(&mut b, rec.arg(2), b"middle", 200);
+    // The last string is read by a helper straight into the scratch memory.
+    let src = b.slot(16, 8);
+    write_str(
+        &mut b,
+        strobe::codegen::emit::Place::new(src, 0),
+        b"from-read",
+        16,
+    );
+    let addr = b.vreg();
+    b.slot_addr(addr, src, 0);
+    strings::read_str(&mut b, false, rec.arg(3), 200, Value::Reg(addr));
+    submit(&mut b, rb, &rec, None);
+    b.exit(0);
+    let p = env.load(b);
+    p.run(&[77]);
+    let mut ring = RingBuf::from_map(env.get("rb")).unwrap();
+    let mut texts = Vec::new();
+    ring.drain(|r| {
+        assert_eq!(r.len(), size);
+        let t = call
+            .render(&r[RECORD_HEADER_SIZE..], &NoResolver, TextStyle::default())
+            .unwrap();
+        texts.push(String::from_utf8(t).unwrap());
+    })
+    .unwrap();
+    assert_eq!(
+        texts,
+        vec![format!("{}|77|middle|from-read\n", "x".repeat(199))]
+    );
+}

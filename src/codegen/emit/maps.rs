@@ -162,7 +162,8 @@ impl Key {
 
 /// `bpf_map_lookup_elem(map, key)`: a pointer to the value or 0.
 pub fn lookup(b: &mut Builder, map: usize, key: Place) -> VReg {
-    b.call(Helper::MapLookupElem, &[Arg::Map(map), key.arg()])
+    let k = key.arg(b);
+    b.call(Helper::MapLookupElem, &[Arg::Map(map), k])
 }
 
 /// The integer value under `key`, or 0 when absent.
@@ -189,9 +190,11 @@ pub fn update(
     flags: i64,
     drops: Option<Counter>,
 ) -> VReg {
+    let k = key.arg(b);
+    let v = value.arg(b);
     let r = b.call(
         Helper::MapUpdateElem,
-        &[Arg::Map(map), key.arg(), value.arg(), Arg::Imm(flags)],
+        &[Arg::Map(map), k, v, Arg::Imm(flags)],
     );
     if let Some(c) = drops {
         count_failure(b, c, r);
@@ -226,7 +229,8 @@ pub fn store(b: &mut Builder, map: usize, key: Place, v: Value, ty: IntTy, drops
 
 /// `delete(@m[k])`: returns 1 when an element was deleted, else 0.
 pub fn delete(b: &mut Builder, map: usize, key: Place) -> Value {
-    let r = b.call(Helper::MapDeleteElem, &[Arg::Map(map), key.arg()]);
+    let k = key.arg(b);
+    let r = b.call(Helper::MapDeleteElem, &[Arg::Map(map), k]);
     super::arith::compare(
         b,
         super::arith::CmpOp::Eq,
@@ -265,4 +269,18 @@ pub fn counter_inc(b: &mut Builder, c: Counter) {
     let one = b.constant(1);
     b.atomic_add(Size::Dw, p, 0, one);
     b.bind(done);
+}
+
+/// A per-CPU scratch buffer: the value of key 0 of `BPF_MAP_TYPE_PERCPU_ARRAY` `map`, for data
+/// too large for the 512-byte stack (big records, long strings). The program returns 0 at
+/// once if the lookup fails (it cannot for key 0 of an array; the verifier needs the check).
+pub fn scratch(b: &mut Builder, map: usize) -> Place {
+    let slot = b.slot(4, 4);
+    b.store(Size::W, slot, 0, 0);
+    let p = lookup(b, map, Place::new(slot, 0));
+    let ok = b.label();
+    b.jmp64(JmpOp::Jne, p, 0, ok);
+    b.exit(0);
+    b.bind(ok);
+    Place::ptr(p, 0)
 }
