@@ -19,6 +19,9 @@ mod machine;
 mod regalloc;
 pub mod stack;
 
+#[cfg(test)]
+mod tests;
+
 pub use builder::{Arg, Builder, Label, Mem, Slot, Src, VReg};
 pub use finish::{finish, Compiled, FinishOptions};
 
