@@ -20,6 +20,18 @@ fn unknown_mnemonic_suggests_the_nearest() {
 }
 
 #[test]
+fn opcode_style_mnemonics_get_the_c_like_form() {
+    let e = errors("add64 r1, r2\nldxw r0, [r1+8]\njsgt r1, 5, +2\n");
+    assert!(
+        e.contains("p.s:1:1: error: unknown instruction `add64`"),
+        "{e}"
+    );
+    assert!(e.contains("help: this assembler uses the C-like syntax of LLVM and the verifier log: write `r1 += r2`"), "{e}");
+    assert!(e.contains("write `r1 = *(u32 *)(r2 + 8)`"), "{e}");
+    assert!(e.contains("write `if r1 s> r2 goto +1`"), "{e}");
+}
+
+#[test]
 fn unknown_helper_suggests_the_nearest() {
     assert_eq!(
         errors("call bpf_map_lookup_elm\n"),

@@ -5,7 +5,8 @@ use std::collections::BTreeSet;
 
 use strobe::asm::forms::all_forms;
 use strobe::asm::isa::{
-    AluOp, AtomicOp, CallKind, Endian, Helper, JmpOp, MovsxWidth, Pseudo, Size,
+    AluOp, AluSpecial, AtomicOp, CallKind, Endian, Helper, JmpOp, JmpSpecial, MovsxWidth, Pseudo,
+    Size,
 };
 use strobe::asm::{Call, Decoded};
 
@@ -79,6 +80,20 @@ fn form_corpus_covers_every_row_of_the_opcode_tables() {
     let forms = all_forms();
     let mut seen = BTreeSet::new();
     for d in &forms {
+        let special = match d {
+            Decoded::Neg { .. } => Some(AluSpecial::Neg.name()),
+            Decoded::Movsx { .. } => Some(AluSpecial::Movsx.name()),
+            Decoded::Endian { .. } => Some(AluSpecial::End.name()),
+            Decoded::AddrSpaceCast { .. } => Some(AluSpecial::AddrSpaceCast.name()),
+            Decoded::Ja { .. } => Some(JmpSpecial::Ja.name()),
+            Decoded::Call(_) => Some(JmpSpecial::Call.name()),
+            Decoded::Exit => Some(JmpSpecial::Exit.name()),
+            Decoded::MayGoto { .. } => Some(JmpSpecial::MayGoto.name()),
+            _ => None,
+        };
+        if let Some(s) = special {
+            seen.insert(format!("special {s}"));
+        }
         let w = |wide: bool| if wide { "64" } else { "32" };
         match *d {
             Decoded::Alu { wide, op, src, .. } => {
@@ -137,6 +152,8 @@ fn form_corpus_covers_every_row_of_the_opcode_tables() {
         );
     }
     want.extend(Endian::ALL.map(|e| format!("endian {}", e.name())));
+    want.extend(AluSpecial::ALL.map(|s| format!("special {}", s.name())));
+    want.extend(JmpSpecial::ALL.map(|s| format!("special {}", s.name())));
     want.extend(Pseudo::ALL.map(|p| format!("pseudo {}", p.name())));
     want.extend(CallKind::ALL.map(|k| format!("call {}", k.name())));
     for size in Size::ALL {
@@ -155,4 +172,37 @@ fn form_corpus_covers_every_row_of_the_opcode_tables() {
         missing.is_empty(),
         "forms missing from the corpus: {missing:?}"
     );
+}
+
+#[test]
+fn x86_64_kprobe_offsets_match_the_installed_pt_regs() {
+    let path = "/usr/include/x86_64-linux-gnu/asm/ptrace.h";
+    let Ok(h) = std::fs::read_to_string(path) else {
+        strobe::testkit::skip(
+            "x86_64_kprobe_offsets_match_the_installed_pt_regs",
+            "no x86_64 asm/ptrace.h (install linux-libc-dev)",
+        );
+        return;
+    };
+    // The header has the i386 layout first and the x86_64 one (all `unsigned long`) second.
+    let start = h.rfind("struct pt_regs {").expect("struct pt_regs");
+    let body = &h[start..start + h[start..].find("};").expect("end of struct")];
+    let fields: Vec<&str> = body
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("unsigned long "))
+        .map(|l| l.trim_end_matches(';').trim())
+        .collect();
+    assert!(fields.len() >= 21, "parsed {fields:?}");
+    let regs: Vec<_> = strobe::asm::isa::KPROBE_REGS
+        .iter()
+        .filter(|r| r.arch == "x86_64")
+        .collect();
+    assert!(regs.len() >= 9);
+    for r in regs {
+        let idx = fields
+            .iter()
+            .position(|f| *f == r.reg || *f == format!("r{}", r.reg))
+            .unwrap_or_else(|| panic!("{} not in {path}", r.reg));
+        assert_eq!(usize::from(r.offset), idx * 8, "{} ({})", r.reg, r.role);
+    }
 }

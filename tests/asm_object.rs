@@ -9,6 +9,7 @@ const PROG: &str = r#"
     .map counts type=hash key=4 value=8 entries=1024
     .map events type=ringbuf key=0 value=0 entries=4096 flags=0
     .extern shared_fn
+    .extern .rodata
 
     .section "kprobe/vfs_read"
     .globl on_read
@@ -22,6 +23,8 @@ on_read:
 out:
     call helper
     call shared_fn
+    r3 = .rodata + 16 ll
+    r4 = .rodata - 8 ll
     r0 = 0
     exit
 
@@ -87,8 +90,19 @@ fn multi_section_file_becomes_an_object() {
                 insn: 8,
                 symbol: "shared_fn".into()
             },
+            Reloc {
+                insn: 9,
+                symbol: ".rodata".into()
+            },
+            Reloc {
+                insn: 11,
+                symbol: ".rodata".into()
+            },
         ]
     );
+    // clang's spelling of a global: the section symbol, the offset in imm.
+    assert_eq!(&prog.insns[9..11], &Insn::ld_imm64(Reg::R3, 16));
+    assert_eq!(prog.insns[11].imm, -8);
     assert_eq!(prog.insns[7], Insn::call_local(-1));
     assert_eq!(obj.sections[1].name, ".text");
 }

@@ -70,7 +70,10 @@ fn valid_insns() -> impl Strategy<Value = Vec<Insn>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2000))]
+    // PROPTEST_CASES raises the count for a longer fuzzing run.
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(600)
+    ))]
 
     #[test]
     fn random_valid_insns_round_trip(insns in valid_insns()) {
@@ -96,5 +99,28 @@ proptest! {
     #[test]
     fn asm_like_text_never_panics(text in "([rw][0-9]{1,2}|[-+*/=<>()&|^,:;#.]|[0-9x]{1,12}|ll|goto|if|call|lock|exit|s|u64|u8|\\.map|\\.section|\\.insn|skb|\\[|\\]|atomic_fetch_add|xchg_64|cmpxchg_64|[a-z]{1,6}|[ \\n\\t]){0,60}") {
         let _ = assemble_insns(&text);
+    }
+}
+
+#[test]
+fn labeled_disassembly_names_targets_and_reassembles() {
+    let text = "r0 = 0\nloop:\nr0 += 1\nif r0 < 10 goto loop\nr1 = cb ll\ncall cb\nexit\ncb:\nr0 = 1\nexit\n";
+    let insns = assemble_insns(text).unwrap();
+    let listing = strobe::asm::disassemble_labeled(&insns);
+    assert_eq!(
+        listing,
+        "    r0 = 0\nL1:\n    r0 += 1\n    if r0 < 10 goto L1\n    r1 = func(L7) ll\n    call L7\n    exit\nL7:\n    r0 = 1\n    exit\n"
+    );
+    assert_eq!(assemble_insns(&listing).unwrap(), insns);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn labeled_listing_of_random_insns_round_trips(insns in valid_insns()) {
+        let text = strobe::asm::disassemble_labeled(&insns);
+        let back = assemble_insns(&text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+        prop_assert_eq!(back, insns);
     }
 }

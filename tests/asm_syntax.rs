@@ -80,6 +80,8 @@ fn llvm_syntax_assembles_to_llvm_bytes() {
         ("r0 = 4294967295", "b7 00 00 00 ff ff ff ff"),
         ("r0 = -2147483648", "b7 00 00 00 00 00 00 80"),
         ("if r0 == r1 goto +32767", "1d 10 ff 7f 00 00 00 00"),
+        ("may_goto +3", "e5 00 03 00 00 00 00 00"),
+        ("r1 = addr_space_cast(r2, 0, 1)", "bf 21 01 00 01 00 00 00"),
     ];
     for (text, want) in cases {
         assert_eq!(&hex(text), want, "{text}");
@@ -154,4 +156,31 @@ fn pseudo_loads_and_kfuncs_have_their_own_spelling() {
     assert_eq!(hex("call kfunc(1234)"), "85 20 00 00 d2 04 00 00");
     assert_eq!(hex("call kfunc(7, 2)"), "85 20 02 00 07 00 00 00");
     assert_eq!(hex(".insn 0xff, 0x12, -1, 7"), "ff 12 ff ff 07 00 00 00");
+}
+
+#[test]
+fn verifier_log_atomic_spellings_assemble() {
+    let same = |kernel: &str, llvm: &str| assert_eq!(hex(kernel), hex(llvm), "{kernel}");
+    same(
+        "(db) r2 = atomic64_fetch_add((u64 *)(r1 +0), r2)",
+        "r2 = atomic_fetch_add((u64 *)(r1 + 0), r2)",
+    );
+    same(
+        "(c3) r2 = atomic_fetch_or((u32 *)(r1 -8), r2)",
+        "w2 = atomic_fetch_or((u32 *)(r1 - 8), w2)",
+    );
+    same(
+        "r0 = atomic64_xchg((u64 *)(r1 +0), r0)",
+        "r0 = xchg_64(r1 + 0, r0)",
+    );
+    same(
+        "r0 = atomic_cmpxchg((u32 *)(r1 +4), r0, r3)",
+        "w0 = cmpxchg32_32(r1 + 4, w0, w3)",
+    );
+    same(
+        "r0 = atomic64_cmpxchg((u64 *)(r1 +0), r0, r2)",
+        "r0 = cmpxchg_64(r1 + 0, r0, r2)",
+    );
+    same("lock *(u32 *)(r1 +0) += r2", "lock *(u32 *)(r1 + 0) += w2");
+    same("r0 = *(u8 *)skb[r1 + 0]", "r0 = *(u8 *)skb[r1]");
 }

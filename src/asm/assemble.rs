@@ -74,10 +74,12 @@ pub(super) struct Asm<'a> {
     pub maps: Vec<MapDef>,
     pub license: Option<String>,
     pub diags: Vec<Diagnostic>,
+    /// The source length, for sizing the first section.
+    size_hint: usize,
 }
 
 impl<'a> Asm<'a> {
-    fn new() -> Asm<'a> {
+    fn new(size_hint: usize) -> Asm<'a> {
         Asm {
             sections: Vec::new(),
             current: None,
@@ -88,6 +90,7 @@ impl<'a> Asm<'a> {
             maps: Vec::new(),
             license: None,
             diags: Vec::new(),
+            size_hint,
         }
     }
 
@@ -96,8 +99,16 @@ impl<'a> Asm<'a> {
         let idx = match self.sections.iter().position(|s| s.name == name) {
             Some(i) => i,
             None => {
+                // The first section usually holds everything: size it from the text (a line
+                // is rarely shorter than 16 bytes) so a million-line file does not regrow it.
+                let capacity = if self.sections.is_empty() {
+                    self.size_hint / 16
+                } else {
+                    0
+                };
                 self.sections.push(Section {
                     name: name.to_string(),
+                    insns: Vec::with_capacity(capacity),
                     ..Section::default()
                 });
                 self.sections.len() - 1
@@ -158,7 +169,9 @@ impl<'a> Asm<'a> {
             }
             Item::Jump { insn: d, .. } => d.encode_into(insns),
             Item::Call { .. } => insns.push(Insn::call_helper_id(0)),
-            Item::LdSym { dst, .. } => insns.extend(Insn::ld_imm64(dst, 0)),
+            Item::LdSym { dst, addend, .. } => {
+                insns.extend(Insn::ld_imm64(dst, u64::from(addend as u32)))
+            }
         }
         self.fixups.push(Fixup {
             section,
@@ -240,6 +253,9 @@ impl<'a> Asm<'a> {
                             long: false,
                         })
                     }
+                    Decoded::MayGoto { .. } => {
+                        i16::try_from(off).ok().map(|off| Decoded::MayGoto { off })
+                    }
                     Decoded::Jmp {
                         wide, op, dst, src, ..
                     } => i16::try_from(off).ok().map(|off| Decoded::Jmp {
@@ -283,9 +299,20 @@ impl<'a> Asm<'a> {
                 self.sections[f.section].insns[f.insn] = insn;
                 Ok(())
             }
-            Item::LdSym { dst, name, span } => {
+            Item::LdSym {
+                dst,
+                name,
+                addend,
+                span,
+            } => {
                 let def = self.labels.get(name).copied();
                 match def {
+                    Some(def) if def.section == f.section && addend != 0 => {
+                        return Err(Box::new(Diagnostic::error(
+                            span,
+                            format!("the address of function `{name}` takes no offset"),
+                        )));
+                    }
                     Some(def) if def.section == f.section => {
                         let off = i32::try_from(rel(def.insn)).unwrap_or(i32::MAX);
                         let pair = Insn::ld_pseudo(dst, Pseudo::Func, off, 0);
@@ -307,7 +334,7 @@ impl<'a> Asm<'a> {
 
 /// Assembles a whole file into an `Object`, or every error found in it.
 pub fn assemble(src: &SourceFile) -> Result<Object, Vec<Diagnostic>> {
-    let mut asm = Asm::new();
+    let mut asm = Asm::new(src.text.len());
     let text = src.text.as_str();
     let mut toks = Vec::with_capacity(16);
     let mut start = 0;
@@ -337,7 +364,14 @@ pub fn assemble(src: &SourceFile) -> Result<Object, Vec<Diagnostic>> {
 pub fn assemble_insns(text: &str) -> Result<Vec<Insn>, AsmError> {
     let file = SourceFile::new("<input>", text);
     match assemble(&file) {
-        Ok(obj) => Ok(obj.sections.into_iter().flat_map(|s| s.insns).collect()),
+        Ok(obj) => {
+            let mut sections = obj.sections.into_iter();
+            let mut insns = sections.next().map(|s| s.insns).unwrap_or_default();
+            for s in sections {
+                insns.extend(s.insns);
+            }
+            Ok(insns)
+        }
         Err(diagnostics) => Err(AsmError { file, diagnostics }),
     }
 }

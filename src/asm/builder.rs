@@ -25,6 +25,11 @@ const fn jmp_class(wide: bool) -> Class {
 }
 
 impl Insn {
+    /// Whether this is the first half of a 16-byte `ld_imm64` (the next slot is its upper half).
+    pub fn is_ld_imm64(self) -> bool {
+        self.code == opcode(Class::Ld, Mode::Imm.value() | Size::Dw.value())
+    }
+
     fn with(code: u8, dst: Reg, src: Reg, off: i16, imm: i32) -> Insn {
         Insn::new(code, dst.num(), src.num(), off, imm)
     }
@@ -88,6 +93,15 @@ impl Insn {
             AluSpecial::Movsx.value() | Source::X.value(),
         );
         Insn::with(code, dst, src, width.value(), 0)
+    }
+
+    /// `dst = addr_space_cast(src, dst_as, src_as)`: converts a pointer between address
+    /// spaces (BPF arena).
+    pub fn addr_space_cast(dst: Reg, src: Reg, dst_as: u16, src_as: u16) -> Insn {
+        let special = AluSpecial::AddrSpaceCast;
+        let code = opcode(Class::Alu64, special.value() | Source::X.value());
+        let imm = ((u32::from(dst_as) << 16) | u32::from(src_as)) as i32;
+        Insn::with(code, dst, src, special.off(), imm)
     }
 
     /// `dst = le16 dst` / `be32` / v4 `bswap64`; `bits` is 16, 32 or 64.
@@ -166,6 +180,17 @@ impl Insn {
     /// `gotol +off` (ISA v4): the offset is in imm, so it reaches ±2^31 instructions.
     pub fn gotol(off: i32) -> Insn {
         Insn::new(opcode(Class::Jmp32, JmpSpecial::Ja.value()), 0, 0, 0, off)
+    }
+
+    /// `may_goto +off`: falls through until the kernel's loop budget runs out, then jumps.
+    pub fn may_goto(off: i16) -> Insn {
+        Insn::new(
+            opcode(Class::Jmp, JmpSpecial::MayGoto.value()),
+            0,
+            0,
+            off,
+            0,
+        )
     }
 
     fn call(kind: CallKind, off: i16, imm: i32) -> Insn {

@@ -49,6 +49,12 @@ pub enum Decoded {
         src: Reg,
         width: MovsxWidth,
     },
+    AddrSpaceCast {
+        dst: Reg,
+        src: Reg,
+        dst_as: u16,
+        src_as: u16,
+    },
     /// `bits` is 16, 32 or 64.
     Endian {
         kind: Endian,
@@ -93,6 +99,9 @@ pub enum Decoded {
         off: i16,
     },
     /// `goto +off`; `long` is the v4 `gotol` with its offset in imm.
+    MayGoto {
+        off: i16,
+    },
     Ja {
         off: i32,
         long: bool,
@@ -168,6 +177,13 @@ impl Decoded {
                 width,
             } => Insn::movsx(wide, dst, src, width),
             Decoded::Endian { kind, bits, dst } => Insn::endian(kind, bits, dst),
+            Decoded::AddrSpaceCast {
+                dst,
+                src,
+                dst_as,
+                src_as,
+            } => Insn::addr_space_cast(dst, src, dst_as, src_as),
+            Decoded::MayGoto { off } => Insn::may_goto(off),
             Decoded::LdImm64 {
                 dst,
                 pseudo,
@@ -343,6 +359,16 @@ fn decode_alu(c: &Check) -> Result<Decoded, DecodeError> {
         };
         return Ok(Decoded::Endian { kind, bits, dst });
     }
+    let cast = AluSpecial::AddrSpaceCast;
+    if op_bits == cast.value() && insn.off == cast.off() && wide && x {
+        let (dst_as, src_as) = ((insn.imm as u32 >> 16) as u16, insn.imm as u16);
+        return Ok(Decoded::AddrSpaceCast {
+            dst,
+            src: c.src()?,
+            dst_as,
+            src_as,
+        });
+    }
     if op_bits == AluSpecial::Movsx.value() && insn.off != 0 {
         let width = MovsxWidth::from_value(insn.off).ok_or_else(|| c.bad("off"))?;
         if !x || (!wide && width == MovsxWidth::S32) {
@@ -410,7 +436,12 @@ fn decode_jmp(c: &Check) -> Result<Decoded, DecodeError> {
                 })
             }
         }
-        JmpSpecial::Call | JmpSpecial::Exit if !wide => Err(c.unknown()),
+        JmpSpecial::Call | JmpSpecial::Exit | JmpSpecial::MayGoto if !wide => Err(c.unknown()),
+        JmpSpecial::MayGoto => {
+            c.zero("src_reg", insn.src().into())?;
+            c.zero("imm", insn.imm.into())?;
+            Ok(Decoded::MayGoto { off: insn.off })
+        }
         JmpSpecial::Call => {
             let kind = CallKind::from_value(insn.src()).ok_or_else(|| c.bad("src_reg"))?;
             if kind != CallKind::Kfunc {

@@ -10,7 +10,7 @@
 use std::fmt::{self, Write};
 
 use super::decode::{decode, Call, Decoded, Operand};
-use super::isa::{AtomicOp, Helper, JmpSpecial, Pseudo, Size};
+use super::isa::{AluSpecial, AtomicOp, Helper, JmpSpecial, Pseudo, Size};
 use super::{Insn, Reg};
 
 /// A register as the instruction uses it: `r3` on 64 bits, `w3` on 32.
@@ -58,11 +58,6 @@ fn operand(o: Operand, wide: bool) -> impl fmt::Display {
     D(o, wide)
 }
 
-/// The register width a memory access of `size` pairs with in LLVM's syntax: `w` below 64 bits.
-fn sized(size: Size) -> bool {
-    size == Size::Dw
-}
-
 impl fmt::Display for Decoded {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
@@ -77,6 +72,18 @@ impl fmt::Display for Decoded {
                 width,
             } => {
                 write!(f, "{} = ({}){}", R(dst, wide), width.asm(), R(src, wide))
+            }
+            Decoded::AddrSpaceCast {
+                dst,
+                src,
+                dst_as,
+                src_as,
+            } => {
+                let name = AluSpecial::AddrSpaceCast.asm();
+                write!(f, "{dst} = {name}({src}, {dst_as}, {src_as})")
+            }
+            Decoded::MayGoto { off } => {
+                write!(f, "{} {}", JmpSpecial::MayGoto.asm(), Off(off.into()))
             }
             Decoded::Endian { kind, bits, dst } => {
                 write!(f, "{dst} = {}{bits} {dst}", kind.asm())
@@ -196,7 +203,8 @@ fn fmt_atomic(
     src: Reg,
     off: i16,
 ) -> fmt::Result {
-    let wide = sized(size);
+    // LLVM writes the data register of a sub-64-bit atomic as `wN`.
+    let wide = size == Size::Dw;
     let (ty, s) = (size.asm(), R(src, wide));
     let addr = Addr(dst, off);
     // LLVM names the 32-bit xchg/cmpxchg `xchg32_32`, the 64-bit ones `xchg_64`.

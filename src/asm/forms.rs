@@ -194,5 +194,20 @@ pub fn all_forms() -> Vec<Decoded> {
         fd_idx: 2,
     }));
     v.push(Decoded::Exit);
+    for off in [0, -1, i16::MAX] {
+        v.push(Decoded::MayGoto { off });
+    }
+    v.push(Decoded::AddrSpaceCast {
+        dst: Reg::R1,
+        src: Reg::R2,
+        dst_as: 0,
+        src_as: 1,
+    });
+    v.push(Decoded::AddrSpaceCast {
+        dst: Reg::R3,
+        src: Reg::R3,
+        dst_as: 1,
+        src_as: 0,
+    });
     v
 }

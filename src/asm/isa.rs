@@ -103,7 +103,7 @@ impl std::fmt::Display for Helper {
 /// Where a kprobe program's context (`struct pt_regs`) holds a register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KprobeReg {
-    /// `x86_64` or `aarch64` (Rust's `std::env::consts::ARCH` spelling).
+    /// `x86_64`, `aarch64` or `riscv64` (Rust's `std::env::consts::ARCH` spelling).
     pub arch: &'static str,
     /// `arg0`…`arg7`, `ret`, `ip`, `sp`, `fp`.
     pub role: &'static str,
@@ -179,5 +179,14 @@ mod tests {
         assert_eq!(kprobe_reg("x86_64", "ret").map(|r| r.reg), Some("ax"));
         assert_eq!(kprobe_reg("aarch64", "arg7").map(|r| r.offset), Some(56));
         assert!(kprobe_reg("x86_64", "arg6").is_none());
+        assert_eq!(kprobe_reg("riscv64", "ret").map(|r| r.offset), Some(80));
+        // Every architecture names its return register and the first six arguments.
+        for arch in ["x86_64", "aarch64", "riscv64"] {
+            for role in [
+                "ret", "ip", "sp", "arg0", "arg1", "arg2", "arg3", "arg4", "arg5",
+            ] {
+                assert!(kprobe_reg(arch, role).is_some(), "{arch} {role}");
+            }
+        }
     }
 }

@@ -4,14 +4,18 @@
 //!
 //! Input: an `Object`. Output: text — `.license`, `.map` and `.extern` lines, then per section
 //! `.section NAME`, `.globl` lines, labels at their instruction and one instruction per line.
-//! A relocated `ld_imm64` prints as `rD = SYMBOL ll`, a relocated call as `call SYMBOL`, when the
+//! A relocated `ld_imm64` prints as `rD = SYMBOL ll` (`rD = SYMBOL + 8 ll` with the addend clang
+//! leaves in imm for globals), a relocated call as `call SYMBOL`, when the
 //! instruction holds exactly what the assembler would emit for them; otherwise the instruction
 //! prints as is, followed by a `# reloc: SYMBOL` comment.
+//!
+//! `disassemble_labeled` prints a flat program with generated labels (`L7:`) in place of
+//! jump, call and function-address offsets, for people reading code; it reassembles too.
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use super::decode::{decode, Call, Decoded};
+use super::decode::{decode, Call, DecodeError, Decoded};
 use super::disasm::disassemble_one;
 use super::isa::{MapType, Pseudo};
 use super::{Insn, Object, Section};
@@ -113,10 +117,83 @@ fn symbolic(insns: &[Insn], i: usize, sym: &str) -> Option<(String, usize)> {
         Decoded::LdImm64 {
             dst,
             pseudo: Pseudo::None,
-            imm: 0,
+            imm,
             next_imm: 0,
-        } => Some((format!("{dst} = {sym} ll"), 2)),
+        } => {
+            let text = match imm {
+                0 => format!("{dst} = {sym} ll"),
+                i if i < 0 => format!("{dst} = {sym} - {} ll", i.unsigned_abs()),
+                i => format!("{dst} = {sym} + {i} ll"),
+            };
+            Some((text, 2))
+        }
         Decoded::Call(Call::Local(-1)) => Some((format!("call {sym}"), 1)),
         _ => None,
     }
+}
+
+/// The instruction index a jump, local call or function address at `i` refers to.
+fn target(d: &Decoded, i: usize) -> Option<i64> {
+    let off = match *d {
+        Decoded::Ja { off, .. } => i64::from(off),
+        Decoded::Jmp { off, .. } | Decoded::MayGoto { off } => i64::from(off),
+        Decoded::Call(Call::Local(off)) => i64::from(off),
+        Decoded::LdImm64 {
+            pseudo: Pseudo::Func,
+            imm,
+            ..
+        } => i64::from(imm),
+        _ => return None,
+    };
+    Some(i as i64 + 1 + off)
+}
+
+/// A flat program with labels `L<index>` at every jump, call and function-address target
+/// that lands on an instruction; other offsets print as numbers.
+pub fn disassemble_labeled(insns: &[Insn]) -> String {
+    let mut decoded: Vec<(usize, Result<Decoded, DecodeError>)> = Vec::new();
+    let mut i = 0;
+    while i < insns.len() {
+        let d = decode(insns, i);
+        let len = d.as_ref().map_or(1, |d| d.len());
+        decoded.push((i, d));
+        i += len;
+    }
+    let starts: BTreeSet<usize> = decoded.iter().map(|(i, _)| *i).collect();
+    let lands = |t: i64| usize::try_from(t).ok().filter(|t| starts.contains(t));
+    let labels: BTreeSet<usize> = decoded
+        .iter()
+        .filter_map(|(i, d)| d.as_ref().ok().and_then(|d| target(d, *i)))
+        .filter_map(lands)
+        .collect();
+    let mut out = String::with_capacity(insns.len() * 24);
+    for (i, d) in &decoded {
+        if labels.contains(i) {
+            let _ = writeln!(out, "L{i}:");
+        }
+        out.push_str("    ");
+        let labelled = d
+            .as_ref()
+            .ok()
+            .and_then(|d| Some((d, lands(target(d, *i)?)?)));
+        match labelled {
+            Some((Decoded::Call(_), t)) => {
+                let _ = write!(out, "call L{t}");
+            }
+            Some((Decoded::LdImm64 { dst, pseudo, .. }, t)) => {
+                let _ = write!(out, "{dst} = {}(L{t}) ll", pseudo.asm());
+            }
+            Some((d, t)) => {
+                // Jumps print as `… goto +3`: swap the offset for the label.
+                let text = d.to_string();
+                let head = text.rsplit_once(' ').map_or(text.as_str(), |(h, _)| h);
+                let _ = write!(out, "{head} L{t}");
+            }
+            None => {
+                disassemble_one(insns, *i, &mut out);
+            }
+        }
+        out.push('\n');
+    }
+    out
 }

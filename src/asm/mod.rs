@@ -17,6 +17,7 @@ pub mod listing;
 pub mod object;
 mod parse;
 mod parse_insn;
+mod parse_mem;
 pub mod reg;
 
 pub use assemble::{assemble, assemble_file, assemble_insns, AsmError};
@@ -24,6 +25,6 @@ pub use decode::{decode, Call, DecodeError, Decoded, Operand};
 pub use disasm::{disassemble, disassemble_one};
 pub use insn::Insn;
 pub use isa::Helper;
-pub use listing::disassemble_object;
+pub use listing::{disassemble_labeled, disassemble_object};
 pub use object::{MapDef, Object, Reloc, Section, Symbol};
 pub use reg::Reg;

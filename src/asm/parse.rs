@@ -107,7 +107,11 @@ fn skip_log_prefix(c: &mut Cursor<'_, '_>) -> bool {
     }
     let code = u8::from_str_radix(c.tok_text(c.toks[c.pos + 1]), 16).unwrap_or(0);
     c.pos += 3;
-    code == Insn::ld_imm64(super::Reg::R0, 0)[0].code
+    Insn {
+        code,
+        ..Insn::default()
+    }
+    .is_ld_imm64()
 }
 
 fn directive<'a>(

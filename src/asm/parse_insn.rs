@@ -8,8 +8,12 @@
 
 use super::cursor::{imm32, in_range, off16, Cursor, PResult};
 use super::decode::{Call, Decoded, Operand};
-use super::isa::{AluOp, AtomicOp, Endian, JmpOp, MovsxWidth, Pseudo, Size};
+use super::isa::{AluOp, AluSpecial, Endian, JmpOp, MovsxWidth, Pseudo, Size};
 use super::lex::Tok;
+use super::parse_mem::{
+    atomic_by_name, atomic_names, parse_atomic_call, parse_load, parse_lock, parse_store,
+    parse_store_release,
+};
 use super::Reg;
 use crate::diag::{nearest, Diagnostic, Span};
 
@@ -28,16 +32,19 @@ pub(super) enum Item<'a> {
         name: &'a str,
         span: Span,
     },
-    /// `rD = NAME ll`: a map, or the address of a function (label).
+    /// `rD = NAME ll` / `rD = NAME + 8 ll`: a map, a global (the addend goes in imm, as clang
+    /// leaves it for the loader), or the address of a function (label).
     LdSym {
         dst: Reg,
         name: &'a str,
+        addend: i32,
         span: Span,
     },
 }
 
 /// Words that start an instruction, for "did you mean" on an unknown mnemonic.
 pub(super) const MNEMONICS: &[&str] = &[
+    "may_goto",
     "exit",
     "call",
     "goto",
@@ -47,12 +54,12 @@ pub(super) const MNEMONICS: &[&str] = &[
     "store_release",
 ];
 
-fn err(span: Span, msg: impl Into<String>) -> Box<Diagnostic> {
+pub(super) fn err(span: Span, msg: impl Into<String>) -> Box<Diagnostic> {
     Box::new(Diagnostic::error(span, msg))
 }
 
 /// Every register of one instruction must have the same width: `w` for 32-bit forms.
-fn same_width(wide: bool, other: bool, span: Span) -> PResult<()> {
+pub(super) fn same_width(wide: bool, other: bool, span: Span) -> PResult<()> {
     if wide == other {
         Ok(())
     } else {
@@ -63,7 +70,7 @@ fn same_width(wide: bool, other: bool, span: Span) -> PResult<()> {
     }
 }
 
-fn same_reg(want: Reg, got: Reg, span: Span, form: &str) -> PResult<()> {
+pub(super) fn same_reg(want: Reg, got: Reg, span: Span, form: &str) -> PResult<()> {
     if want == got {
         Ok(())
     } else {
@@ -92,6 +99,7 @@ pub(super) fn parse_insn<'a>(c: &mut Cursor<'_, 'a>, ld64: bool) -> PResult<Item
                     parse_target(c, insn)
                 }
                 "if" => parse_if(c),
+                "may_goto" => parse_target(c, Decoded::MayGoto { off: 0 }),
                 "lock" => parse_lock(c),
                 "store_release" => parse_store_release(c),
                 _ => {
@@ -113,6 +121,11 @@ fn unknown_mnemonic(word: &str, span: Span) -> Box<Diagnostic> {
         );
     }
     let d = Diagnostic::error(span, format!("unknown instruction `{word}`"));
+    if let Some(form) = mnemonic_form(word) {
+        return Box::new(d.with_help(format!(
+            "this assembler uses the C-like syntax of LLVM and the verifier log: write `{form}`"
+        )));
+    }
     Box::new(match nearest(word, MNEMONICS.iter().copied()) {
         Some(m) => d.with_help(format!("did you mean `{m}`?")),
         None => d.with_help(
@@ -120,6 +133,40 @@ fn unknown_mnemonic(word: &str, span: Span) -> Box<Diagnostic> {
              `*(u64 *)(r10 - 8) = r1`, `call 1`, `exit`",
         ),
     })
+}
+
+/// The C-like form of an opcode-style mnemonic (`add64`, `jeq`, `ldxw`, `lddw`, as rbpf and
+/// the kernel's own tables name them), built from the isa tables' names and `asm` tokens.
+fn mnemonic_form(word: &str) -> Option<String> {
+    let (base, w) = match word.strip_suffix("32") {
+        Some(b) => (b, "w"),
+        None => (word.strip_suffix("64").unwrap_or(word), "r"),
+    };
+    if let Some(op) = AluOp::from_name(base) {
+        return Some(format!("{w}1 {} {w}2", op.asm()));
+    }
+    if let Some(op) = JmpOp::from_name(base) {
+        return Some(format!("if {w}1 {} {w}2 goto +1", op.asm()));
+    }
+    if base == "ja" {
+        return Some("goto +1".into());
+    }
+    if base == "neg" {
+        return Some(format!("{w}1 = -{w}1"));
+    }
+    if base == "lddw" {
+        return Some("r1 = 0x1234 ll".into());
+    }
+    for (prefix, shape) in [
+        ("ldx", "r1 = *(T *)(r2 + 8)"),
+        ("stx", "*(T *)(r1 + 8) = r2"),
+        ("st", "*(T *)(r1 + 8) = 7"),
+    ] {
+        if let Some(sz) = base.strip_prefix(prefix).and_then(Size::from_name) {
+            return Some(shape.replace('T', sz.asm()));
+        }
+    }
+    None
 }
 
 /// `rD …`: an assignment, an ALU operation, a load or an atomic with a result.
@@ -176,7 +223,7 @@ fn parse_assign<'a>(c: &mut Cursor<'_, 'a>, ld64: bool) -> PResult<Item<'a>> {
     }
 }
 
-trait MapHelp {
+pub(super) trait MapHelp {
     fn map_help(self, f: impl FnOnce() -> Option<String>) -> Self;
 }
 
@@ -257,202 +304,9 @@ fn parse_movsx<'a>(c: &mut Cursor<'_, 'a>, dst: Reg, wide: bool) -> PResult<Item
     }))
 }
 
-/// `(u64 *)` after the opening `(` has been consumed: the size and whether it is signed.
-fn mem_type(c: &mut Cursor<'_, '_>) -> PResult<(Size, bool, Span)> {
-    let (ty, span) = c.ident().ok_or_else(|| c.error("a type such as `u64`"))?;
-    let (sx, base) = match ty.strip_prefix('s') {
-        Some(rest) => (true, rest),
-        None => (false, ty.strip_prefix('u').unwrap_or("")),
-    };
-    let size = Size::ALL
-        .into_iter()
-        .find(|s| &s.asm()[1..] == base)
-        .ok_or_else(|| {
-            err(
-                span,
-                format!("expected `u8`, `u16`, `u32` or `u64`, found `{ty}`"),
-            )
-        })?;
-    c.expect_punct("*")?;
-    c.expect_punct(")")?;
-    Ok((size, sx, span))
-}
-
-/// `(rN + off)`, `(rN - off)`, `(rN)`.
-fn address(c: &mut Cursor<'_, '_>) -> PResult<(Reg, i16)> {
-    c.expect_punct("(")?;
-    let base = c.reg64()?;
-    let off = if c.is_punct(")") {
-        0
-    } else {
-        let (v, span) = c
-            .signed()
-            .map_err(|_| c.error("`+ offset`, `- offset` or `)`"))?;
-        off16(v, span)?
-    };
-    c.expect_punct(")")?;
-    Ok((base, off))
-}
-
-/// A register of a memory access of `size`: `w` is accepted below 64 bits.
-fn data_reg(c: &mut Cursor<'_, '_>, size: Size) -> PResult<(Reg, bool)> {
-    let (r, wide, span) = c.reg()?;
-    if !wide && size == Size::Dw {
-        return Err(err(span, "a 64-bit access needs a 64-bit register")
-            .map_help(|| Some(format!("write `r{}`", r.num()))));
-    }
-    Ok((r, wide))
-}
-
-/// `rD = *(u32 *)(rS + off)`, `rD = *(s8 *)(…)`, `r0 = *(u8 *)skb[…]`.
-fn parse_load<'a>(c: &mut Cursor<'_, 'a>, dst: Reg, wide: bool, dspan: Span) -> PResult<Item<'a>> {
-    c.expect_punct("*")?;
-    c.expect_punct("(")?;
-    let (size, sx, tspan) = mem_type(c)?;
-    if !wide && size == Size::Dw {
-        return Err(err(dspan, "a 64-bit load needs a 64-bit register"));
-    }
-    if sx && size == Size::Dw {
-        return Err(err(
-            tspan,
-            "there is no sign-extending 64-bit load: write `u64`",
-        ));
-    }
-    if c.eat_ident("skb") {
-        return parse_skb(c, dst, size, sx, tspan);
-    }
-    let (src, off) = address(c)?;
-    c.end()?;
-    Ok(Item::Done(Decoded::Load {
-        size,
-        sx,
-        dst,
-        src,
-        off,
-    }))
-}
-
-/// Legacy packet loads: `r0 = *(u8 *)skb[14]`, `r0 = *(u16 *)skb[r1]`, `skb[r1 + 4]`.
-fn parse_skb<'a>(
-    c: &mut Cursor<'_, 'a>,
-    dst: Reg,
-    size: Size,
-    sx: bool,
-    tspan: Span,
-) -> PResult<Item<'a>> {
-    if dst != Reg::R0 || sx || size == Size::Dw {
-        return Err(err(tspan, "packet loads are `r0 = *(u8|u16|u32 *)skb[…]`"));
-    }
-    c.expect_punct("[")?;
-    let item = if matches!(c.peek(), Some(Tok::Reg { .. })) {
-        let src = c.reg64()?;
-        let imm = if c.is_punct("]") {
-            0
-        } else {
-            let (v, span) = c.signed()?;
-            imm32(v, span)?
-        };
-        Decoded::LdInd { size, src, imm }
-    } else {
-        let (v, span) = c.signed()?;
-        Decoded::LdAbs {
-            size,
-            imm: imm32(v, span)?,
-        }
-    };
-    c.expect_punct("]")?;
-    c.end()?;
-    Ok(Item::Done(item))
-}
-
-/// `*(u32 *)(rD + off) = rS` or `= imm`.
-fn parse_store<'a>(c: &mut Cursor<'_, 'a>) -> PResult<Item<'a>> {
-    c.expect_punct("*")?;
-    c.expect_punct("(")?;
-    let (size, sx, tspan) = mem_type(c)?;
-    if sx {
-        return Err(err(tspan, "stores take unsigned types (`u8`…`u64`)"));
-    }
-    let (dst, off) = address(c)?;
-    c.expect_punct("=")?;
-    let src = if matches!(c.peek(), Some(Tok::Reg { .. })) {
-        Operand::Reg(data_reg(c, size)?.0)
-    } else {
-        let (v, span) = c.signed()?;
-        Operand::Imm(imm32(v, span)?)
-    };
-    c.end()?;
-    Ok(Item::Done(Decoded::Store {
-        size,
-        dst,
-        off,
-        src,
-    }))
-}
-
-/// `lock *(u64 *)(rD + off) += rS`.
-fn parse_lock<'a>(c: &mut Cursor<'_, 'a>) -> PResult<Item<'a>> {
-    c.expect_punct("*")?;
-    c.expect_punct("(")?;
-    let (size, sx, tspan) = mem_type(c)?;
-    if sx || !matches!(size, Size::W | Size::Dw) {
-        return Err(err(tspan, "atomic operations take `u32` or `u64`"));
-    }
-    let (dst, off) = address(c)?;
-    let op_span = c.span();
-    let op = match c.bump().map(|t| t.tok) {
-        Some(Tok::Punct(p)) => AtomicOp::ALL
-            .into_iter()
-            .find(|o| o.form() == "lock" && o.asm() == p),
-        _ => None,
-    }
-    .ok_or_else(|| err(op_span, "expected `+=`, `|=`, `&=` or `^=`"))?;
-    let (src, _) = data_reg(c, size)?;
-    c.end()?;
-    Ok(Item::Done(Decoded::Atomic {
-        size,
-        op,
-        dst,
-        src,
-        off,
-    }))
-}
-
-/// `store_release((u64 *)(rD + off), rS)`.
-fn parse_store_release<'a>(c: &mut Cursor<'_, 'a>) -> PResult<Item<'a>> {
-    c.expect_punct("(")?;
-    c.expect_punct("(")?;
-    let (size, sx, tspan) = mem_type(c)?;
-    if sx {
-        return Err(err(tspan, "expected an unsigned type"));
-    }
-    let (dst, off) = address(c)?;
-    c.expect_punct(",")?;
-    let (src, _) = data_reg(c, size)?;
-    c.expect_punct(")")?;
-    c.end()?;
-    Ok(Item::Done(Decoded::Atomic {
-        size,
-        op: AtomicOp::StoreRelease,
-        dst,
-        src,
-        off,
-    }))
-}
-
 /// Names that can follow `rD =`, for suggestions.
 fn rhs_names() -> Vec<String> {
-    let mut v: Vec<String> = Vec::new();
-    for op in AtomicOp::ALL {
-        match op.form() {
-            "fetch" | "load_acquire" => v.push(op.asm().into()),
-            "xchg" | "cmpxchg" => {
-                v.push(format!("{}_64", op.asm()));
-                v.push(format!("{}32_32", op.asm()));
-            }
-            _ => {}
-        }
-    }
+    let mut v = atomic_names();
     for e in Endian::ALL {
         for bits in [16, 32, 64] {
             v.push(format!("{}{bits}", e.asm()));
@@ -495,11 +349,22 @@ fn parse_named<'a>(c: &mut Cursor<'_, 'a>, dst: Reg, wide: bool, dspan: Span) ->
     if !wide {
         return Err(err(dspan, "a 64-bit load needs a 64-bit register"));
     }
+    let addend = if c.is_punct("+") || c.is_punct("-") {
+        let (v, vspan) = c.signed()?;
+        imm32(v, vspan)?
+    } else {
+        0
+    };
     if !c.eat_ident("ll") {
         return Err(c.error("`ll` after a symbol (`r1 = my_map ll`)"));
     }
     c.end()?;
-    Ok(Item::LdSym { dst, name, span })
+    Ok(Item::LdSym {
+        dst,
+        name,
+        addend,
+        span,
+    })
 }
 
 /// `NAME(…)` on the right of `rD =`: atomics and pseudo `ld_imm64`.
@@ -517,16 +382,11 @@ fn parse_call_form<'a>(
     {
         return parse_pseudo(c, p, dst, wide, dspan);
     }
-    for op in AtomicOp::ALL {
-        let (base, suffix) = match op.form() {
-            "fetch" | "load_acquire" => (op.asm(), ""),
-            "xchg" | "cmpxchg" if name.ends_with("32_32") => (op.asm(), "32_32"),
-            "xchg" | "cmpxchg" => (op.asm(), "_64"),
-            _ => continue,
-        };
-        if name.strip_suffix(suffix) == Some(base) {
-            return parse_atomic_call(c, op, !suffix.starts_with('3'), dst, wide, dspan);
-        }
+    if name == AluSpecial::AddrSpaceCast.asm() {
+        return parse_addr_space_cast(c, dst, wide, dspan);
+    }
+    if let Some(atomic) = atomic_by_name(name) {
+        return parse_atomic_call(c, atomic, dst, wide, dspan);
     }
     let names = rhs_names();
     Err(
@@ -534,6 +394,35 @@ fn parse_call_form<'a>(
             nearest(name, names.iter().map(|s| s.as_str())).map(|m| format!("did you mean `{m}`?"))
         }),
     )
+}
+
+/// `rD = addr_space_cast(rS, dst_as, src_as)`.
+fn parse_addr_space_cast<'a>(
+    c: &mut Cursor<'_, 'a>,
+    dst: Reg,
+    wide: bool,
+    dspan: Span,
+) -> PResult<Item<'a>> {
+    if !wide {
+        return Err(err(dspan, "`addr_space_cast` needs 64-bit registers"));
+    }
+    c.expect_punct("(")?;
+    let src = c.reg64()?;
+    let mut spaces = [0u16; 2];
+    for s in &mut spaces {
+        c.expect_punct(",")?;
+        let (v, span) = c.signed()?;
+        *s = in_range(v, 0, u16::MAX.into(), "address space", span)? as u16;
+    }
+    c.expect_punct(")")?;
+    c.end()?;
+    let [dst_as, src_as] = spaces;
+    Ok(Item::Done(Decoded::AddrSpaceCast {
+        dst,
+        src,
+        dst_as,
+        src_as,
+    }))
 }
 
 /// `map_fd(3) ll`, `map_value(3, 16) ll`, `func(+4) ll`, `func(label) ll`.
@@ -553,7 +442,12 @@ fn parse_pseudo<'a>(
         c.expect_punct(")")?;
         c.eat_ident("ll");
         c.end()?;
-        return Ok(Item::LdSym { dst, name, span });
+        return Ok(Item::LdSym {
+            dst,
+            name,
+            addend: 0,
+            span,
+        });
     }
     let (v, span) = c.signed()?;
     let imm = imm32(v, span)?;
@@ -574,92 +468,6 @@ fn parse_pseudo<'a>(
     }))
 }
 
-/// `(rD + off` inside an xchg/cmpxchg operand list.
-fn bare_address(c: &mut Cursor<'_, '_>) -> PResult<(Reg, i16)> {
-    let base = c.reg64()?;
-    let off = if c.is_punct(",") {
-        0
-    } else {
-        let (v, span) = c.signed()?;
-        off16(v, span)?
-    };
-    Ok((base, off))
-}
-
-/// `rS = atomic_fetch_add((u64 *)(rD + off), rS)`, `rS = xchg_64(rD + off, rS)`,
-/// `r0 = cmpxchg_64(rD + off, r0, rS)`, `rD = load_acquire((u64 *)(rS + off))`.
-fn parse_atomic_call<'a>(
-    c: &mut Cursor<'_, 'a>,
-    op: AtomicOp,
-    wide_name: bool,
-    lhs: Reg,
-    wide: bool,
-    dspan: Span,
-) -> PResult<Item<'a>> {
-    c.expect_punct("(")?;
-    let item = match op.form() {
-        "fetch" | "load_acquire" => {
-            c.expect_punct("(")?;
-            let (size, sx, tspan) = mem_type(c)?;
-            let fetch = op.form() == "fetch";
-            if sx || (fetch && !matches!(size, Size::W | Size::Dw)) {
-                return Err(err(tspan, "atomic operations take `u32` or `u64`"));
-            }
-            same_width(size == Size::Dw, wide, dspan)?;
-            let (base, off) = address(c)?;
-            if fetch {
-                c.expect_punct(",")?;
-                let (src, w, rspan) = c.reg()?;
-                same_width(wide, w, rspan)?;
-                same_reg(lhs, src, rspan, "a fetching atomic")?;
-                Decoded::Atomic {
-                    size,
-                    op,
-                    dst: base,
-                    src,
-                    off,
-                }
-            } else {
-                Decoded::Atomic {
-                    size,
-                    op,
-                    dst: lhs,
-                    src: base,
-                    off,
-                }
-            }
-        }
-        _ => {
-            same_width(wide_name, wide, dspan)?;
-            let size = if wide { Size::Dw } else { Size::W };
-            let (base, off) = bare_address(c)?;
-            c.expect_punct(",")?;
-            let (first, w, rspan) = c.reg()?;
-            same_width(wide, w, rspan)?;
-            same_reg(lhs, first, rspan, "an exchange")?;
-            let src = if op.form() == "cmpxchg" {
-                same_reg(Reg::R0, lhs, dspan, "cmpxchg")?;
-                c.expect_punct(",")?;
-                let (src, w, rspan) = c.reg()?;
-                same_width(wide, w, rspan)?;
-                src
-            } else {
-                first
-            };
-            Decoded::Atomic {
-                size,
-                op,
-                dst: base,
-                src,
-                off,
-            }
-        }
-    };
-    c.expect_punct(")")?;
-    c.end()?;
-    Ok(Item::Done(item))
-}
-
 /// `goto TARGET` / `if … goto TARGET` once the instruction is known: `+3`, `-1`, `pc+3`,
 /// `label`; an llvm-objdump annotation `<f+0x10>` may follow.
 fn parse_target<'a>(c: &mut Cursor<'_, 'a>, insn: Decoded) -> PResult<Item<'a>> {
@@ -677,6 +485,9 @@ fn parse_target<'a>(c: &mut Cursor<'_, 'a>, insn: Decoded) -> PResult<Item<'a>> 
             Decoded::Ja { long: false, .. } => Decoded::Ja {
                 off: off16(v, span)?.into(),
                 long: false,
+            },
+            Decoded::MayGoto { .. } => Decoded::MayGoto {
+                off: off16(v, span)?,
             },
             Decoded::Jmp {
                 wide, op, dst, src, ..
