@@ -10,6 +10,7 @@ pub mod cli;
 pub mod diag;
 pub mod elf;
 pub mod kernel;
+pub mod loader;
 pub mod runtime;
 pub mod syntax;
 pub mod sys;
