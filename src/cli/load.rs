@@ -185,6 +185,10 @@ fn load_and_run(
     arming.arm().map_err(|e| (EXIT_KERNEL, e.to_string()))?;
     let armed_at = start.elapsed();
     println!("{}", attached.summary_line());
+    // The test-case runner starts its AFTER workloads when it sees this line.
+    if std::env::var_os(crate::testkit::cases::NOTIFY_ATTACHED).is_some() {
+        println!("{}", crate::testkit::cases::NOTIFY_ATTACHED);
+    }
     if args.verbose {
         for r in &attached.refused {
             println!("  refused {r}");
