@@ -48,14 +48,36 @@ fn load_attaches_a_wildcard_counts_and_prints_maps_after_duration() {
     assert!(stderr.contains("\"start_to_armed_s\":"), "{stderr}");
 }
 
+/// Live programs named `name`.
+fn progs_named(name: &str) -> usize {
+    strobe::sys::info::all_ids(strobe::sys::info::ObjKind::Prog)
+        .unwrap()
+        .into_iter()
+        .filter_map(|id| strobe::sys::info::prog_fd_by_id(id).ok().flatten())
+        .filter_map(|fd| strobe::sys::info::prog_info(std::os::fd::AsFd::as_fd(&fd)).ok())
+        .filter(|i| i.name == name)
+        .count()
+}
+
 #[test]
 fn load_stops_on_sigint_prints_results_and_returns_promptly() {
     let test = "load_stops_on_sigint_prints_results_and_returns_promptly";
     if !loader_common::can_bpf(test) {
         return;
     }
+    // A copy whose program has a name no other test uses, for the leak check below.
+    let prog = std::env::temp_dir().join(format!("strobe-sigint-{}.s", std::process::id()));
+    let text = std::fs::read_to_string(PROG)
+        .unwrap()
+        .replace("count", "strobe_sigint");
+    std::fs::write(&prog, text.replace("strobe_sigints", "counts")).unwrap();
     let mut child = Command::new(STROBE)
-        .args(["load", PROG, "--attach", "rawtracepoint:sys_enter"])
+        .args([
+            "load",
+            prog.to_str().unwrap(),
+            "--attach",
+            "rawtracepoint:sys_enter",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -67,6 +89,11 @@ fn load_stops_on_sigint_prints_results_and_returns_promptly() {
     for _ in 0..20 {
         let _ = std::fs::metadata("/");
     }
+    assert_eq!(
+        progs_named("strobe_sigint"),
+        1,
+        "the attached program is visible by name"
+    );
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let t = std::time::Instant::now();
@@ -77,6 +104,21 @@ fn load_stops_on_sigint_prints_results_and_returns_promptly() {
     assert!(count_of(&rest) >= 20, "{rest}");
     // The background detach child has stdout closed, so EOF came as soon as strobe exited.
     assert!(t.elapsed().as_secs() < 5);
+    let _ = std::fs::remove_file(&prog);
+    // Nothing of that run remains once the background child is done (poll: it closes after
+    // strobe exits, and program memory goes after an RCU grace period).
+    let start = std::time::Instant::now();
+    loop {
+        let left = progs_named("strobe_sigint");
+        if left == 0 {
+            break;
+        }
+        assert!(
+            start.elapsed().as_secs() < 5,
+            "{left} strobe_sigint programs left"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 #[test]

@@ -146,6 +146,12 @@ fn load_and_run(
             ))
         })?
         .with_arming_guard();
+    // Name the programs after the program's function, as libbpf does (the section name is
+    // often just the attach point).
+    let mut template = template;
+    if let Some(sym) = section.symbols.iter().find(|y| y.global && y.insn == 0) {
+        template.name = sym.name.chars().take(15).collect();
+    }
     let maps = create_maps(&obj).map_err(|m| (EXIT_KERNEL, m))?;
     let arming = Arming::create().map_err(|e| (EXIT_KERNEL, e.to_string()))?;
     let mut entries: Vec<(&str, i32)> = maps
