@@ -162,6 +162,21 @@ impl Template {
         intern(&mut self.params, name)
     }
 
+    /// The index of kfunc `name` in the BTF-id table, adding it if new.
+    pub fn btf_id_index(&mut self, name: &str) -> usize {
+        intern(&mut self.btf_ids, name)
+    }
+
+    /// The index of per-target constant `name`, adding it if new.
+    pub fn const_index(&mut self, name: &str) -> usize {
+        intern(&mut self.consts, name)
+    }
+
+    /// Records relocation `kind` on `field` of instruction `insn`.
+    pub fn add_reloc(&mut self, insn: usize, field: Field, kind: RelocKind) {
+        self.relocs.push(Reloc::new(insn, field, kind));
+    }
+
     /// A template from one program section of an assembled or ELF object: every relocation
     /// naming a map becomes a `MapFd` relocation (or `MapValue` when the `ld_imm64` carries
     /// `BPF_PSEUDO_MAP_VALUE`); a relocation naming anything else, or on anything but an
