@@ -216,6 +216,12 @@ pub fn expand(
                 .collect();
             funcs.sort();
             funcs.dedup();
+            // kallsyms also lists functions kprobes cannot use (freed __init code, notrace);
+            // the kernel's list of traceable functions rules them out where it is readable
+            // (kprobe_multi refuses the whole link for one bad name). Lockdown may forbid it.
+            if let Some(traceable) = traceable_functions() {
+                funcs.retain(|f| traceable.binary_search(f).is_ok());
+            }
             if funcs.is_empty() {
                 return Err(ExpandError::NoMatch {
                     spec: text(),
@@ -248,6 +254,26 @@ pub fn expand(
             })
         }
     }
+}
+
+/// `available_filter_functions` (names, sorted, module suffixes dropped), if readable.
+fn traceable_functions() -> Option<Vec<String>> {
+    let text = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+        .iter()
+        .find_map(|d| std::fs::read_to_string(format!("{d}/available_filter_functions")).ok())?;
+    Some(parse_filter_functions(&text))
+}
+
+/// `name` or `name [module]` per line → sorted unique names.
+fn parse_filter_functions(text: &str) -> Vec<String> {
+    let mut v: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_string)
+        .collect();
+    v.sort();
+    v.dedup();
+    v
 }
 
 /// A function's prototype as the fact grouping sees it.
@@ -292,6 +318,12 @@ fn class_of(btf: &Btf, id: u32) -> TypeClass {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn filter_functions_list_drops_module_suffixes() {
+        let v = parse_filter_functions("vfs_read\nfoo [ext4]\nvfs_read\n\nbar\n");
+        assert_eq!(v, ["bar", "foo", "vfs_read"]);
+    }
 
     #[test]
     fn attach_specs_parse_with_aliases_modules_and_paths() {
