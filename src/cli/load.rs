@@ -126,6 +126,7 @@ fn load_and_run(
         crate::btf::KernelBtf::load().map_err(|e| e.to_string())
     })
     .map_err(|e| input(e.to_string()))?;
+    let expanded_at = start.elapsed();
     let ntargets = match &expansion {
         Expansion::Clones { targets, .. } => targets.len(),
         Expansion::Multi { targets } => targets.len(),
@@ -219,10 +220,13 @@ fn load_and_run(
     let _ = std::io::stdout().flush();
     let printed = stop.elapsed();
     let (total, n_attached) = (attached.total, attached.attached());
+    let load_attach = attached.elapsed;
     let waited = detach(attached.into_objects(), detach_mode);
     if args.timings {
         eprintln!(
-            "{{\"targets\":{total},\"attached\":{n_attached},\"start_to_armed_s\":{:.4},\"print_s\":{:.4},\"detach_wait_s\":{:.4},\"detach\":\"{}\",\"load_threads\":{}}}",
+            "{{\"targets\":{total},\"attached\":{n_attached},\"expand_s\":{:.4},\"load_attach_s\":{:.4},\"start_to_armed_s\":{:.4},\"print_s\":{:.4},\"detach_wait_s\":{:.4},\"detach\":\"{}\",\"load_threads\":{}}}",
+            expanded_at.as_secs_f64(),
+            load_attach.as_secs_f64(),
             armed_at.as_secs_f64(),
             printed.as_secs_f64(),
             waited.as_secs_f64(),

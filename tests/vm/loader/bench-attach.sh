@@ -13,6 +13,7 @@ run() { # pattern threads detach
   # Let a background detach finish before the next run so runs do not overlap.
   [ "$3" = background ] && sleep 5
 }
+run 'vfs_read' 1 background
 run 'vfs_*' 1 sequential
 run 'vfs_*' 0 parallel
 run 'vfs_*' 0 background
