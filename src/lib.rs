@@ -11,6 +11,7 @@ pub mod codegen;
 pub mod diag;
 pub mod elf;
 pub mod kernel;
+pub mod loader;
 pub mod runtime;
 pub mod syntax;
 pub mod sys;

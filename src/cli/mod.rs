@@ -8,6 +8,7 @@ use std::ffi::OsString;
 
 pub mod disasm;
 pub mod info;
+pub mod load;
 mod version;
 
 pub const EXIT_OK: i32 = 0;
@@ -34,6 +35,11 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         name: "disasm",
         about: "Disassemble the program sections of a BPF ELF object (like llvm-objdump -dr)",
         run: disasm::run,
+    },
+    Subcommand {
+        name: "load",
+        about: "Load one program of a BPF object and attach it to every target of a wildcard",
+        run: load::run,
     },
 ];
 
