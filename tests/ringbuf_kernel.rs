@@ -60,7 +60,7 @@ fn ring_wraps_around_when_drained_between_runs() {
     let Some(prog) = load(test, Emit::RingOutput, &map, &lost, 0) else {
         return;
     };
-    let mut ring = RingBuf::new(map.as_fd(), size as usize).unwrap();
+    let mut ring = RingBuf::new(map.as_fd()).unwrap();
     // 40-byte footprints do not divide 4096, so records straddle the end of the data area.
     let per_run = 90;
     let runs = 50u64;
@@ -88,7 +88,7 @@ fn ring_skips_discarded_records() {
     let Some(prog) = load(test, Emit::RingReserveDiscardOdd, &map, &lost, 0) else {
         return;
     };
-    let mut ring = RingBuf::new(map.as_fd(), 1 << 16).unwrap();
+    let mut ring = RingBuf::new(map.as_fd()).unwrap();
     assert_eq!(run(&prog, 0, 301), 301);
     // Discarded records still occupy the ring until the consumer passes them.
     assert_eq!(ring.pending_bytes(), 301 * record_footprint(RECORD_SIZE));
@@ -111,7 +111,7 @@ fn ring_reports_records_lost_when_full() {
         return;
     };
     let counter = LostCounter::new(lost.as_fd(), 2).unwrap();
-    let mut ring = RingBuf::new(map.as_fd(), size)
+    let mut ring = RingBuf::new(map.as_fd())
         .unwrap()
         .with_lost_counter(counter);
     assert_eq!(ring.lost().unwrap(), 0);
@@ -147,12 +147,8 @@ fn ring_set_polls_several_rings_and_tags_records_by_ring() {
         return;
     };
     let mut set = BufferSet::new().unwrap();
-    let a = set
-        .add(RingBuf::new(map_a.as_fd(), 1 << 14).unwrap())
-        .unwrap();
-    let b = set
-        .add(RingBuf::new(map_b.as_fd(), 1 << 14).unwrap())
-        .unwrap();
+    let a = set.add(RingBuf::new(map_a.as_fd()).unwrap()).unwrap();
+    let b = set.add(RingBuf::new(map_b.as_fd()).unwrap()).unwrap();
     assert_ne!(a, b);
 
     // Nothing written yet: the poll times out with nothing.
@@ -201,8 +197,7 @@ fn ring_set_break_stops_and_leaves_the_rest_readable() {
         return;
     };
     let mut set = BufferSet::new().unwrap();
-    set.add(RingBuf::new(map.as_fd(), 1 << 14).unwrap())
-        .unwrap();
+    set.add(RingBuf::new(map.as_fd()).unwrap()).unwrap();
     run(&prog, 0, 10);
     let mut seen = Vec::new();
     let n = set
@@ -237,6 +232,12 @@ fn ring_reader_refuses_maps_of_other_types() {
     let lost = lost_map(1);
     let err = RingBuf::from_map(&lost).unwrap_err();
     assert!(matches!(err, RingBufError::NotRingBuf { .. }), "{err}");
+    let err = RingBuf::new(lost.as_fd()).unwrap_err();
+    assert!(matches!(err, RingBufError::NotRingBuf { .. }), "{err}");
+    // Not a BPF map at all.
+    let file = std::fs::File::open("/dev/null").unwrap();
+    let err = RingBuf::new(file.as_fd()).unwrap_err();
+    assert!(matches!(err, RingBufError::Map { .. }), "{err}");
     // A lost-record map must be a per-CPU array of u64.
     let Some(ring) = ring_map(test, 4096) else {
         return;

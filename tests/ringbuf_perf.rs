@@ -153,7 +153,7 @@ fn perf_buffer_and_ring_buffer_share_one_poll_set() {
     let Some(perf) = perf_buf(test, &array, 4) else {
         return;
     };
-    let ring = strobe::runtime::ringbuf::RingBuf::new(ring_map.as_fd(), 1 << 14).unwrap();
+    let ring = strobe::runtime::ringbuf::RingBuf::new(ring_map.as_fd()).unwrap();
     let mut set = BufferSet::new().unwrap();
     let p = set.add(perf).unwrap();
     let r = set.add(ring).unwrap();

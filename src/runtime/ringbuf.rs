@@ -63,6 +63,11 @@ pub enum RingBufError {
     },
     #[error("corrupt ring buffer record at position {pos}: length {len:#x} does not fit the ring of {size} bytes")]
     CorruptRecord { pos: usize, len: u32, size: usize },
+    #[error("cannot query the ring buffer map")]
+    Map {
+        #[source]
+        source: SysError,
+    },
     #[error("map is a {map_type:?}, not a BPF ring buffer")]
     NotRingBuf { map_type: Option<MapType> },
     #[error("the lost-record map must be a per-CPU array of u64, not a {map_type:?} with {value_size}-byte values")]
@@ -227,11 +232,23 @@ impl RingBuf {
                 map_type: map.map_type(),
             });
         }
-        RingBuf::new(map.as_fd(), map.max_entries() as usize)
+        RingBuf::map_with_size(map.as_fd(), map.max_entries() as usize)
     }
 
-    /// Maps the ring buffer map `map` whose `max_entries` is `size` bytes.
-    pub fn new(map: BorrowedFd<'_>, size: usize) -> Result<RingBuf, RingBufError> {
+    /// Maps the ring buffer map `map` (the fd is duplicated), asking the kernel for its type
+    /// and size.
+    pub fn new(map: BorrowedFd<'_>) -> Result<RingBuf, RingBufError> {
+        let info =
+            crate::sys::info::map_info(map).map_err(|source| RingBufError::Map { source })?;
+        let map_type = MapType::from_raw(info.map_type);
+        if map_type != Some(MapType::Ringbuf) {
+            return Err(RingBufError::NotRingBuf { map_type });
+        }
+        RingBuf::map_with_size(map, info.max_entries as usize)
+    }
+
+    /// Maps a ring buffer map known to be `size` bytes.
+    fn map_with_size(map: BorrowedFd<'_>, size: usize) -> Result<RingBuf, RingBufError> {
         let page = page_size();
         if !size.is_power_of_two() || size % page != 0 {
             return Err(RingBufError::BadSize {

@@ -221,6 +221,6 @@ fn positions_keep_working_across_usize_wraparound() {
 #[test]
 fn bad_sizes_are_rejected_before_any_syscall() {
     let fd = std::fs::File::open("/dev/null").unwrap();
-    let err = RingBuf::new(fd.as_fd(), 3 * page_size()).unwrap_err();
+    let err = RingBuf::map_with_size(fd.as_fd(), 3 * page_size()).unwrap_err();
     assert!(matches!(err, RingBufError::BadSize { .. }), "{err}");
 }
