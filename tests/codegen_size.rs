@@ -1,7 +1,8 @@
 //! Code size of the issue's reference scripts, composed from the emit primitives the way
 //! lowering will compose them, loaded in the kernel (so the counts are of verifiable code).
 //! Budgets: bpftrace 0.17's instruction counts on 6.1 (issue #5's table) for the program body;
-//! the 6-instruction arming guard strobe adds in front is reported separately.
+//! the 6-instruction arming guard strobe adds in front is reported separately. The exact
+//! counts live in tests/codegen/sizes.txt (`BLESS=1` rewrites it).
 
 mod codegen_support;
 
@@ -162,6 +163,7 @@ fn reference_scripts_are_no_larger_than_bpftrace_0_17() {
         ),
     ];
     let mut over = Vec::new();
+    let mut golden = String::new();
     for (name, build, budget) in scripts {
         let mut b = Builder::new();
         build(&mut b);
@@ -172,6 +174,17 @@ fn reference_scripts_are_no_larger_than_bpftrace_0_17() {
         if body > budget {
             over.push(format!("{name}: {body} > {budget}"));
         }
+        golden.push_str(&format!("{body}\t{name}\n"));
     }
     assert!(over.is_empty(), "over budget: {over:?}");
+    // The exact counts are a golden file, so any change in code size shows in review.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/codegen/sizes.txt");
+    if std::env::var_os("BLESS").is_some() {
+        std::fs::write(path, &golden).unwrap();
+    }
+    let want = std::fs::read_to_string(path).unwrap_or_default();
+    assert_eq!(
+        golden, want,
+        "code size changed; review and re-run with BLESS=1"
+    );
 }
