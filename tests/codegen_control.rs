@@ -37,18 +37,18 @@ fn nested_ifs_choose_the_branch_rust_would() {
                 b,
                 neg,
                 |b| store_out(b, 0, Value::Imm(1)),
-                Some(&mut |b: &mut Builder| store_out(b, 0, Value::Imm(2))),
+                |b: &mut Builder| store_out(b, 0, Value::Imm(2)),
             );
         },
-        Some(&mut |b: &mut Builder| {
+        |b: &mut Builder| {
             let five = cmp(b, CmpOp::Eq, a, Value::Imm(5));
             control::if_else(
                 b,
                 five,
                 |b| store_out(b, 0, Value::Imm(3)),
-                Some(&mut |b: &mut Builder| store_out(b, 0, Value::Imm(4))),
+                |b: &mut Builder| store_out(b, 0, Value::Imm(4)),
             );
-        }),
+        },
     );
     b.exit(0);
     let p = env.load(b);

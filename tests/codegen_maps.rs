@@ -290,7 +290,7 @@ fn tuple_keys_with_strings_match_userspace_layout_and_delete_and_exists_work() {
         &mut b,
         which,
         |b| write_str(b, place, b"beta-gamma", 16),
-        Some(&mut |b: &mut Builder| write_str(b, place, b"alpha", 16)),
+        |b: &mut Builder| write_str(b, place, b"alpha", 16),
     );
     key.set_int(&mut b, 2, c);
     let is_write = strobe::codegen::emit::arith::compare(
@@ -304,7 +304,7 @@ fn tuple_keys_with_strings_match_userspace_layout_and_delete_and_exists_work() {
         &mut b,
         is_write,
         |b| maps::store(b, m, key.place, v, IntTy::I64, None),
-        Some(&mut |b: &mut Builder| {
+        |b: &mut Builder| {
             let before = maps::lookup_or_zero(b, m, key.place, IntTy::I64);
             store_out(b, 0, before);
             let e = maps::exists(b, m, key.place);
@@ -313,7 +313,7 @@ fn tuple_keys_with_strings_match_userspace_layout_and_delete_and_exists_work() {
             store_out(b, 2, d);
             let e = maps::exists(b, m, key.place);
             store_out(b, 3, e);
-        }),
+        },
     );
     b.exit(0);
     let p = env.load(b);

@@ -108,35 +108,30 @@ fn errs_by_comm_id(b: &mut Builder) {
     let d = b.map("drops");
     let ret = ctx_u64(b, 1, IntTy::I64);
     let neg = arith::compare(b, CmpOp::Lt, ret, Value::Imm(0), true);
-    control::if_else(
-        b,
-        neg,
-        |b| {
-            let key = Key::new_filled(
-                b,
-                &[
-                    COMM,
-                    FieldType::Int {
-                        bytes: 8,
-                        signed: true,
-                    },
-                ],
-                &[0],
-            );
-            builtins::comm(b, key.field(0));
-            let id = ctx_u64(b, 0, IntTy::I64);
-            key.set_int(b, 1, id);
-            update_agg(
-                b,
-                m,
-                &key,
-                AggKind::Count,
-                Value::Imm(0),
-                Some(Counter::global(d, 0)),
-            );
-        },
-        None,
-    );
+    control::if_then(b, neg, |b| {
+        let key = Key::new_filled(
+            b,
+            &[
+                COMM,
+                FieldType::Int {
+                    bytes: 8,
+                    signed: true,
+                },
+            ],
+            &[0],
+        );
+        builtins::comm(b, key.field(0));
+        let id = ctx_u64(b, 0, IntTy::I64);
+        key.set_int(b, 1, id);
+        update_agg(
+            b,
+            m,
+            &key,
+            AggKind::Count,
+            Value::Imm(0),
+            Some(Counter::global(d, 0)),
+        );
+    });
     b.exit(0);
 }
 
