@@ -400,7 +400,7 @@ mod tests {
     fn failed_load_retries_with_level2_then_grows_on_enospc() {
         let levels = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
         let l2 = levels.clone();
-        let insns = [Insn::new(0x95, 0, 0, 0, 0)];
+        let insns = [Insn::exit()];
         let err = with_hook(
             move |_, bytes| {
                 let level = u32::from_le_bytes(bytes[24..28].try_into().unwrap());
@@ -436,7 +436,7 @@ mod tests {
     fn level1_is_tried_when_level2_never_fits() {
         let levels = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
         let l2 = levels.clone();
-        let insns = [Insn::new(0x95, 0, 0, 0, 0)];
+        let insns = [Insn::exit()];
         let err = with_hook(
             move |_, bytes| {
                 let level = u32::from_le_bytes(bytes[24..28].try_into().unwrap());
