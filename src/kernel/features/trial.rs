@@ -138,15 +138,20 @@ pub fn tracepoint_prog() -> Support {
     }
 }
 
+/// A perf_event program and a cpu-clock software event on CPU 0 to attach it to; `Err` is
+/// the "no" when either is refused.
+fn perf_event_prog_and_event() -> Result<(Prog, PerfEvent), Support> {
+    let p = load(ProgType::PerfEvent, &ret0()).map_err(|e| no_load(&e))?;
+    let ev = PerfEvent::software(SoftwareEvent::CpuClock, Sampling::Frequency(1), 0, -1)
+        .map_err(|e| no_sys(&e))?;
+    Ok((p, ev))
+}
+
 /// A cpu-clock software event with a perf_event program (profile/interval probes).
 pub fn perf_event() -> Support {
-    let p = match load(ProgType::PerfEvent, &ret0()) {
-        Ok(p) => p,
-        Err(e) => return no_load(&e),
-    };
-    let ev = match PerfEvent::software(SoftwareEvent::CpuClock, Sampling::Frequency(1), 0, -1) {
-        Ok(ev) => ev,
-        Err(e) => return no_sys(&e),
+    let (p, ev) = match perf_event_prog_and_event() {
+        Ok(pe) => pe,
+        Err(no) => return no,
     };
     match ev.set_bpf(&p) {
         Ok(()) => Support::Yes,
@@ -156,13 +161,9 @@ pub fn perf_event() -> Support {
 
 /// A BPF perf_event link on a cpu-clock event (5.15+).
 pub fn perf_event_link() -> Support {
-    let p = match load(ProgType::PerfEvent, &ret0()) {
-        Ok(p) => p,
-        Err(e) => return no_load(&e),
-    };
-    let ev = match PerfEvent::software(SoftwareEvent::CpuClock, Sampling::Frequency(1), 0, -1) {
-        Ok(ev) => ev,
-        Err(e) => return no_sys(&e),
+    let (p, ev) = match perf_event_prog_and_event() {
+        Ok(pe) => pe,
+        Err(no) => return no,
     };
     let target = LinkTarget::PerfEvent {
         event: ev.as_fd(),
