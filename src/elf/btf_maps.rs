@@ -26,11 +26,7 @@ fn pointee_size(btf: &Btf, member_type: u32) -> Result<u32, BtfError> {
 fn map_def(btf: &Btf, name: &str, struct_id: u32) -> Result<MapDef, BtfError> {
     let mut def = MapDef {
         name: name.to_string(),
-        map_type: 0,
-        key_size: 0,
-        value_size: 0,
-        max_entries: 0,
-        flags: 0,
+        ..MapDef::default()
     };
     let TypeKind::Struct(members) = btf.resolve(struct_id)?.kind else {
         return Ok(def);
