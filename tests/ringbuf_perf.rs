@@ -9,11 +9,9 @@ use std::ops::ControlFlow;
 use std::time::Duration;
 
 use ringbuf_support::progs::{expected_record, Emit, RECORD_SIZE};
-use ringbuf_support::{load, lost_map, perf_array, perf_buf, perf_buf_with, run, run_on_cpu};
+use ringbuf_support::{load, lost_map, perf_array, perf_buf, perf_setup, run, run_on_cpu};
 use strobe::runtime::epoll::BufferSet;
-use strobe::runtime::perfbuf::PerfBuf;
 use strobe::runtime::ringbuf::LostCounter;
-use strobe::sys::{Map, Prog};
 
 use std::os::fd::AsFd;
 
@@ -47,18 +45,6 @@ fn assert_in_sequence(samples: &[Vec<u8>]) {
     for (seq, s) in record_part(samples).iter().enumerate() {
         assert_eq!(*s, expected_sample(seq as u64), "sample {seq}");
     }
-}
-
-/// What most perf tests start from: the `bpf_perf_event_output` program, a reader with
-/// `pages` data pages per CPU that wakes up every `wakeup_events` samples, the one-slot lost
-/// counter and the perf event array (returned so that the caller keeps them open); `None`
-/// after a loud skip.
-fn perf_setup(test: &str, pages: usize, wakeup_events: u32) -> Option<(Prog, PerfBuf, Map, Map)> {
-    let array = perf_array(test)?;
-    let lost = lost_map(1);
-    let prog = load(test, Emit::PerfOutput, &array, &lost, 0)?;
-    let perf = perf_buf_with(test, &array, pages, wakeup_events)?;
-    Some((prog, perf, lost, array))
 }
 
 #[test]
