@@ -135,14 +135,7 @@ fn dropping_a_prog_closes_it_and_its_id_disappears() {
     drop(again);
     drop(prog);
     // Release of a BPF program is deferred to an RCU callback; poll briefly.
-    let mut gone = false;
-    for _ in 0..200 {
-        if info::prog_fd_by_id(id).unwrap().is_none() {
-            gone = true;
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    let gone = eventually(|| info::prog_fd_by_id(id).unwrap().is_none());
     assert!(gone, "prog {id} still exists after drop");
 
     let map = u64_array(1);
@@ -151,14 +144,7 @@ fn dropping_a_prog_closes_it_and_its_id_disappears() {
     assert_eq!((m2.key_size(), m2.value_size()), (4, 8));
     drop(m2);
     drop(map);
-    let mut gone = false;
-    for _ in 0..200 {
-        if info::map_fd_by_id(mid).unwrap().is_none() {
-            gone = true;
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    let gone = eventually(|| info::map_fd_by_id(mid).unwrap().is_none());
     assert!(gone, "map {mid} still exists after drop");
 }
 

@@ -67,6 +67,18 @@ pub fn count_into(map: &impl AsRawFd) -> Vec<Insn> {
     v
 }
 
+/// Polls `cond` every 5 ms for up to a second: the kernel releases BPF objects (and their
+/// ids) from an RCU callback, after the last fd is closed.
+pub fn eventually(mut cond: impl FnMut() -> bool) -> bool {
+    for _ in 0..200 {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    false
+}
+
 /// The tracefs id of tracepoint `cat:name`, mounting tracefs at /sys/kernel/tracing when it
 /// is not mounted. `None` (after a loud skip) when it cannot be read.
 pub fn tracepoint_id(test: &str, cat: &str, name: &str) -> Option<u64> {
