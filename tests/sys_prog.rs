@@ -9,32 +9,15 @@ use std::os::fd::AsFd;
 use strobe::asm::{Insn, Reg};
 use strobe::sys::env::{lockdown, Lockdown};
 use strobe::sys::info::{self, ObjKind};
-use strobe::sys::{
-    AttachType, Cause, Errno, Map, MapCreateOptions, MapType, Prog, ProgLoadOptions, ProgType,
-    TestRunOptions,
-};
+use strobe::sys::{AttachType, Cause, Errno, Map, Prog, ProgLoadOptions, ProgType, TestRunOptions};
 use sys_common::*;
-
-fn u64_array(max: u32) -> Map {
-    Map::create(
-        MapType::Array,
-        &MapCreateOptions {
-            name: "vals",
-            key_size: 4,
-            value_size: 8,
-            max_entries: max,
-            ..Default::default()
-        },
-    )
-    .unwrap()
-}
 
 #[test]
 fn raw_tp_program_runs_with_ctx_args_and_writes_the_map() {
     if !can_bpf("raw_tp_program_runs_with_ctx_args_and_writes_the_map") {
         return;
     }
-    let map = u64_array(1);
+    let map = counter_map();
     let insns = store_sum_of_args(&map);
     let mut o = ProgLoadOptions::new(ProgType::RawTracepoint, &insns);
     o.name = "sum_args";
@@ -138,7 +121,7 @@ fn dropping_a_prog_closes_it_and_its_id_disappears() {
     let gone = eventually(|| info::prog_fd_by_id(id).unwrap().is_none());
     assert!(gone, "prog {id} still exists after drop");
 
-    let map = u64_array(1);
+    let map = counter_map();
     let mid = info::map_info(map.as_fd()).unwrap().id;
     let m2 = Map::from_fd(info::map_fd_by_id(mid).unwrap().unwrap()).unwrap();
     assert_eq!((m2.key_size(), m2.value_size()), (4, 8));
