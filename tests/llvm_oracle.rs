@@ -15,11 +15,15 @@ use std::path::Path;
 
 use llvm_corpus::{corpus, expected_insns, uncovered_opcodes, Item};
 use oracle::{Oracle, TempDir};
+use strobe::asm::isa::{opcode, Class, Mode, Size};
 use strobe::asm::{insn::insns_to_bytes, Insn};
 
 /// Opcode bytes LLVM has no syntax for (see `llvm_corpus::LLVM_CANNOT_EXPRESS`): 64-bit
 /// `ld_abs` and `ld_ind`.
-const OPCODES_LLVM_CANNOT_EXPRESS: [u8; 2] = [0x38, 0x58];
+const OPCODES_LLVM_CANNOT_EXPRESS: [u8; 2] = [
+    opcode(Class::Ld, Mode::Abs.value() | Size::Dw.value()),
+    opcode(Class::Ld, Mode::Ind.value() | Size::Dw.value()),
+];
 
 fn hex(insns: &[Insn]) -> String {
     insns_to_bytes(insns)
