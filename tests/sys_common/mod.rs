@@ -6,6 +6,7 @@ use std::os::fd::AsRawFd;
 
 use strobe::asm::isa::{AluOp, AtomicOp, JmpOp, Size};
 use strobe::asm::{Helper, Insn, Reg};
+use strobe::kernel::tracefs::Tracefs;
 use strobe::sys::env::has_capability;
 use strobe::sys::Capability;
 
@@ -82,24 +83,10 @@ pub fn eventually(mut cond: impl FnMut() -> bool) -> bool {
 /// The tracefs id of tracepoint `cat:name`, mounting tracefs at /sys/kernel/tracing when it
 /// is not mounted. `None` (after a loud skip) when it cannot be read.
 pub fn tracepoint_id(test: &str, cat: &str, name: &str) -> Option<u64> {
-    let base = std::path::Path::new("/sys/kernel/tracing");
-    let id_path = base.join("events").join(cat).join(name).join("id");
-    if !id_path.exists() && base.is_dir() {
-        // SAFETY: constant C strings.
-        unsafe {
-            libc::mount(
-                c"tracefs".as_ptr(),
-                c"/sys/kernel/tracing".as_ptr(),
-                c"tracefs".as_ptr(),
-                0,
-                std::ptr::null(),
-            )
-        };
-    }
-    match std::fs::read_to_string(&id_path) {
-        Ok(s) => s.trim().parse().ok(),
+    match Tracefs::open().and_then(|t| t.id(cat, name)) {
+        Ok(id) => Some(u64::from(id)),
         Err(e) => {
-            strobe::testkit::skip(test, &format!("cannot read {}: {e}", id_path.display()));
+            strobe::testkit::skip(test, &format!("cannot read the id of {cat}:{name}: {e}"));
             None
         }
     }
