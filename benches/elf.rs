@@ -3,7 +3,8 @@
 
 use std::time::Instant;
 
-use strobe::asm::{Insn, MapDef, Object, Reloc, Section, Symbol};
+use strobe::asm::isa::AluOp;
+use strobe::asm::{Insn, MapDef, Object, Reg, Reloc, Section, Symbol};
 
 const N: usize = 1_000_000;
 
@@ -16,13 +17,12 @@ fn object() -> Object {
                 insn: insns.len(),
                 symbol: "counts".into(),
             });
-            insns.push(Insn::new(0x18, 1, 0, 0, 0));
-            insns.push(Insn::new(0, 0, 0, 0, 0));
+            insns.extend(Insn::ld_imm64(Reg::R1, 0));
         } else {
-            insns.push(Insn::new(0x07, 1, 0, 0, insns.len() as i32));
+            insns.push(Insn::alu64_imm(AluOp::Add, Reg::R1, insns.len() as i32));
         }
     }
-    insns.push(Insn::new(0x95, 0, 0, 0, 0));
+    insns.push(Insn::exit());
     Object {
         sections: vec![Section {
             name: "kprobe/vfs_read".into(),

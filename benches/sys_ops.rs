@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use strobe::asm::Insn;
+use strobe::asm::{Insn, Reg};
 use strobe::btf::Btf;
 use strobe::kernel::features::probe;
 use strobe::sys::{
@@ -81,7 +81,7 @@ fn main() {
         "none",
     );
 
-    let insns = [Insn::new(0xb7, 0, 0, 0, 1), Insn::new(0x95, 0, 0, 0, 0)];
+    let insns = [Insn::mov64_imm(Reg::R0, 1), Insn::exit()];
     let reps = 200;
     let t = Instant::now();
     let mut last = None;

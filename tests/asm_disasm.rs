@@ -1,20 +1,12 @@
 //! Disassembler: decoding is strict, printing never panics, and every form decodes back.
 
 use strobe::asm::forms::all_forms;
-use strobe::asm::{decode, disassemble, Decoded, Insn};
-
-fn encode_all(forms: &[Decoded]) -> Vec<Insn> {
-    let mut v = Vec::new();
-    for d in forms {
-        d.encode_into(&mut v);
-    }
-    v
-}
+use strobe::asm::{decode, disassemble, Decoded};
 
 #[test]
 fn every_form_decodes_to_itself() {
     let forms = all_forms();
-    let insns = encode_all(&forms);
+    let insns = Decoded::encode_all(&forms);
     let mut i = 0;
     for d in &forms {
         assert_eq!(decode(&insns, i).as_ref(), Ok(d), "at {i}: {d}");
@@ -26,7 +18,7 @@ fn every_form_decodes_to_itself() {
 fn dump_forms_when_asked() {
     // STROBE_DUMP_FORMS=path writes the corpus text, for checking against LLVM by hand.
     if let Some(p) = std::env::var_os("STROBE_DUMP_FORMS") {
-        let insns = encode_all(&all_forms());
+        let insns = Decoded::encode_all(&all_forms());
         std::fs::write(&p, disassemble(&insns)).unwrap();
         std::fs::write(
             format!("{}.bin", p.to_string_lossy()),

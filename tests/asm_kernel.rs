@@ -3,86 +3,44 @@
 //! sign extension, byte swaps, atomics, jmp32, gotol, bpf-to-bpf calls, helpers, legacy packet
 //! loads and map fds. Skips (loudly) when the kernel refuses BPF.
 //!
-//! The raw bpf(2) calls live here rather than in src/sys so this test checks only the
-//! assembler; the attr layouts are `union bpf_attr` from include/uapi/linux/bpf.h.
+//! Loading and running go through `strobe::sys`, the one place that fills `bpf_attr`.
 
-use strobe::asm::insn::insns_to_bytes;
-use strobe::asm::{assemble_insns, Insn};
+use std::os::fd::AsRawFd;
 
-const BPF_MAP_CREATE: i64 = 0;
-const BPF_PROG_LOAD: i64 = 5;
-const BPF_PROG_TEST_RUN: i64 = 10;
-const BPF_PROG_TYPE_SOCKET_FILTER: u32 = 1;
-const BPF_MAP_TYPE_ARRAY: u32 = 2;
-
-fn bpf(cmd: i64, attr: &mut [u8; 128]) -> Result<i32, std::io::Error> {
-    // SAFETY: attr is a valid, writable 128-byte buffer, larger than every attr used here.
-    let r = unsafe { libc::syscall(libc::SYS_bpf, cmd, attr.as_mut_ptr(), attr.len()) };
-    if r < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(r as i32)
-    }
-}
-
-fn put32(a: &mut [u8; 128], off: usize, v: u32) {
-    a[off..off + 4].copy_from_slice(&v.to_ne_bytes());
-}
-
-fn put64(a: &mut [u8; 128], off: usize, v: u64) {
-    a[off..off + 8].copy_from_slice(&v.to_ne_bytes());
-}
-
-struct Fd(i32);
-
-impl Drop for Fd {
-    fn drop(&mut self) {
-        // SAFETY: closing an fd this test owns.
-        unsafe { libc::close(self.0) };
-    }
-}
+use strobe::asm::{assemble_insns, Insn, Reg};
+use strobe::sys::{
+    Map, MapCreateOptions, MapType, Prog, ProgLoadOptions, ProgType, TestRunOptions,
+};
 
 /// Loads a socket filter; on failure returns the errno and the verifier log.
-fn load(insns: &[Insn]) -> Result<Fd, String> {
-    let bytes = insns_to_bytes(insns);
-    let license = b"GPL\0";
-    let mut log = vec![0u8; 1 << 16];
-    let mut a = [0u8; 128];
-    put32(&mut a, 0, BPF_PROG_TYPE_SOCKET_FILTER);
-    put32(&mut a, 4, insns.len() as u32);
-    put64(&mut a, 8, bytes.as_ptr() as u64);
-    put64(&mut a, 16, license.as_ptr() as u64);
-    put32(&mut a, 24, 1);
-    put32(&mut a, 28, log.len() as u32);
-    put64(&mut a, 32, log.as_mut_ptr() as u64);
-    bpf(BPF_PROG_LOAD, &mut a).map(Fd).map_err(|e| {
-        let end = log.iter().position(|&b| b == 0).unwrap_or(0);
-        format!("{e}\n{}", String::from_utf8_lossy(&log[..end]))
-    })
+fn load(insns: &[Insn]) -> Result<Prog, String> {
+    Prog::load(&ProgLoadOptions::new(ProgType::SocketFilter, insns))
+        .map_err(|e| format!("{e}\n{}", e.log))
 }
 
 /// Runs a loaded program once over `data`; returns r0.
-fn run(prog: &Fd, data: &[u8]) -> u32 {
-    let mut a = [0u8; 128];
-    put32(&mut a, 0, prog.0 as u32);
-    put32(&mut a, 8, data.len() as u32);
-    put64(&mut a, 16, data.as_ptr() as u64);
-    put32(&mut a, 32, 1);
-    bpf(BPF_PROG_TEST_RUN, &mut a).expect("BPF_PROG_TEST_RUN");
-    u32::from_ne_bytes(a[4..8].try_into().unwrap())
+fn run(prog: &Prog, data: &[u8]) -> u32 {
+    let mut opts = TestRunOptions {
+        data_in: data,
+        repeat: 1,
+        ..Default::default()
+    };
+    prog.test_run(&mut opts).expect("BPF_PROG_TEST_RUN").retval
 }
 
-fn array_map() -> Fd {
-    let mut a = [0u8; 128];
-    put32(&mut a, 0, BPF_MAP_TYPE_ARRAY);
-    put32(&mut a, 4, 4);
-    put32(&mut a, 8, 8);
-    put32(&mut a, 12, 1);
-    Fd(bpf(BPF_MAP_CREATE, &mut a).expect("BPF_MAP_CREATE"))
+/// A one-entry u32 → u64 array.
+fn array_map() -> Map {
+    let opts = MapCreateOptions {
+        key_size: 4,
+        value_size: 8,
+        max_entries: 1,
+        ..Default::default()
+    };
+    Map::create(MapType::Array, &opts).expect("BPF_MAP_CREATE")
 }
 
 fn kernel_available(test: &str) -> bool {
-    match load(&[Insn::mov64_imm(strobe::asm::Reg::R0, 0), Insn::exit()]) {
+    match load(&[Insn::mov64_imm(Reg::R0, 0), Insn::exit()]) {
         Ok(_) => true,
         Err(e) => {
             strobe::testkit::skip(test, &format!("cannot load a socket filter: {e}"));
@@ -203,7 +161,7 @@ fn map_fd_loads_reach_the_map() {
         "*(u32 *)(r10 - 4) = 0\nr1 = map_fd({}) ll\nr2 = r10\nr2 += -4\ncall bpf_map_lookup_elem\n\
          if r0 == 0 goto miss\nr1 = 5\nlock *(u64 *)(r0 + 0) += r1\nr0 = *(u64 *)(r0 + 0)\nexit\n\
          miss:\nr0 = 99\nexit",
-        map.0
+        map.as_raw_fd()
     );
     let insns = assemble_insns(&text).unwrap();
     let prog = load(&insns).unwrap_or_else(|e| panic!("{e}"));

@@ -6,17 +6,9 @@ use strobe::asm::forms::all_forms;
 use strobe::asm::insn::insns_from_bytes;
 use strobe::asm::{assemble_insns, decode, disassemble, Decoded, Insn};
 
-fn encode_all(forms: &[Decoded]) -> Vec<Insn> {
-    let mut v = Vec::new();
-    for d in forms {
-        d.encode_into(&mut v);
-    }
-    v
-}
-
 #[test]
 fn every_isa_form_reassembles_from_its_disassembly() {
-    let insns = encode_all(&all_forms());
+    let insns = Decoded::encode_all(&all_forms());
     let text = disassemble(&insns);
     let back = assemble_insns(&text).unwrap_or_else(|e| panic!("{e}\n"));
     for (i, (a, b)) in insns.iter().zip(&back).enumerate() {

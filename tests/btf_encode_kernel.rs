@@ -1,52 +1,14 @@
 //! The kernel's own BTF verifier accepts what `BtfBuilder` encodes (BPF_BTF_LOAD), and what it
-//! accepts parses back to the same facts. Skips loudly without CAP_BPF. A raw bpf(2) call is
-//! made here, test-only, so this test does not depend on the syscall layer.
+//! accepts parses back to the same facts. Skips loudly without CAP_BPF.
 
 use strobe::btf::encode::{BtfBuilder, MemberDef};
 use strobe::btf::{Btf, IntInfo, Linkage, TypeKind};
+use strobe::sys::BtfObj;
 use strobe::testkit::skip;
 
-const BPF_BTF_LOAD: libc::c_long = 18;
-
-#[repr(C)]
-#[derive(Default)]
-struct BtfLoadAttr {
-    btf: u64,
-    btf_log_buf: u64,
-    btf_size: u32,
-    btf_log_size: u32,
-    btf_log_level: u32,
-    _pad: [u32; 27],
-}
-
-/// Loads `blob`; Ok(fd) or Err((errno, verifier log)).
-fn btf_load(blob: &[u8]) -> Result<std::os::fd::OwnedFd, (i32, String)> {
-    use std::os::fd::FromRawFd;
-    let mut log = vec![0u8; 64 * 1024];
-    let attr = BtfLoadAttr {
-        btf: blob.as_ptr() as u64,
-        btf_log_buf: log.as_mut_ptr() as u64,
-        btf_size: blob.len() as u32,
-        btf_log_size: log.len() as u32,
-        btf_log_level: 1,
-        ..Default::default()
-    };
-    // SAFETY: attr points at valid memory of the size passed; blob and log outlive the call.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_bpf,
-            BPF_BTF_LOAD,
-            &attr as *const BtfLoadAttr,
-            std::mem::size_of::<BtfLoadAttr>(),
-        )
-    };
-    if fd < 0 {
-        let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
-        let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
-        return Err((errno, String::from_utf8_lossy(&log[..end]).into_owned()));
-    }
-    // SAFETY: the kernel returned a new fd that nothing else owns.
-    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
+/// Loads `blob` through `strobe::sys`; Ok(fd) or Err((errno, BTF verifier log)).
+fn btf_load(blob: &[u8]) -> Result<BtfObj, (i32, String)> {
+    BtfObj::load(blob).map_err(|e| (e.sys.errno.0, e.log))
 }
 
 fn every_kind_blob() -> Vec<u8> {

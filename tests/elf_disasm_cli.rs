@@ -169,15 +169,11 @@ fn disasm_source_of_a_clang_object_reassembles_with_strobe_asm() {
 
 #[test]
 fn may_goto_targets_are_annotated_like_other_jumps() {
-    use strobe::asm::{Insn, Object, Section};
+    use strobe::asm::{Insn, Object, Reg, Section};
     let obj = Object {
         sections: vec![Section {
             name: "socket".into(),
-            insns: vec![
-                Insn::new(0xe5, 0, 0, 1, 0), // may_goto +1
-                Insn::new(0xb7, 0, 0, 0, 0),
-                Insn::new(0x95, 0, 0, 0, 0),
-            ],
+            insns: vec![Insn::may_goto(1), Insn::mov64_imm(Reg::R0, 0), Insn::exit()],
             symbols: vec![elf_common::sym("p", 0, true)],
             relocs: vec![],
         }],

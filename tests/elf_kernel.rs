@@ -2,9 +2,16 @@
 //! `strobe::elf::write_object` → aya-obj (parse, map and call relocation) → BPF_PROG_LOAD →
 //! BPF_PROG_TEST_RUN. The program writes a map value and calls a function in `.text`; the
 //! return value and the map contents prove the ELF's symbols, map definitions and both
-//! relocation kinds mean what they should. Skips loudly without CAP_BPF.
+//! relocation kinds mean what they should. Skips loudly without CAP_BPF. Loading and running
+//! go through `strobe::sys`, the one place that fills `bpf_attr`.
 
 use std::collections::HashSet;
+use std::os::fd::AsRawFd;
+
+use strobe::asm::Insn;
+use strobe::sys::{
+    Map, MapCreateOptions, MapType, Prog, ProgLoadOptions, ProgType, TestRunOptions,
+};
 
 const SOURCE: &str = r#"
 .license "GPL"
@@ -35,58 +42,17 @@ add_seven:
     exit
 "#;
 
-const BPF_MAP_CREATE: i64 = 0;
-const BPF_MAP_LOOKUP_ELEM: i64 = 1;
-const BPF_PROG_LOAD: i64 = 5;
-const BPF_PROG_TEST_RUN: i64 = 10;
-const BPF_PROG_TYPE_SOCKET_FILTER: u32 = 1;
-
-/// A zeroed `union bpf_attr` with typed field setters at the uapi offsets.
-#[repr(C, align(8))]
-struct Attr([u8; 128]);
-
-impl Attr {
-    fn new() -> Attr {
-        Attr([0; 128])
-    }
-    fn u32(mut self, off: usize, v: u32) -> Attr {
-        self.0[off..off + 4].copy_from_slice(&v.to_ne_bytes());
-        self
-    }
-    fn u64(mut self, off: usize, v: u64) -> Attr {
-        self.0[off..off + 8].copy_from_slice(&v.to_ne_bytes());
-        self
-    }
-    fn get_u32(&self, off: usize) -> u32 {
-        u32::from_ne_bytes(self.0[off..off + 4].try_into().unwrap())
-    }
-}
-
-fn bpf(cmd: i64, attr: &mut Attr) -> Result<i64, std::io::Error> {
-    // SAFETY: `attr` is a valid, writable bpf_attr-sized buffer for the whole call.
-    let r = unsafe { libc::syscall(libc::SYS_bpf, cmd, attr.0.as_mut_ptr(), attr.0.len()) };
-    if r < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(r)
-    }
-}
-
-struct Fd(i32);
-
-impl Drop for Fd {
-    fn drop(&mut self) {
-        // SAFETY: we own this descriptor.
-        unsafe { libc::close(self.0) };
-    }
-}
-
 #[test]
 fn assembled_elf_loads_through_aya_obj_and_runs_in_the_kernel() {
     let test = "assembled_elf_loads_through_aya_obj_and_runs_in_the_kernel";
-    let mut attr = Attr::new().u32(0, 2).u32(4, 4).u32(8, 8).u32(12, 1); // ARRAY 4/8/1
-    let map = match bpf(BPF_MAP_CREATE, &mut attr) {
-        Ok(fd) => Fd(fd as i32),
+    let opts = MapCreateOptions {
+        key_size: 4,
+        value_size: 8,
+        max_entries: 1,
+        ..Default::default()
+    };
+    let map = match Map::create(MapType::Array, &opts) {
+        Ok(map) => map,
         Err(e) => {
             strobe::testkit::skip(test, &format!("cannot create a BPF map: {e}"));
             return;
@@ -108,54 +74,33 @@ fn assembled_elf_loads_through_aya_obj_and_runs_in_the_kernel() {
         [i].into()
     };
     let maps = aya.maps.clone();
-    aya.relocate_maps([("counts", map.0, &maps["counts"])].into_iter(), &text)
-        .expect("map relocation");
+    aya.relocate_maps(
+        [("counts", map.as_raw_fd(), &maps["counts"])].into_iter(),
+        &text,
+    )
+    .expect("map relocation");
     aya.relocate_calls(&text).expect("call relocation");
     let key = aya.programs["prog"].function_key();
-    let insns: Vec<u8> = aya.functions[&key]
+    let insns: Vec<Insn> = aya.functions[&key]
         .instructions
         .iter()
-        .flat_map(|i| {
-            strobe::asm::Insn::new(i.code, i.dst_reg(), i.src_reg(), i.off, i.imm).to_bytes()
-        })
+        .map(|i| Insn::new(i.code, i.dst_reg(), i.src_reg(), i.off, i.imm))
         .collect();
 
-    let license = b"GPL\0";
-    let mut log = vec![0u8; 1 << 16];
-    let mut attr = Attr::new()
-        .u32(0, BPF_PROG_TYPE_SOCKET_FILTER)
-        .u32(4, (insns.len() / 8) as u32)
-        .u64(8, insns.as_ptr() as u64)
-        .u64(16, license.as_ptr() as u64)
-        .u32(24, 1)
-        .u32(28, log.len() as u32)
-        .u64(32, log.as_mut_ptr() as u64);
-    let prog = match bpf(BPF_PROG_LOAD, &mut attr) {
-        Ok(fd) => Fd(fd as i32),
-        Err(e) => {
-            let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
-            panic!(
-                "BPF_PROG_LOAD failed: {e}\n{}",
-                String::from_utf8_lossy(&log[..end])
-            );
-        }
-    };
+    let prog = Prog::load(&ProgLoadOptions::new(ProgType::SocketFilter, &insns))
+        .unwrap_or_else(|e| panic!("BPF_PROG_LOAD failed: {e}\n{}", e.log));
 
     let packet = [0u8; 64];
-    let mut attr = Attr::new()
-        .u32(0, prog.0 as u32)
-        .u32(8, packet.len() as u32)
-        .u64(16, packet.as_ptr() as u64)
-        .u32(32, 1);
-    bpf(BPF_PROG_TEST_RUN, &mut attr).expect("BPF_PROG_TEST_RUN");
-    assert_eq!(attr.get_u32(4), 8, "prog returns add_seven() + 1");
+    let mut run = TestRunOptions {
+        data_in: &packet,
+        repeat: 1,
+        ..Default::default()
+    };
+    let retval = prog.test_run(&mut run).expect("BPF_PROG_TEST_RUN").retval;
+    assert_eq!(retval, 8, "prog returns add_seven() + 1");
 
-    let (key, mut value) = (0u32, 0u64);
-    let mut attr = Attr::new()
-        .u32(0, map.0 as u32)
-        .u64(8, &key as *const u32 as u64)
-        .u64(16, &mut value as *mut u64 as u64);
-    bpf(BPF_MAP_LOOKUP_ELEM, &mut attr).expect("map lookup");
+    let value = map.lookup_vec(&0u32.to_ne_bytes()).expect("map lookup");
+    let value = u64::from_ne_bytes(value.expect("key 0 exists")[..8].try_into().unwrap());
     assert_eq!(
         value, 42,
         "prog stored 42 through the relocated map reference"

@@ -4,7 +4,7 @@
 //! instruction order.
 
 use proptest::prelude::*;
-use strobe::asm::{Insn, MapDef, Object, Reloc, Section, Symbol};
+use strobe::asm::{Insn, MapDef, Object, Reg, Reloc, Section, Symbol};
 use strobe::elf::{read_object, write_object};
 
 fn insn() -> impl Strategy<Value = Insn> {
@@ -48,7 +48,11 @@ fn section(idx: usize) -> impl Strategy<Value = Section> {
                     continue;
                 }
                 // A relocation site must be an ld_imm64 or a call.
-                insns[i].code = if ld { 0x18 } else { 0x85 };
+                insns[i].code = if ld {
+                    Insn::ld_imm64(Reg::R0, 0)[0].code
+                } else {
+                    Insn::call_local(0).code
+                };
                 let symbol = match target {
                     0 => "m0".to_string(),
                     1 => format!("s{idx}_0"),

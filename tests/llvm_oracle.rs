@@ -15,11 +15,15 @@ use std::path::Path;
 
 use llvm_corpus::{corpus, expected_insns, uncovered_opcodes, Item};
 use oracle::{Oracle, TempDir};
+use strobe::asm::isa::{opcode, Class, Mode, Size};
 use strobe::asm::{insn::insns_to_bytes, Insn};
 
 /// Opcode bytes LLVM has no syntax for (see `llvm_corpus::LLVM_CANNOT_EXPRESS`): 64-bit
 /// `ld_abs` and `ld_ind`.
-const OPCODES_LLVM_CANNOT_EXPRESS: [u8; 2] = [0x38, 0x58];
+const OPCODES_LLVM_CANNOT_EXPRESS: [u8; 2] = [
+    opcode(Class::Ld, Mode::Abs.value() | Size::Dw.value()),
+    opcode(Class::Ld, Mode::Ind.value() | Size::Dw.value()),
+];
 
 fn hex(insns: &[Insn]) -> String {
     insns_to_bytes(insns)
@@ -29,8 +33,14 @@ fn hex(insns: &[Insn]) -> String {
         .join(" ")
 }
 
-/// Assembles lines with LLVM and returns the `.text` instructions.
-fn llvm_assemble(oracle: &Oracle, dir: &Path, name: &str, lines: &[String]) -> Vec<Insn> {
+/// Assembles lines with LLVM (as `dir/{name}.s`) and returns the `.text` instructions, or
+/// LLVM's error.
+fn try_llvm_assemble(
+    oracle: &Oracle,
+    dir: &Path,
+    name: &str,
+    lines: &[String],
+) -> Result<Vec<Insn>, String> {
     let src = dir.join(format!("{name}.s"));
     let obj = dir.join(format!("{name}.o"));
     let mut text = String::from("\t.text\n");
@@ -38,10 +48,14 @@ fn llvm_assemble(oracle: &Oracle, dir: &Path, name: &str, lines: &[String]) -> V
         let _ = writeln!(text, "\t{l}");
     }
     std::fs::write(&src, text).unwrap();
-    if let Err(e) = oracle.assemble(&src, &obj, "v4") {
-        panic!("LLVM rejected {name}.s:\n{e}");
-    }
-    text_insns(&std::fs::read(&obj).unwrap())
+    oracle.assemble(&src, &obj, "v4")?;
+    Ok(text_insns(&std::fs::read(&obj).unwrap()))
+}
+
+/// [`try_llvm_assemble`] for lines LLVM must accept.
+fn llvm_assemble(oracle: &Oracle, dir: &Path, name: &str, lines: &[String]) -> Vec<Insn> {
+    try_llvm_assemble(oracle, dir, name, lines)
+        .unwrap_or_else(|e| panic!("LLVM rejected {name}.s:\n{e}"))
 }
 
 fn text_insns(bytes: &[u8]) -> Vec<Insn> {
@@ -98,25 +112,12 @@ fn llvm_and_strobe_assemble_the_corpus_to_identical_bytes() {
     let dir = TempDir::new("oracle");
     let items = corpus();
     let lines: Vec<String> = items.iter().map(|i| i.text.clone()).collect();
-    let src = dir.path().join("corpus.s");
-    std::fs::write(
-        &src,
-        lines.iter().fold(String::from("\t.text\n"), |mut s, l| {
-            let _ = writeln!(s, "\t{l}");
-            s
-        }),
-    )
-    .unwrap();
-    if oracle
-        .assemble(&src, &dir.path().join("corpus.o"), "v4")
-        .is_err()
-    {
+    let Ok(llvm) = try_llvm_assemble(&oracle, dir.path(), "corpus", &lines) else {
         panic!(
             "LLVM rejects corpus lines (fix the corpus syntax):\n{}",
             llvm_rejects(&oracle, dir.path(), &lines).join("\n")
         );
-    }
-    let llvm = text_insns(&std::fs::read(dir.path().join("corpus.o")).unwrap());
+    };
     eprintln!(
         "corpus: {} items, {} instructions from LLVM",
         items.len(),
@@ -186,19 +187,9 @@ fn strobe_disassembly_of_llvm_objects_reassembles_identically() {
     }
     let texts: Vec<String> = disasm.iter().map(|(_, _, l)| l.clone()).collect();
 
-    let src = dir.path().join("disasm.s");
-    std::fs::write(
-        &src,
-        texts.iter().fold(String::from("\t.text\n"), |mut s, l| {
-            let _ = writeln!(s, "\t{l}");
-            s
-        }),
-    )
-    .unwrap();
     let mut report = String::new();
-    match oracle.assemble(&src, &dir.path().join("disasm.o"), "v4") {
-        Ok(()) => {
-            let again = text_insns(&std::fs::read(dir.path().join("disasm.o")).unwrap());
+    match try_llvm_assemble(&oracle, dir.path(), "disasm", &texts) {
+        Ok(again) => {
             if again != llvm {
                 let mut at = 0;
                 for (start, n, text) in &disasm {
@@ -276,25 +267,12 @@ fn llvm_assembles_strobe_disassembly_of_every_isa_form_to_its_encoding() {
         .collect();
     assert!(forms.len() >= 400, "only {} forms", forms.len());
     let lines: Vec<String> = forms.iter().map(|d| d.to_string()).collect();
-    let src = dir.path().join("forms.s");
-    std::fs::write(
-        &src,
-        lines.iter().fold(String::from("\t.text\n"), |mut s, l| {
-            let _ = writeln!(s, "\t{l}");
-            s
-        }),
-    )
-    .unwrap();
-    if oracle
-        .assemble(&src, &dir.path().join("forms.o"), "v4")
-        .is_err()
-    {
+    let Ok(llvm) = try_llvm_assemble(&oracle, dir.path(), "forms", &lines) else {
         panic!(
             "LLVM rejects strobe's disassembly:\n{}",
             llvm_rejects(&oracle, dir.path(), &lines).join("\n")
         );
-    }
-    let llvm = text_insns(&std::fs::read(dir.path().join("forms.o")).unwrap());
+    };
     let mut report = String::new();
     let mut at = 0;
     for (d, text) in forms.iter().zip(&lines) {

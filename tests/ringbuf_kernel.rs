@@ -9,7 +9,7 @@ use std::ops::ControlFlow;
 use std::time::Duration;
 
 use ringbuf_support::progs::{expected_record, Emit, RECORD_SIZE};
-use ringbuf_support::{load, lost_map, ring_map, run};
+use ringbuf_support::{load, lost_map, ring_map, ring_setup, run};
 use strobe::runtime::epoll::{BufferId, BufferSet};
 use strobe::runtime::ringbuf::{record_footprint, LostCounter, RingBuf, RingBufError};
 
@@ -30,11 +30,7 @@ fn assert_records(records: &[Vec<u8>], seqs: impl IntoIterator<Item = u64>) {
 #[test]
 fn ring_delivers_every_record_in_order_with_its_content() {
     let test = "ring_delivers_every_record_in_order_with_its_content";
-    let Some(map) = ring_map(test, 1 << 16) else {
-        return;
-    };
-    let lost = lost_map(1);
-    let Some(prog) = load(test, Emit::RingOutput, &map, &lost, 0) else {
+    let Some((prog, map, _lost)) = ring_setup(test, 1 << 16, Emit::RingOutput) else {
         return;
     };
     let mut ring = RingBuf::from_map(&map).unwrap();
@@ -53,11 +49,7 @@ fn ring_delivers_every_record_in_order_with_its_content() {
 fn ring_wraps_around_when_drained_between_runs() {
     let test = "ring_wraps_around_when_drained_between_runs";
     let size = 4096u32;
-    let Some(map) = ring_map(test, size) else {
-        return;
-    };
-    let lost = lost_map(1);
-    let Some(prog) = load(test, Emit::RingOutput, &map, &lost, 0) else {
+    let Some((prog, map, lost)) = ring_setup(test, size, Emit::RingOutput) else {
         return;
     };
     let mut ring = RingBuf::new(map.as_fd()).unwrap();
@@ -81,11 +73,7 @@ fn ring_wraps_around_when_drained_between_runs() {
 #[test]
 fn ring_skips_discarded_records() {
     let test = "ring_skips_discarded_records";
-    let Some(map) = ring_map(test, 1 << 16) else {
-        return;
-    };
-    let lost = lost_map(1);
-    let Some(prog) = load(test, Emit::RingReserveDiscardOdd, &map, &lost, 0) else {
+    let Some((prog, map, _lost)) = ring_setup(test, 1 << 16, Emit::RingReserveDiscardOdd) else {
         return;
     };
     let mut ring = RingBuf::new(map.as_fd()).unwrap();
@@ -189,11 +177,7 @@ fn ring_set_polls_several_rings_and_tags_records_by_ring() {
 #[test]
 fn ring_set_break_stops_and_leaves_the_rest_readable() {
     let test = "ring_set_break_stops_and_leaves_the_rest_readable";
-    let Some(map) = ring_map(test, 1 << 14) else {
-        return;
-    };
-    let lost = lost_map(1);
-    let Some(prog) = load(test, Emit::RingOutput, &map, &lost, 0) else {
+    let Some((prog, map, _lost)) = ring_setup(test, 1 << 14, Emit::RingOutput) else {
         return;
     };
     let mut set = BufferSet::new().unwrap();

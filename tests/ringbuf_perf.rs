@@ -9,7 +9,7 @@ use std::ops::ControlFlow;
 use std::time::Duration;
 
 use ringbuf_support::progs::{expected_record, Emit, RECORD_SIZE};
-use ringbuf_support::{load, lost_map, perf_array, perf_buf, run, run_on_cpu};
+use ringbuf_support::{load, lost_map, perf_array, perf_buf, perf_setup, run, run_on_cpu};
 use strobe::runtime::epoll::BufferSet;
 use strobe::runtime::ringbuf::LostCounter;
 
@@ -40,17 +40,17 @@ fn first_cpu() -> u32 {
     strobe::runtime::cpus::online_cpus().unwrap()[0]
 }
 
+/// Asserts that `samples` are records `0, 1, 2, …` in this order, with their content.
+fn assert_in_sequence(samples: &[Vec<u8>]) {
+    for (seq, s) in record_part(samples).iter().enumerate() {
+        assert_eq!(*s, expected_sample(seq as u64), "sample {seq}");
+    }
+}
+
 #[test]
 fn perf_delivers_every_sample_with_its_content() {
     let test = "perf_delivers_every_sample_with_its_content";
-    let Some(array) = perf_array(test) else {
-        return;
-    };
-    let lost = lost_map(1);
-    let Some(prog) = load(test, Emit::PerfOutput, &array, &lost, 0) else {
-        return;
-    };
-    let Some(mut perf) = perf_buf(test, &array, 16) else {
+    let Some((prog, mut perf, _lost, _array)) = perf_setup(test, 16, 1) else {
         return;
     };
     assert_eq!(run(&prog, 0, 400), 400);
@@ -63,11 +63,8 @@ fn perf_delivers_every_sample_with_its_content() {
         .filter(|w| seq_of(&w[1]) < seq_of(&w[0]))
         .count();
     assert!(descents < perf.cpus().count(), "order within a CPU broken");
-    let mut got = record_part(&got);
     got.sort_by_key(|s| seq_of(s));
-    for (seq, s) in got.iter().enumerate() {
-        assert_eq!(*s, expected_sample(seq as u64), "sample {seq}");
-    }
+    assert_in_sequence(&got);
     assert_eq!(perf.lost(), 0);
     assert_eq!(perf.pending_bytes(), 0);
 }
@@ -75,15 +72,8 @@ fn perf_delivers_every_sample_with_its_content() {
 #[test]
 fn perf_samples_wrapping_the_ring_end_arrive_whole() {
     let test = "perf_samples_wrapping_the_ring_end_arrive_whole";
-    let Some(array) = perf_array(test) else {
-        return;
-    };
-    let lost = lost_map(1);
-    let Some(prog) = load(test, Emit::PerfOutput, &array, &lost, 0) else {
-        return;
-    };
     // One data page; 48-byte records (8 header + 4 size + 36 raw) do not divide 4096.
-    let Some(mut perf) = perf_buf(test, &array, 1) else {
+    let Some((prog, mut perf, _lost, _array)) = perf_setup(test, 1, 1) else {
         return;
     };
     let cpu = first_cpu();
@@ -93,24 +83,14 @@ fn perf_samples_wrapping_the_ring_end_arrive_whole() {
         perf.drain(|s| got.push(s.to_vec())).unwrap();
     }
     assert_eq!(got.len(), 40 * 70);
-    let got = record_part(&got);
-    for (seq, s) in got.iter().enumerate() {
-        assert_eq!(*s, expected_sample(seq as u64), "sample {seq}");
-    }
+    assert_in_sequence(&got);
     assert_eq!(perf.lost(), 0);
 }
 
 #[test]
 fn perf_counts_samples_lost_to_a_full_ring() {
     let test = "perf_counts_samples_lost_to_a_full_ring";
-    let Some(array) = perf_array(test) else {
-        return;
-    };
-    let lost = lost_map(1);
-    let Some(prog) = load(test, Emit::PerfOutput, &array, &lost, 0) else {
-        return;
-    };
-    let Some(mut perf) = perf_buf(test, &array, 1) else {
+    let Some((prog, mut perf, lost, _array)) = perf_setup(test, 1, 1) else {
         return;
     };
     let cpu = first_cpu();
@@ -119,10 +99,7 @@ fn perf_counts_samples_lost_to_a_full_ring() {
     let mut got = Vec::new();
     perf.drain(|s| got.push(s.to_vec())).unwrap();
     assert_eq!(got.len(), fit);
-    let got = record_part(&got);
-    for (seq, s) in got.iter().enumerate() {
-        assert_eq!(*s, expected_sample(seq as u64), "sample {seq}");
-    }
+    assert_in_sequence(&got);
     // The kernel reports the loss with the next record it can write.
     assert_eq!(run_on_cpu(&prog, cpu, 1000, 1), 1);
     let mut more = Vec::new();
@@ -182,14 +159,7 @@ fn perf_buffer_and_ring_buffer_share_one_poll_set() {
 fn perf_set_break_leaves_the_rest_for_the_next_poll() {
     // A perf fd reports readiness once per wake-up, so the set must remember the leftovers.
     let test = "perf_set_break_leaves_the_rest_for_the_next_poll";
-    let Some(array) = perf_array(test) else {
-        return;
-    };
-    let lost = lost_map(1);
-    let Some(prog) = load(test, Emit::PerfOutput, &array, &lost, 0) else {
-        return;
-    };
-    let Some(perf) = perf_buf(test, &array, 4) else {
+    let Some((prog, perf, _lost, _array)) = perf_setup(test, 4, 1) else {
         return;
     };
     let mut set = BufferSet::new().unwrap();
@@ -219,14 +189,7 @@ fn perf_set_break_leaves_the_rest_for_the_next_poll() {
 #[test]
 fn perf_samples_below_the_wakeup_threshold_are_still_drained() {
     let test = "perf_samples_below_the_wakeup_threshold_are_still_drained";
-    let Some(array) = perf_array(test) else {
-        return;
-    };
-    let lost = lost_map(1);
-    let Some(prog) = load(test, Emit::PerfOutput, &array, &lost, 0) else {
-        return;
-    };
-    let Some(perf) = ringbuf_support::perf_buf_with(test, &array, 4, 64) else {
+    let Some((prog, perf, _lost, _array)) = perf_setup(test, 4, 64) else {
         return;
     };
     let mut set = BufferSet::new().unwrap();

@@ -7,6 +7,7 @@ mod sys_common;
 use std::path::Path;
 use std::process::Command;
 
+use strobe::asm::{Insn, Reg};
 use strobe::btf::Btf;
 use strobe::kernel::features::{features, Helper, Support};
 use strobe::sys::env::{lockdown, Lockdown};
@@ -61,7 +62,7 @@ fn features_report_matches_this_host() {
         .ok()
         .and_then(|b| b.find_func("vfs_read"))
     {
-        let insns = [sys_common::mov64_imm(0, 0), sys_common::exit()];
+        let insns = [Insn::mov64_imm(Reg::R0, 0), Insn::exit()];
         let mut o = ProgLoadOptions::new(ProgType::Tracing, &insns);
         o.expected_attach_type = Some(AttachType::TraceFentry);
         o.attach_btf_id = id;

@@ -96,14 +96,7 @@ fn raw_tracepoint_link_is_released_on_drop() {
     let id = li.id;
     assert!(info::link_fd_by_id(id).unwrap().is_some());
     drop(link);
-    let mut gone = false;
-    for _ in 0..200 {
-        if info::link_fd_by_id(id).unwrap().is_none() {
-            gone = true;
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    let gone = eventually(|| info::link_fd_by_id(id).unwrap().is_none());
     assert!(gone, "link {id} still exists after drop");
     // Detach completes right after the id is released; give it a moment.
     std::thread::sleep(std::time::Duration::from_millis(20));

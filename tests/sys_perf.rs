@@ -97,7 +97,12 @@ fn symbol_file_offset(path: &Path, sym: &str) -> Option<u64> {
         .map(|ph| s.st_value - ph.p_vaddr + ph.p_offset)
 }
 
-fn self_exe_and_offset(test: &str) -> Option<(PathBuf, u64)> {
+/// The test binary and the file offset of `strobe_sys_perf_uprobe_target`, when uprobes can
+/// be used here; `None` after a loud skip.
+fn uprobe_target(test: &str) -> Option<(PathBuf, u64)> {
+    if !can_bpf(test) {
+        return None;
+    }
     if pmu_type("uprobe").is_none() {
         strobe::testkit::skip(test, "no uprobe PMU (kernel without CONFIG_UPROBE_EVENTS)");
         return None;
@@ -115,10 +120,7 @@ fn self_exe_and_offset(test: &str) -> Option<(PathBuf, u64)> {
 #[test]
 fn uprobe_on_own_function_fires_via_ioctl_and_perf_link() {
     let test = "uprobe_on_own_function_fires_via_ioctl_and_perf_link";
-    if !can_bpf(test) {
-        return;
-    }
-    let Some((exe, off)) = self_exe_and_offset(test) else {
+    let Some((exe, off)) = uprobe_target(test) else {
         return;
     };
     let map = counter_map();
@@ -157,10 +159,7 @@ fn uprobe_on_own_function_fires_via_ioctl_and_perf_link() {
 #[test]
 fn uprobe_multi_link_fires_on_own_function() {
     let test = "uprobe_multi_link_fires_on_own_function";
-    if !can_bpf(test) {
-        return;
-    }
-    let Some((exe, off)) = self_exe_and_offset(test) else {
+    let Some((exe, off)) = uprobe_target(test) else {
         return;
     };
     let map = counter_map();

@@ -6,34 +6,18 @@ mod sys_common;
 
 use std::os::fd::AsFd;
 
+use strobe::asm::{Insn, Reg};
 use strobe::sys::env::{lockdown, Lockdown};
 use strobe::sys::info::{self, ObjKind};
-use strobe::sys::{
-    AttachType, Cause, Errno, Map, MapCreateOptions, MapType, Prog, ProgLoadOptions, ProgType,
-    TestRunOptions,
-};
+use strobe::sys::{AttachType, Cause, Errno, Map, Prog, ProgLoadOptions, ProgType, TestRunOptions};
 use sys_common::*;
-
-fn u64_array(max: u32) -> Map {
-    Map::create(
-        MapType::Array,
-        &MapCreateOptions {
-            name: "vals",
-            key_size: 4,
-            value_size: 8,
-            max_entries: max,
-            ..Default::default()
-        },
-    )
-    .unwrap()
-}
 
 #[test]
 fn raw_tp_program_runs_with_ctx_args_and_writes_the_map() {
     if !can_bpf("raw_tp_program_runs_with_ctx_args_and_writes_the_map") {
         return;
     }
-    let map = u64_array(1);
+    let map = counter_map();
     let insns = store_sum_of_args(&map);
     let mut o = ProgLoadOptions::new(ProgType::RawTracepoint, &insns);
     o.name = "sum_args";
@@ -61,10 +45,10 @@ fn verifier_rejection_returns_log_errno_and_failing_insn() {
     }
     // insn 2 reads r2, which is never written.
     let insns = [
-        mov64_imm(R0, 0),
-        mov64_imm(R3, 1),
-        mov64_reg(R0, R2),
-        exit(),
+        Insn::mov64_imm(Reg::R0, 0),
+        Insn::mov64_imm(Reg::R3, 1),
+        Insn::mov64_reg(Reg::R0, Reg::R2),
+        Insn::exit(),
     ];
     let e = Prog::load(&ProgLoadOptions::new(ProgType::RawTracepoint, &insns)).unwrap_err();
     assert_eq!(e.errno(), Errno::EACCES, "{e}");
@@ -78,7 +62,7 @@ fn verifier_rejection_returns_log_errno_and_failing_insn() {
     );
 
     // An unknown helper is EINVAL with the verifier's reason.
-    let insns = [call(99_999), exit()];
+    let insns = [Insn::call_helper_id(99_999), Insn::exit()];
     let e = Prog::load(&ProgLoadOptions::new(ProgType::RawTracepoint, &insns)).unwrap_err();
     assert_eq!(e.errno(), Errno::EINVAL, "{e}");
     assert_eq!(e.insn(), Some(0), "log:\n{}", e.log);
@@ -98,7 +82,7 @@ fn tracing_load_under_lockdown_names_lockdown() {
         );
         return;
     }
-    let insns = [mov64_imm(R0, 0), exit()];
+    let insns = [Insn::mov64_imm(Reg::R0, 0), Insn::exit()];
     let mut o = ProgLoadOptions::new(ProgType::Tracing, &insns);
     o.expected_attach_type = Some(AttachType::TraceFentry);
     o.attach_btf_id = 1;
@@ -125,7 +109,7 @@ fn dropping_a_prog_closes_it_and_its_id_disappears() {
     if !can_bpf("dropping_a_prog_closes_it_and_its_id_disappears") {
         return;
     }
-    let insns = [mov64_imm(R0, 0), exit()];
+    let insns = [Insn::mov64_imm(Reg::R0, 0), Insn::exit()];
     let prog = Prog::load(&ProgLoadOptions::new(ProgType::RawTracepoint, &insns)).unwrap();
     let id = info::prog_info(prog.as_fd()).unwrap().id;
     assert!(info::all_ids(ObjKind::Prog).unwrap().contains(&id));
@@ -134,30 +118,16 @@ fn dropping_a_prog_closes_it_and_its_id_disappears() {
     drop(again);
     drop(prog);
     // Release of a BPF program is deferred to an RCU callback; poll briefly.
-    let mut gone = false;
-    for _ in 0..200 {
-        if info::prog_fd_by_id(id).unwrap().is_none() {
-            gone = true;
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    let gone = eventually(|| info::prog_fd_by_id(id).unwrap().is_none());
     assert!(gone, "prog {id} still exists after drop");
 
-    let map = u64_array(1);
+    let map = counter_map();
     let mid = info::map_info(map.as_fd()).unwrap().id;
     let m2 = Map::from_fd(info::map_fd_by_id(mid).unwrap().unwrap()).unwrap();
     assert_eq!((m2.key_size(), m2.value_size()), (4, 8));
     drop(m2);
     drop(map);
-    let mut gone = false;
-    for _ in 0..200 {
-        if info::map_fd_by_id(mid).unwrap().is_none() {
-            gone = true;
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    let gone = eventually(|| info::map_fd_by_id(mid).unwrap().is_none());
     assert!(gone, "map {mid} still exists after drop");
 }
 
@@ -168,9 +138,9 @@ fn large_verifier_log_grows_the_buffer_and_keeps_the_failing_insn() {
     }
     // 4000 straight-line instructions make a level-2 log far beyond the first 64 KiB buffer;
     // the error is at the very end.
-    let mut insns: Vec<_> = (0..4000).map(|i| mov64_imm(R0, i)).collect();
-    insns.push(mov64_reg(R0, R2));
-    insns.push(exit());
+    let mut insns: Vec<_> = (0..4000).map(|i| Insn::mov64_imm(Reg::R0, i)).collect();
+    insns.push(Insn::mov64_reg(Reg::R0, Reg::R2));
+    insns.push(Insn::exit());
     let e = Prog::load(&ProgLoadOptions::new(ProgType::RawTracepoint, &insns)).unwrap_err();
     assert_eq!(e.errno(), Errno::EACCES, "{e}");
     assert!(e.log.len() > 64 << 10, "log is only {} bytes", e.log.len());

@@ -257,6 +257,15 @@ impl Decoded {
         self.encode_into(&mut v);
         v
     }
+
+    /// The instructions of `forms`, one after another.
+    pub fn encode_all(forms: &[Decoded]) -> Vec<Insn> {
+        let mut v = Vec::with_capacity(forms.len());
+        for d in forms {
+            d.encode_into(&mut v);
+        }
+        v
+    }
 }
 
 /// Field checks shared by the decoders: each returns the error naming the field.

@@ -39,7 +39,8 @@ pub struct Reloc {
 }
 
 /// A map declared in the object (legacy `struct bpf_map_def` layout: no BTF needed).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// `Default` is the all-zero shape, which readers fill in field by field.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MapDef {
     pub name: String,
     /// `enum bpf_map_type` value.

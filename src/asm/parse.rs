@@ -215,11 +215,7 @@ fn map(asm: &mut Asm<'_>, c: &mut Cursor<'_, '_>) -> PResult<()> {
     let (name, name_span) = c.ident().ok_or_else(|| c.error("a map name"))?;
     let mut def = MapDef {
         name: name.to_string(),
-        map_type: 0,
-        key_size: 0,
-        value_size: 0,
-        max_entries: 0,
-        flags: 0,
+        ..MapDef::default()
     };
     let mut seen_type = false;
     while !c.at_end() {

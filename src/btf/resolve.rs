@@ -44,35 +44,39 @@ impl Btf {
         }
     }
 
-    /// Follows const/volatile/restrict/type tags (not typedefs) to the qualified type.
-    pub fn skip_qualifiers(&self, id: u32) -> Result<Type<'_>, BtfError> {
+    /// Follows const/volatile/restrict/type tags (and typedefs when `typedefs`) from `id`,
+    /// passing each type tag's name to `on_tag`; returns the first other type.
+    fn follow<'a>(
+        &'a self,
+        id: u32,
+        typedefs: bool,
+        mut on_tag: impl FnMut(&'a str),
+    ) -> Result<Type<'a>, BtfError> {
         let mut t = self.type_by_id(id)?;
         for _ in 0..MAX_DEPTH {
             match t.kind {
-                TypeKind::Const(n)
-                | TypeKind::Volatile(n)
-                | TypeKind::Restrict(n)
-                | TypeKind::TypeTag(n) => t = self.type_by_id(n)?,
+                TypeKind::TypeTag(n) => {
+                    on_tag(t.name);
+                    t = self.type_by_id(n)?;
+                }
+                TypeKind::Const(n) | TypeKind::Volatile(n) | TypeKind::Restrict(n) => {
+                    t = self.type_by_id(n)?
+                }
+                TypeKind::Typedef(n) if typedefs => t = self.type_by_id(n)?,
                 _ => return Ok(t),
             }
         }
         Err(BtfError::TooDeep { id })
     }
 
+    /// Follows const/volatile/restrict/type tags (not typedefs) to the qualified type.
+    pub fn skip_qualifiers(&self, id: u32) -> Result<Type<'_>, BtfError> {
+        self.follow(id, false, |_| {})
+    }
+
     /// Follows typedefs, qualifiers and type tags to the underlying type.
     pub fn resolve(&self, id: u32) -> Result<Type<'_>, BtfError> {
-        let mut t = self.type_by_id(id)?;
-        for _ in 0..MAX_DEPTH {
-            match t.kind {
-                TypeKind::Const(n)
-                | TypeKind::Volatile(n)
-                | TypeKind::Restrict(n)
-                | TypeKind::TypeTag(n)
-                | TypeKind::Typedef(n) => t = self.type_by_id(n)?,
-                _ => return Ok(t),
-            }
-        }
-        Err(BtfError::TooDeep { id })
+        self.follow(id, true, |_| {})
     }
 
     /// Size in bytes of a value of type `id`.
@@ -128,21 +132,8 @@ impl Btf {
     /// `char __user *` is a PTR to TYPE_TAG(`user`) to `char`, on kernels built with tags.
     pub fn type_tags(&self, id: u32) -> Result<Vec<&str>, BtfError> {
         let mut tags = Vec::new();
-        let mut t = self.type_by_id(id)?;
-        for _ in 0..MAX_DEPTH {
-            match t.kind {
-                TypeKind::TypeTag(n) => {
-                    tags.push(t.name);
-                    t = self.type_by_id(n)?;
-                }
-                TypeKind::Const(n)
-                | TypeKind::Volatile(n)
-                | TypeKind::Restrict(n)
-                | TypeKind::Typedef(n) => t = self.type_by_id(n)?,
-                _ => return Ok(tags),
-            }
-        }
-        Err(BtfError::TooDeep { id })
+        self.follow(id, true, |tag| tags.push(tag))?;
+        Ok(tags)
     }
 
     /// Whether pointer `id` points to user memory (its target carries the `user` type tag),

@@ -10,7 +10,7 @@ mod btf_maps;
 mod read;
 mod write;
 
-pub use btf_maps::{map_shapes as btf_map_shapes, BtfMapError};
+pub use btf_maps::map_shapes as btf_map_shapes;
 pub use read::{read_object, ReadError, SectionProblem, EM_BPF};
 pub use write::{write_object, WriteError, MAP_DEF_SIZE};
 

@@ -1,82 +1,16 @@
 use super::*;
-use crate::asm::{Insn, MapDef, Object, Reloc, Section, Symbol};
+use crate::asm::isa::AluOp;
+use crate::asm::{Helper, Insn, MapDef, Object, Reg, Reloc, Section, Symbol};
 
-/// Two programs in `kprobe/vfs_read`, a bpf-to-bpf callee in `.text`, one map, a license.
+#[path = "../../tests/elf_common/sample.rs"]
+mod sample_object;
+
+/// The integration tests' sample object (see `tests/elf_common/sample.rs`), with a non-zero
+/// map flag so that flags are seen to round-trip.
 pub(crate) fn sample() -> Object {
-    let kprobe = Section {
-        name: "kprobe/vfs_read".into(),
-        insns: vec![
-            Insn::new(0x18, 1, 0, 0, 0), // r1 = counts ll
-            Insn::new(0, 0, 0, 0, 0),
-            Insn::new(0xbf, 2, 10, 0, 0), // r2 = r10
-            Insn::new(0x07, 2, 0, 0, -4), // r2 += -4
-            Insn::new(0x85, 0, 0, 0, 1),  // call bpf_map_lookup_elem
-            Insn::new(0x85, 0, 1, 0, -1), // call helper
-            Insn::new(0xb7, 0, 0, 0, 0),  // out: r0 = 0
-            Insn::new(0x95, 0, 0, 0, 0),  // exit
-            Insn::new(0xb7, 0, 0, 0, 1),  // second: r0 = 1
-            Insn::new(0x95, 0, 0, 0, 0),
-        ],
-        symbols: vec![
-            Symbol {
-                name: "count_reads".into(),
-                insn: 0,
-                global: true,
-            },
-            Symbol {
-                name: "out".into(),
-                insn: 6,
-                global: false,
-            },
-            Symbol {
-                name: "second".into(),
-                insn: 8,
-                global: true,
-            },
-        ],
-        relocs: vec![
-            Reloc {
-                insn: 0,
-                symbol: "counts".into(),
-            },
-            Reloc {
-                insn: 5,
-                symbol: "helper".into(),
-            },
-        ],
-    };
-    let text = Section {
-        name: ".text".into(),
-        insns: vec![Insn::new(0xb7, 0, 0, 0, 1), Insn::new(0x95, 0, 0, 0, 0)],
-        symbols: vec![Symbol {
-            name: "helper".into(),
-            insn: 0,
-            global: true,
-        }],
-        relocs: vec![],
-    };
-    Object {
-        sections: vec![kprobe, text],
-        maps: vec![
-            MapDef {
-                name: "counts".into(),
-                map_type: 1,
-                key_size: 4,
-                value_size: 8,
-                max_entries: 1024,
-                flags: 0,
-            },
-            MapDef {
-                name: "events".into(),
-                map_type: 27,
-                key_size: 0,
-                value_size: 0,
-                max_entries: 4096,
-                flags: 1,
-            },
-        ],
-        license: Some("GPL".into()),
-    }
+    let mut obj = sample_object::sample();
+    obj.maps[1].flags = 1;
+    obj
 }
 
 #[test]
@@ -187,7 +121,7 @@ fn goblin_sees_clang_style_symbols_and_rel_sections() {
 #[test]
 fn unknown_relocation_symbol_becomes_an_undefined_global() {
     let mut obj = sample();
-    obj.sections[1].insns[0] = Insn::new(0x85, 0, 2, 0, -1);
+    obj.sections[1].insns[0] = Insn::call_kfunc(-1, 0);
     obj.sections[1].relocs.push(Reloc {
         insn: 0,
         symbol: "bpf_kfunc_thing".into(),
@@ -224,13 +158,14 @@ fn writer_rejects_bad_objects_with_typed_errors() {
         insn: 2,
         symbol: "counts".into(),
     });
+    let code = o.sections[0].insns[2].code; // r2 = r10
     assert!(matches!(
         write_object(&o),
         Err(WriteError::RelocSite {
             insn: 2,
-            code: 0xbf,
+            code: c,
             ..
-        })
+        }) if c == code && c == Insn::mov64_reg(Reg::R2, Reg::R10).code
     ));
     let mut o = sample();
     o.sections[1].symbols[0].name = "counts".into();

@@ -13,6 +13,8 @@ mod trial;
 use std::path::Path;
 use std::sync::OnceLock;
 
+use crate::asm::isa::{AluOp, JmpOp, MovsxWidth};
+use crate::asm::{Insn, Reg};
 use crate::sys::env::{self, Lockdown};
 use crate::sys::{AttachType, Capability, MapType, ProgType};
 
@@ -369,26 +371,26 @@ pub fn probe(ids: &dyn FuncIdSource) -> Features {
         // v2: `if r0 < 1 goto +0` (BPF_JLT); v3: `if w0 == 0 goto +0` (BPF_JMP32);
         // v4: `r0 = (s8)r0` (BPF_MOVSX, 6.6+).
         isa_v2: trial::accepts(&[
-            trial::mov_imm(0, 0),
-            crate::asm::Insn::new(0xa5, 0, 0, 0, 1),
-            trial::exit(),
+            Insn::mov64_imm(Reg::R0, 0),
+            Insn::jmp_imm(JmpOp::Jlt, Reg::R0, 1, 0),
+            Insn::exit(),
         ]),
         isa_v3: trial::accepts(&[
-            trial::mov_imm(0, 0),
-            crate::asm::Insn::new(0x16, 0, 0, 0, 0),
-            trial::exit(),
+            Insn::mov64_imm(Reg::R0, 0),
+            Insn::jmp32_imm(JmpOp::Jeq, Reg::R0, 0, 0),
+            Insn::exit(),
         ]),
         isa_v4: trial::accepts(&[
-            trial::mov_imm(0, 0),
-            crate::asm::Insn::new(0xbf, 0, 0, 8, 0),
-            trial::exit(),
+            Insn::mov64_imm(Reg::R0, 0),
+            Insn::movsx(true, Reg::R0, Reg::R0, MovsxWidth::S8),
+            Insn::exit(),
         ]),
         // r0 = 0; r0 += 1; if r0 < 4 goto -2; exit (5.3+).
         bounded_loops: trial::accepts(&[
-            trial::mov_imm(0, 0),
-            crate::asm::Insn::new(0x07, 0, 0, 0, 1),
-            crate::asm::Insn::new(0xa5, 0, 0, -2, 4),
-            trial::exit(),
+            Insn::mov64_imm(Reg::R0, 0),
+            Insn::alu64_imm(AluOp::Add, Reg::R0, 1),
+            Insn::jmp_imm(JmpOp::Jlt, Reg::R0, 4, -2),
+            Insn::exit(),
         ]),
         helpers,
     }

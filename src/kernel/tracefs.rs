@@ -140,7 +140,7 @@ impl Tracefs {
             return Ok(t);
         }
         let path = Path::new(TRACEFS_DIRS[0]);
-        let res = mount_tracefs(path);
+        let res = crate::sys::env::mount_pseudo_fs(c"tracefs", path);
         // Another process may have mounted it between our check and our mount (EBUSY).
         if let Some(t) = Tracefs::find() {
             return Ok(t);
@@ -332,27 +332,6 @@ impl TracepointSource for FixedTracepoints {
                 category: key.category,
                 name: key.name,
             })
-    }
-}
-
-fn mount_tracefs(path: &Path) -> Result<(), std::io::Error> {
-    use std::os::unix::ffi::OsStrExt;
-    let target = std::ffi::CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
-    // SAFETY: all pointers are NUL-terminated strings that outlive the call; data is null.
-    let rc = unsafe {
-        libc::mount(
-            c"tracefs".as_ptr(),
-            target.as_ptr(),
-            c"tracefs".as_ptr(),
-            0,
-            std::ptr::null(),
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
     }
 }
 

@@ -369,8 +369,8 @@ pub fn obj_name(name: &str) -> [u8; OBJ_NAME_LEN] {
     out
 }
 
-/// Reads a NUL-terminated name field back into a `String`.
-pub fn name_from(field: &[u8]) -> String {
+/// Reads a NUL-terminated buffer (a name field, a verifier or BTF log) into a `String`, lossily.
+pub fn str_until_nul(field: &[u8]) -> String {
     let end = field.iter().position(|&b| b == 0).unwrap_or(field.len());
     String::from_utf8_lossy(&field[..end]).into_owned()
 }
@@ -404,9 +404,9 @@ mod tests {
 
     #[test]
     fn obj_name_truncates_and_sanitises() {
-        assert_eq!(name_from(&obj_name("a-b.c_d")), "a_b.c_d");
+        assert_eq!(str_until_nul(&obj_name("a-b.c_d")), "a_b.c_d");
         assert_eq!(
-            name_from(&obj_name("0123456789abcdefXYZ")),
+            str_until_nul(&obj_name("0123456789abcdefXYZ")),
             "0123456789abcde"
         );
     }

@@ -4,7 +4,7 @@
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
-use super::attr::BtfLoadAttr;
+use super::attr::{str_until_nul, BtfLoadAttr};
 use super::call::{bpf_fd, ptr, Cmd};
 use super::error::{Errno, SysError};
 
@@ -31,10 +31,9 @@ impl BtfObj {
         };
         let mut log = vec![0u8; 1 << 20];
         let _ = load_once(data, &mut log);
-        let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
         Err(BtfLoadError {
             sys: SysError::bare(Cmd::BtfLoad.name(), errno),
-            log: String::from_utf8_lossy(&log[..end]).into_owned(),
+            log: str_until_nul(&log),
         })
     }
 

@@ -38,6 +38,29 @@ impl Lockdown {
 
 const SECURITYFS: &str = "/sys/kernel/security";
 
+/// mount(2) of the pseudo filesystem `fstype` (tracefs, securityfs, …, mounted from a source of
+/// the same name) at `target`; needs CAP_SYS_ADMIN.
+pub fn mount_pseudo_fs(fstype: &std::ffi::CStr, target: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let target = std::ffi::CString::new(target.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: all pointers are NUL-terminated strings that outlive the call; data is null.
+    let rc = unsafe {
+        libc::mount(
+            fstype.as_ptr(),
+            target.as_ptr(),
+            fstype.as_ptr(),
+            0,
+            std::ptr::null(),
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
 /// Reads the lockdown mode, mounting securityfs at /sys/kernel/security first when it is not
 /// mounted (needs CAP_SYS_ADMIN; without it the mode is unknown). `None` when the kernel has
 /// no lockdown LSM or the file cannot be read.
@@ -49,19 +72,7 @@ pub fn lockdown() -> Option<Lockdown> {
     if !Path::new(SECURITYFS).is_dir() {
         return None;
     }
-    // SAFETY: constant NUL-terminated strings; mount has no memory effects on us.
-    let r = unsafe {
-        libc::mount(
-            c"securityfs".as_ptr(),
-            c"/sys/kernel/security".as_ptr(),
-            c"securityfs".as_ptr(),
-            0,
-            std::ptr::null(),
-        )
-    };
-    if r != 0 {
-        return None;
-    }
+    mount_pseudo_fs(c"securityfs", Path::new(SECURITYFS)).ok()?;
     std::fs::read_to_string(&file)
         .ok()
         .and_then(|t| Lockdown::parse(&t))

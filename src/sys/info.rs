@@ -5,7 +5,7 @@
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 
 use super::attr::{
-    as_bytes_mut, name_from, GetIdAttr, InfoAttr, LinkInfoRaw, MapInfoRaw, Pod, ProgInfoRaw,
+    as_bytes_mut, str_until_nul, GetIdAttr, InfoAttr, LinkInfoRaw, MapInfoRaw, Pod, ProgInfoRaw,
 };
 use super::call::{bpf, bpf_fd, ptr, Cmd};
 use super::error::{Errno, SysError};
@@ -76,7 +76,7 @@ pub fn prog_info(fd: BorrowedFd<'_>) -> Result<ProgInfo, SysError> {
         prog_type: r.prog_type,
         id: r.id,
         tag: r.tag,
-        name: name_from(&r.name),
+        name: str_until_nul(&r.name),
         jited_len: r.jited_prog_len,
         xlated_len: r.xlated_prog_len,
         load_time_ns: r.load_time,
@@ -102,7 +102,7 @@ pub fn map_info(fd: BorrowedFd<'_>) -> Result<MapInfo, SysError> {
         value_size: r.value_size,
         max_entries: r.max_entries,
         map_flags: r.map_flags,
-        name: name_from(&r.name),
+        name: str_until_nul(&r.name),
         btf_id: r.btf_id,
         map_extra: r.map_extra,
     })

@@ -8,7 +8,7 @@
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
-use super::attr::{obj_name, ProgLoadAttr};
+use super::attr::{obj_name, str_until_nul, ProgLoadAttr};
 use super::call::{bpf_fd, ptr, Cmd};
 use super::diagnose::{sys_error, Op};
 use super::error::{Errno, SysError};
@@ -263,7 +263,9 @@ impl Prog {
         let mut buf = vec![0u8; LOG_START];
         loop {
             match load_once(opts, level, &mut buf) {
-                Ok((fd, _)) => return Ok((Prog::from_parts(fd, opts.prog_type), log_text(&buf))),
+                Ok((fd, _)) => {
+                    return Ok((Prog::from_parts(fd, opts.prog_type), str_until_nul(&buf)))
+                }
                 Err(Errno::ENOSPC) if buf.len() < LOG_CAP => {
                     let n = (buf.len() * 4).min(LOG_CAP);
                     buf = vec![0u8; n];
@@ -316,7 +318,7 @@ fn collect_log(opts: &ProgLoadOptions<'_>) -> LogOutcome {
             match load_once(opts, level, &mut buf) {
                 Ok((fd, _)) => return LogOutcome::Loaded(fd),
                 Err(Errno::ENOSPC) => {
-                    last = log_text(&buf);
+                    last = str_until_nul(&buf);
                     if size >= LOG_CAP {
                         break;
                     }
@@ -325,7 +327,7 @@ fn collect_log(opts: &ProgLoadOptions<'_>) -> LogOutcome {
                 }
                 Err(_) => {
                     return LogOutcome::Log {
-                        log: log_text(&buf),
+                        log: str_until_nul(&buf),
                         truncated: false,
                     }
                 }
@@ -386,11 +388,6 @@ fn load_once(
     }
 }
 
-fn log_text(buf: &[u8]) -> String {
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -400,7 +397,7 @@ mod tests {
     fn failed_load_retries_with_level2_then_grows_on_enospc() {
         let levels = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
         let l2 = levels.clone();
-        let insns = [Insn::new(0x95, 0, 0, 0, 0)];
+        let insns = [Insn::exit()];
         let err = with_hook(
             move |_, bytes| {
                 let level = u32::from_le_bytes(bytes[24..28].try_into().unwrap());
@@ -436,7 +433,7 @@ mod tests {
     fn level1_is_tried_when_level2_never_fits() {
         let levels = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
         let l2 = levels.clone();
-        let insns = [Insn::new(0x95, 0, 0, 0, 0)];
+        let insns = [Insn::exit()];
         let err = with_hook(
             move |_, bytes| {
                 let level = u32::from_le_bytes(bytes[24..28].try_into().unwrap());

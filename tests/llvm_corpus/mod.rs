@@ -384,6 +384,8 @@ pub fn valid_opcodes() -> BTreeSet<u8> {
         'probe: for regs in [0x00, 0x01, 0x21, 0x10] {
             for off in [0i16, 1, 8, 16, 32] {
                 for &imm in &imms {
+                    // Raw fields on purpose: this sweeps every opcode byte, valid or not, to
+                    // find what the decoder accepts, so no typed builder applies.
                     let insns = [
                         Insn::new(code, regs & 0xf, regs >> 4, off, imm),
                         Insn::default(),

@@ -112,6 +112,32 @@ pub fn perf_buf_with(test: &str, array: &Map, pages: usize, wakeup_events: u32) 
     }
 }
 
+/// The usual start of a ring buffer test: a program writing records with `emit` into a ring
+/// buffer map of `size` bytes, counting failures in a one-slot lost counter; returns
+/// `(prog, ring map, lost counter)`, or `None` after a loud skip.
+pub fn ring_setup(test: &str, size: u32, emit: Emit) -> Option<(Prog, Map, Map)> {
+    let map = ring_map(test, size)?;
+    let lost = lost_map(1);
+    let prog = load(test, emit, &map, &lost, 0)?;
+    Some((prog, map, lost))
+}
+
+/// The usual start of a perf buffer test: the `bpf_perf_event_output` program, a reader with
+/// `pages` data pages per CPU that wakes up every `wakeup_events` samples, the one-slot lost
+/// counter and the perf event array (returned so that the caller keeps them open); `None`
+/// after a loud skip.
+pub fn perf_setup(
+    test: &str,
+    pages: usize,
+    wakeup_events: u32,
+) -> Option<(Prog, PerfBuf, Map, Map)> {
+    let array = perf_array(test)?;
+    let lost = lost_map(1);
+    let prog = load(test, Emit::PerfOutput, &array, &lost, 0)?;
+    let perf = perf_buf_with(test, &array, pages, wakeup_events)?;
+    Some((prog, perf, lost, array))
+}
+
 /// The busy-record program (see `progs::busy_prog`), or `None` after reporting the skip.
 pub fn load_busy(test: &str, map: &Map) -> Option<Prog> {
     let insns = progs::busy_prog(map.as_raw_fd());

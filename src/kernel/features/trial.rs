@@ -1,26 +1,20 @@
 //! Trial operations behind the feature probes: tiny programs loaded (and, where it matters,
-//! attached) for real, each turned into a [`Support`] whose "no" says why. Instructions are
-//! spelled as raw `Insn`s here; they are the smallest programs that exercise one feature.
+//! attached) for real, each turned into a [`Support`] whose "no" says why. Programs are built
+//! with the typed `Insn` builders; they are the smallest programs that exercise one feature.
 
 use std::os::fd::AsFd;
 use std::path::Path;
 
 use super::Support;
-use crate::asm::Insn;
+use crate::asm::{Insn, Reg};
 use crate::sys::{
     AttachType, Errno, Link, LinkTarget, LoadError, Map, MapCreateOptions, MapType, PerfEvent,
     Prog, ProgLoadOptions, ProgType, Sampling, SoftwareEvent, SysError, TestRunOptions,
 };
 
-pub fn mov_imm(dst: u8, imm: i32) -> Insn {
-    Insn::new(0xb7, dst, 0, 0, imm)
-}
-pub fn exit() -> Insn {
-    Insn::new(0x95, 0, 0, 0, 0)
-}
 /// `r0 = 0; exit`.
 pub fn ret0() -> Vec<Insn> {
-    vec![mov_imm(0, 0), exit()]
+    vec![Insn::mov64_imm(Reg::R0, 0), Insn::exit()]
 }
 
 /// A "no" from a syscall error: errno, its meaning and the cause when known.
@@ -110,7 +104,10 @@ pub fn tracing(attach: AttachType, btf_id: Option<u32>) -> Support {
 
 /// A raw_tp program run through BPF_PROG_TEST_RUN (5.10+).
 pub fn raw_tp_test_run() -> Support {
-    let p = match load(ProgType::RawTracepoint, &[mov_imm(0, 7), exit()]) {
+    let p = match load(
+        ProgType::RawTracepoint,
+        &[Insn::mov64_imm(Reg::R0, 7), Insn::exit()],
+    ) {
         Ok(p) => p,
         Err(e) => return no_load(&e),
     };
@@ -141,15 +138,20 @@ pub fn tracepoint_prog() -> Support {
     }
 }
 
+/// A perf_event program and a cpu-clock software event on CPU 0 to attach it to; `Err` is
+/// the "no" when either is refused.
+fn perf_event_prog_and_event() -> Result<(Prog, PerfEvent), Support> {
+    let p = load(ProgType::PerfEvent, &ret0()).map_err(|e| no_load(&e))?;
+    let ev = PerfEvent::software(SoftwareEvent::CpuClock, Sampling::Frequency(1), 0, -1)
+        .map_err(|e| no_sys(&e))?;
+    Ok((p, ev))
+}
+
 /// A cpu-clock software event with a perf_event program (profile/interval probes).
 pub fn perf_event() -> Support {
-    let p = match load(ProgType::PerfEvent, &ret0()) {
-        Ok(p) => p,
-        Err(e) => return no_load(&e),
-    };
-    let ev = match PerfEvent::software(SoftwareEvent::CpuClock, Sampling::Frequency(1), 0, -1) {
-        Ok(ev) => ev,
-        Err(e) => return no_sys(&e),
+    let (p, ev) = match perf_event_prog_and_event() {
+        Ok(pe) => pe,
+        Err(no) => return no,
     };
     match ev.set_bpf(&p) {
         Ok(()) => Support::Yes,
@@ -159,13 +161,9 @@ pub fn perf_event() -> Support {
 
 /// A BPF perf_event link on a cpu-clock event (5.15+).
 pub fn perf_event_link() -> Support {
-    let p = match load(ProgType::PerfEvent, &ret0()) {
-        Ok(p) => p,
-        Err(e) => return no_load(&e),
-    };
-    let ev = match PerfEvent::software(SoftwareEvent::CpuClock, Sampling::Frequency(1), 0, -1) {
-        Ok(ev) => ev,
-        Err(e) => return no_sys(&e),
+    let (p, ev) = match perf_event_prog_and_event() {
+        Ok(pe) => pe,
+        Err(no) => return no,
     };
     let target = LinkTarget::PerfEvent {
         event: ev.as_fd(),
@@ -267,8 +265,14 @@ pub fn uprobe_multi(exe: &Path, off: Option<u64>) -> Support {
 /// cannot use helper" means it exists but not for this program type (kernel/bpf/verifier.c
 /// `check_helper_call`).
 pub fn helper(id: i32, prog_type: ProgType, attach: Option<(AttachType, Option<u32>)>) -> Support {
-    let mut insns: Vec<Insn> = (1..=5).map(|r| mov_imm(r, 0)).collect();
-    insns.extend([Insn::new(0x85, 0, 0, 0, id), mov_imm(0, 0), exit()]);
+    let mut insns: Vec<Insn> = [Reg::R1, Reg::R2, Reg::R3, Reg::R4, Reg::R5]
+        .map(|r| Insn::mov64_imm(r, 0))
+        .to_vec();
+    insns.extend([
+        Insn::call_helper_id(id),
+        Insn::mov64_imm(Reg::R0, 0),
+        Insn::exit(),
+    ]);
     let mut o = ProgLoadOptions::new(prog_type, &insns);
     if let Some((at, btf_id)) = attach {
         let Some(btf_id) = btf_id else {
