@@ -1,6 +1,7 @@
 //! aya-obj, a real-world BPF loader's object parser, accepts strobe's ELF output and relocates
-//! it: programs are cut out of a shared section by symbol size, legacy map definitions are
-//! read from `maps`, map references get the map fds, and the bpf-to-bpf call is linked.
+//! it: programs are cut out of a shared section by symbol size, map definitions are read from
+//! `.maps` + `.BTF` (and from a legacy `maps` section when asked for), map references get the
+//! map fds, and the bpf-to-bpf call is linked.
 
 mod elf_common;
 
@@ -57,6 +58,38 @@ fn aya_obj_parses_programs_maps_and_license() {
     );
     assert_eq!(obj.maps["events"].map_type(), 27);
     assert_eq!(obj.maps["events"].max_entries(), 4096);
+}
+
+#[test]
+fn aya_obj_reads_the_same_maps_from_the_legacy_encoding() {
+    let shapes = |bytes: &[u8]| {
+        let obj = AyaObject::parse(bytes).expect("aya-obj parses strobe's ELF");
+        let mut v: Vec<_> = obj
+            .maps
+            .iter()
+            .map(|(n, m)| {
+                let shape = (m.map_type(), m.key_size(), m.value_size(), m.max_entries());
+                (n.clone(), shape, m.map_flags())
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let mut sample = elf_common::sample();
+    sample.maps[1].flags = 1;
+    let btf = shapes(&strobe::elf::write_object(&sample).unwrap());
+    let legacy_opts = strobe::elf::WriteOptions {
+        maps: strobe::elf::MapEncoding::Legacy,
+    };
+    let legacy = shapes(&strobe::elf::write_object_with(&sample, &legacy_opts).unwrap());
+    assert_eq!(btf, legacy);
+    assert_eq!(
+        btf,
+        [
+            ("counts".to_string(), (1, 4, 8, 1024), 0),
+            ("events".to_string(), (27, 0, 0, 4096), 1)
+        ]
+    );
 }
 
 #[test]

@@ -1,11 +1,11 @@
 //! Property: any valid object (unique names, relocations on ld_imm64/call, arbitrary
 //! instruction bytes, symbols anywhere incl. after the last instruction, references to
-//! undefined symbols) is written and reads back identically, symbols and relocations in
-//! instruction order.
+//! undefined symbols) is written, with either map encoding, and reads back identically,
+//! symbols and relocations in instruction order.
 
 use proptest::prelude::*;
 use strobe::asm::{Insn, MapDef, Object, Reg, Reloc, Section, Symbol};
-use strobe::elf::{read_object, write_object};
+use strobe::elf::{read_object, write_object_with, MapEncoding, WriteOptions};
 
 fn insn() -> impl Strategy<Value = Insn> {
     (any::<u8>(), any::<u8>(), any::<i16>(), any::<i32>()).prop_map(|(code, regs, off, imm)| Insn {
@@ -109,8 +109,11 @@ proptest! {
     #[test]
     fn written_objects_read_back_identically(obj in object()) {
         // Names are unique and relocation sites are ld_imm64/call: the writer must accept it.
-        let bytes = write_object(&obj).expect("a valid object is written");
-        let back = read_object(&bytes).expect("strobe reads its own output");
-        prop_assert_eq!(normalised(back), normalised(obj));
+        for maps in [MapEncoding::Btf, MapEncoding::Legacy] {
+            let bytes = write_object_with(&obj, &WriteOptions { maps })
+                .expect("a valid object is written");
+            let back = read_object(&bytes).expect("strobe reads its own output");
+            prop_assert_eq!(normalised(back), normalised(obj.clone()));
+        }
     }
 }

@@ -1,14 +1,23 @@
-//! The shapes of BTF-defined maps (libbpf's `SEC(".maps")` convention), read from an object's
-//! `.BTF` section with [`crate::btf::Btf`] (an object's `.BTF` is standalone BTF); this module
-//! only knows how libbpf spells a map definition.
+//! BTF-defined maps (libbpf's `SEC(".maps")` convention), both ways: their shapes read from an
+//! object's `.BTF` section with [`crate::btf::Btf`] (an object's `.BTF` is standalone BTF), and
+//! `.BTF` written for a list of maps with [`BtfBuilder`]. This module only knows how libbpf
+//! spells a map definition.
 //!
-//! Input: the raw `.BTF` bytes. Output: one `MapDef` per variable of the `.maps` DATASEC.
-//! libbpf encodes `__uint(field, N)` as a member of type `int (*)[N]` and `__type(field, T)` as
-//! `T *`, so integers are read from array lengths and key/value sizes from the pointee's size.
-//! Invariants: bytes are untrusted; parsing and type chains are bounded by `crate::btf`, and
-//! every problem is a [`BtfError`], never a panic.
+//! Reading — input: the raw `.BTF` bytes; output: one `MapDef` per variable of the `.maps`
+//! DATASEC. libbpf encodes `__uint(field, N)` as a member of type `int (*)[N]` and
+//! `__type(field, T)` as `T *`, so integers are read from array lengths and key/value sizes
+//! from the pointee's size. Invariants: bytes are untrusted; parsing and type chains are
+//! bounded by `crate::btf`, and every problem is a [`BtfError`], never a panic.
+//!
+//! Writing — input: `MapDef`s; output: the `.BTF` blob and where each map's variable lies in
+//! the `.maps` section. Each map is a global VAR of an anonymous struct of `int (*name)[N]`
+//! members, as clang emits for `__uint(name, N)` (see libbpf's `bpf_helpers.h`), and the
+//! DATASEC `.maps` lists them. Invariant: `map_shapes(encode_maps(m).btf) == m`.
+
+use std::collections::HashMap;
 
 use crate::asm::MapDef;
+use crate::btf::encode::{BtfBuilder, EncodeError, MemberDef};
 use crate::btf::{Btf, BtfError, TypeKind};
 
 /// `int (*)[N]` → N.
@@ -68,6 +77,71 @@ pub fn map_shapes(btf: &[u8]) -> Result<Vec<MapDef>, BtfError> {
     Ok(maps)
 }
 
+/// A written `.BTF` for some maps, and the layout of their `.maps` section.
+pub(crate) struct EncodedMaps {
+    pub btf: Vec<u8>,
+    /// (byte offset in `.maps`, size) of each map's variable, in the order of the input.
+    pub vars: Vec<(u32, u32)>,
+    /// Size of the `.maps` section (the variables are zero-filled in it, as clang leaves them).
+    pub section_size: u32,
+}
+
+/// Size of a member of pointer type: BPF is a 64-bit target.
+const PTR_SIZE: u32 = 8;
+
+/// The `.BTF` describing `maps` as libbpf 1.x expects them in `.maps`.
+///
+/// `type` and `max_entries` are always written; `key_size`, `value_size` and `map_flags` only
+/// when non-zero, as a C source leaves out a field it does not need (libbpf reads an absent
+/// field as 0, and so does [`map_shapes`]). Sizes are written as `key_size`/`value_size`
+/// rather than `key`/`value` pointer types because a `MapDef` knows sizes, not types.
+pub(crate) fn encode_maps(maps: &[MapDef]) -> Result<EncodedMaps, EncodeError> {
+    let mut b = BtfBuilder::new();
+    let int = b.add_int("int", 4, true);
+    // clang's index type for arrays; the kernel accepts any regular integer there.
+    let index = b.add_int("__ARRAY_SIZE_TYPE__", 4, false);
+    // One `int (*)[n]` per distinct n, shared by every member that needs it.
+    let mut uint_types: HashMap<u32, u32> = HashMap::new();
+    let mut uint_type = |b: &mut BtfBuilder, n: u32| {
+        *uint_types.entry(n).or_insert_with(|| {
+            let array = b.add_array(int, index, n);
+            b.add_ptr(array)
+        })
+    };
+    let mut entries = Vec::with_capacity(maps.len());
+    let mut vars = Vec::with_capacity(maps.len());
+    let mut offset = 0u32;
+    for map in maps {
+        let fields = [
+            ("type", map.map_type, true),
+            ("key_size", map.key_size, false),
+            ("value_size", map.value_size, false),
+            ("max_entries", map.max_entries, true),
+            ("map_flags", map.flags, false),
+        ];
+        let mut members = Vec::with_capacity(fields.len());
+        for (name, value, always) in fields {
+            if always || value != 0 {
+                let ty = uint_type(&mut b, value);
+                members.push(MemberDef::new(name, ty, PTR_SIZE * members.len() as u32));
+            }
+        }
+        let size = PTR_SIZE * members.len() as u32;
+        let shape = b.add_struct("", size, &members);
+        // Linkage 1: BTF_VAR_GLOBAL_ALLOCATED, the only one libbpf accepts in `.maps`.
+        let var = b.add_var(&map.name, shape, 1);
+        entries.push((var, offset, size));
+        vars.push((offset, size));
+        offset = offset.checked_add(size).ok_or(EncodeError::TooLarge)?;
+    }
+    b.add_datasec(".maps", offset, &entries);
+    Ok(EncodedMaps {
+        btf: b.finish()?,
+        vars,
+        section_size: offset,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,6 +183,58 @@ mod tests {
                 flags: 0,
             }]
         );
+    }
+
+    #[test]
+    fn encoded_maps_read_back_with_zero_fields_left_out() {
+        let maps = vec![
+            MapDef {
+                name: "full".into(),
+                map_type: 1,
+                key_size: 4,
+                value_size: 8,
+                max_entries: 1024,
+                flags: 1,
+            },
+            MapDef {
+                name: "ring".into(),
+                map_type: 27,
+                max_entries: 4096,
+                ..MapDef::default()
+            },
+            MapDef {
+                name: "zero".into(),
+                ..MapDef::default()
+            },
+        ];
+        let enc = encode_maps(&maps).unwrap();
+        assert_eq!(map_shapes(&enc.btf).unwrap(), maps);
+        // 5, 2 and 2 pointer members; variables packed in order.
+        assert_eq!(enc.vars, [(0, 40), (40, 16), (56, 16)]);
+        assert_eq!(enc.section_size, 72);
+        let btf = Btf::parse(enc.btf.clone()).unwrap();
+        let members = |name: &str| -> Vec<String> {
+            let var = btf.types().find(|t| t.name == name).unwrap();
+            let TypeKind::Var { type_id, .. } = var.kind else {
+                panic!("{name} is not a VAR");
+            };
+            let TypeKind::Struct(m) = btf.resolve(type_id).unwrap().kind else {
+                panic!("{name} is not a struct");
+            };
+            m.iter().map(|m| m.name.to_string()).collect()
+        };
+        assert_eq!(
+            members("full"),
+            ["type", "key_size", "value_size", "max_entries", "map_flags"]
+        );
+        assert_eq!(members("ring"), ["type", "max_entries"]);
+    }
+
+    #[test]
+    fn no_maps_encode_an_empty_datasec() {
+        let enc = encode_maps(&[]).unwrap();
+        assert_eq!(map_shapes(&enc.btf).unwrap(), []);
+        assert_eq!((enc.vars.len(), enc.section_size), (0, 0));
     }
 
     #[test]

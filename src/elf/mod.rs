@@ -1,10 +1,12 @@
 //! BPF ELF objects: writing relocatable objects from an assembled [`Object`](crate::asm::Object)
 //! and reading any BPF ELF (strobe's or clang's) back into one.
 //!
-//! Input/output: `write_object(&Object) -> Vec<u8>` and `read_object(&[u8]) -> Object`.
+//! Input/output: `write_object(&Object) -> Vec<u8>` (maps as libbpf 1.x's BTF-defined
+//! `.maps`; `write_object_with` can write the legacy `maps` section instead) and
+//! `read_object(&[u8]) -> Object` (either form).
 //! Invariants: `read_object(write_object(o))` gives back `o`'s sections, symbols, relocations,
-//! maps and license (symbols and relocations sorted by instruction); the reader never panics,
-//! whatever the bytes. This module makes no syscall.
+//! maps and license (symbols and relocations sorted by instruction), whichever map encoding;
+//! the reader never panics, whatever the bytes. This module makes no syscall.
 
 mod btf_maps;
 mod read;
@@ -12,7 +14,9 @@ mod write;
 
 pub use btf_maps::map_shapes as btf_map_shapes;
 pub use read::{read_object, ReadError, SectionProblem, EM_BPF};
-pub use write::{write_object, WriteError, MAP_DEF_SIZE};
+pub use write::{
+    write_object, write_object_with, MapEncoding, WriteError, WriteOptions, MAP_DEF_SIZE,
+};
 
 /// The ELF relocation type an instruction that names a symbol carries, inferred from its opcode
 /// the way clang chooses it: `R_BPF_64_64` for `ld_imm64`, `R_BPF_64_32` for a call; `None` for

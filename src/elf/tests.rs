@@ -13,10 +13,21 @@ pub(crate) fn sample() -> Object {
     obj
 }
 
+const LEGACY: WriteOptions = WriteOptions {
+    maps: MapEncoding::Legacy,
+};
+
 #[test]
 fn written_object_reads_back_identically() {
     let obj = sample();
     let bytes = write_object(&obj).unwrap();
+    assert_eq!(read_object(&bytes).unwrap(), obj);
+}
+
+#[test]
+fn legacy_written_object_reads_back_identically() {
+    let obj = sample();
+    let bytes = write_object_with(&obj, &LEGACY).unwrap();
     assert_eq!(read_object(&bytes).unwrap(), obj);
 }
 
@@ -102,20 +113,112 @@ fn goblin_sees_clang_style_symbols_and_rel_sections() {
         (out.st_type(), out.st_bind()),
         (sym::STT_NOTYPE, sym::STB_LOCAL)
     );
-    let events = sym("events");
-    assert_eq!(events.st_type(), sym::STT_OBJECT);
-    assert_eq!((events.st_value, events.st_size), (20, 20));
-    let maps = &elf.section_headers[find("maps")];
+    // `counts` has type, key_size, value_size, max_entries; `events` type, max_entries,
+    // map_flags: one 8-byte pointer member each.
+    let (counts, events) = (sym("counts"), sym("events"));
+    for s in [&counts, &events] {
+        assert_eq!(
+            (s.st_type(), s.st_bind()),
+            (sym::STT_OBJECT, sym::STB_GLOBAL)
+        );
+        assert_eq!(name(s.st_shndx), ".maps");
+    }
+    assert_eq!((counts.st_value, counts.st_size), (0, 32));
+    assert_eq!((events.st_value, events.st_size), (32, 24));
+    let maps = &elf.section_headers[find(".maps")];
+    assert_eq!(maps.sh_type, sh::SHT_PROGBITS);
+    assert_eq!(maps.sh_flags, u64::from(sh::SHF_ALLOC | sh::SHF_WRITE));
     let data = &bytes[maps.sh_offset as usize..][..maps.sh_size as usize];
-    assert_eq!(
-        &data[20..40],
-        &[27, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0, 1, 0, 0, 0]
-    );
+    assert_eq!(data, &[0; 56][..]);
+    let btf = &elf.section_headers[find(".BTF")];
+    assert_eq!((btf.sh_type, btf.sh_flags), (sh::SHT_PROGBITS, 0));
+    assert!(!(0..elf.section_headers.len()).any(|i| name(i) == "maps"));
     let license = &elf.section_headers[find("license")];
     assert_eq!(
         &bytes[license.sh_offset as usize..][..license.sh_size as usize],
         b"GPL\0"
     );
+}
+
+#[test]
+fn btf_describes_each_map_as_a_var_at_its_symbol_in_the_maps_datasec() {
+    use crate::btf::{Btf, TypeKind};
+    let bytes = write_object(&sample()).unwrap();
+    let elf = goblin::elf::Elf::parse(&bytes).unwrap();
+    let shdr = elf
+        .section_headers
+        .iter()
+        .find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(".BTF"))
+        .unwrap();
+    let btf = Btf::parse(&bytes[shdr.sh_offset as usize..][..shdr.sh_size as usize]).unwrap();
+    let datasec = btf
+        .types()
+        .find(|t| t.name == ".maps")
+        .expect("a DATASEC .maps");
+    let TypeKind::Datasec(sec) = datasec.kind else {
+        panic!("`.maps` is not a DATASEC: {:?}", datasec.kind);
+    };
+    let mut seen = Vec::new();
+    for entry in sec.entries() {
+        let var = btf.type_by_id(entry.type_id).unwrap();
+        let TypeKind::Var { type_id, .. } = var.kind else {
+            panic!("DATASEC entry is not a VAR");
+        };
+        let symbol = elf
+            .syms
+            .iter()
+            .find(|s| elf.strtab.get_at(s.st_name) == Some(var.name))
+            .unwrap();
+        assert_eq!(
+            (u64::from(entry.offset), u64::from(entry.size)),
+            (symbol.st_value, symbol.st_size),
+            "VAR {} lies where its symbol does",
+            var.name
+        );
+        let TypeKind::Struct(members) = btf.resolve(type_id).unwrap().kind else {
+            panic!("VAR {} is not of a struct type", var.name);
+        };
+        let names: Vec<&str> = members.iter().map(|m| m.name).collect();
+        seen.push((var.name.to_string(), names));
+    }
+    assert_eq!(
+        seen,
+        [
+            (
+                "counts".to_string(),
+                vec!["type", "key_size", "value_size", "max_entries"]
+            ),
+            (
+                "events".to_string(),
+                vec!["type", "max_entries", "map_flags"]
+            ),
+        ]
+    );
+}
+
+#[test]
+fn legacy_encoding_writes_bpf_map_def_records_in_maps() {
+    use goblin::elf::Elf;
+    let bytes = write_object_with(&sample(), &LEGACY).unwrap();
+    let elf = Elf::parse(&bytes).unwrap();
+    let section = |n: &str| {
+        elf.section_headers
+            .iter()
+            .find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(n))
+    };
+    assert!(section(".maps").is_none() && section(".BTF").is_none());
+    let maps = section("maps").expect("a legacy maps section");
+    let data = &bytes[maps.sh_offset as usize..][..maps.sh_size as usize];
+    assert_eq!(
+        &data[20..40],
+        &[27, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0, 1, 0, 0, 0]
+    );
+    let events = elf
+        .syms
+        .iter()
+        .find(|s| elf.strtab.get_at(s.st_name) == Some("events"))
+        .unwrap();
+    assert_eq!((events.st_value, events.st_size), (20, 20));
 }
 
 #[test]
@@ -185,12 +288,16 @@ fn writer_rejects_bad_objects_with_typed_errors() {
             ..
         })
     ));
-    let mut o = sample();
-    o.sections[1].name = "maps".into();
-    assert!(matches!(
-        write_object(&o),
-        Err(WriteError::BadSectionName { .. })
-    ));
+    for reserved in ["maps", ".maps", ".BTF", "license"] {
+        let mut o = sample();
+        o.sections[1].name = reserved.into();
+        for opts in [WriteOptions::default(), LEGACY] {
+            assert!(matches!(
+                write_object_with(&o, &opts),
+                Err(WriteError::BadSectionName { .. })
+            ));
+        }
+    }
     let mut o = sample();
     o.sections[1].name = o.sections[0].name.clone();
     assert!(matches!(
@@ -277,7 +384,7 @@ fn reader_reports_truncated_and_malformed_sections() {
 #[test]
 fn legacy_map_symbols_without_size_get_the_five_field_layout() {
     let obj = sample();
-    let mut bytes = write_object(&obj).unwrap();
+    let mut bytes = write_object_with(&obj, &LEGACY).unwrap();
     let elf = goblin::elf::Elf::parse(&bytes).unwrap();
     let symtab = elf
         .section_headers

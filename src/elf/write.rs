@@ -3,8 +3,13 @@
 //!
 //! - one `SHF_ALLOC | SHF_EXECINSTR` section per program section, under its own name;
 //! - `license` (NUL-terminated) when the object has one;
-//! - a legacy `maps` section of 20-byte `struct bpf_map_def { type, key_size, value_size,
-//!   max_entries, map_flags }` records, one global `STT_OBJECT` symbol of size 20 per map;
+//! - maps, by default as clang writes them for libbpf 1.x: a `.maps` section with one global
+//!   `STT_OBJECT` symbol per map and a `.BTF` section that describes each map as a VAR of an
+//!   anonymous struct of `int (*name)[N]` members, listed in the DATASEC `.maps` (see
+//!   `btf_maps`); or, with [`MapEncoding::Legacy`], a legacy `maps` section of 20-byte
+//!   `struct bpf_map_def { type, key_size, value_size, max_entries, map_flags }` records, one
+//!   global `STT_OBJECT` symbol of size 20 per map. libbpf 1.0 and later (so bpftool 7) refuse
+//!   the legacy section; older loaders that do not read BTF need it;
 //! - global symbols as `STT_FUNC` whose size runs to the next global symbol of the section (aya-obj
 //!   and libbpf cut programs out of a section by symbol size), other labels as local `STT_NOTYPE`;
 //! - `.rel<section>` (REL, implicit addends, as clang emits for BPF) with `R_BPF_64_64` on each
@@ -23,8 +28,10 @@ use object::{
     SymbolKind, SymbolScope,
 };
 
+use super::btf_maps;
 use crate::asm::isa::{opcode, Class, JmpSpecial, Mode, Size};
 use crate::asm::{insn::insns_to_bytes, MapDef, Object, Section};
+use crate::btf::encode::EncodeError;
 
 /// Size of the legacy `struct bpf_map_def` record written for each map (five `u32`s).
 pub const MAP_DEF_SIZE: usize = 20;
@@ -33,6 +40,24 @@ pub const MAP_DEF_SIZE: usize = 20;
 pub(crate) const CODE_LD_IMM64: u8 = opcode(Class::Ld, Mode::Imm.value() | Size::Dw.value());
 /// `BPF_JMP | BPF_CALL`.
 pub(crate) const CODE_CALL: u8 = opcode(Class::Jmp, JmpSpecial::Call.value());
+
+/// How map definitions are written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MapEncoding {
+    /// `.maps` + `.BTF`, libbpf's BTF-defined maps: what libbpf 1.x, bpftool, aya and
+    /// cilium/ebpf read.
+    #[default]
+    Btf,
+    /// The legacy `maps` section of `struct bpf_map_def` records, for loaders that predate
+    /// BTF-defined maps (libbpf before 1.0 and loaders modelled on it); libbpf 1.x refuses it.
+    Legacy,
+}
+
+/// Choices [`write_object_with`] offers; `Default` is what [`write_object`] writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriteOptions {
+    pub maps: MapEncoding,
+}
 
 /// Why an [`Object`] cannot be written as ELF.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -67,12 +92,19 @@ pub enum WriteError {
     DuplicateSection { name: String },
     #[error("the license string contains a NUL byte")]
     LicenseNul,
+    #[error("cannot encode the maps' BTF: {source}")]
+    MapBtf { source: EncodeError },
     #[error("ELF encoding failed: {message}")]
     Encode { message: String },
 }
 
-/// Encodes `obj` as a relocatable BPF ELF object.
+/// Encodes `obj` as a relocatable BPF ELF object, maps as BTF-defined `.maps`.
 pub fn write_object(obj: &Object) -> Result<Vec<u8>, WriteError> {
+    write_object_with(obj, &WriteOptions::default())
+}
+
+/// Encodes `obj` as a relocatable BPF ELF object, with the choices in `opts`.
+pub fn write_object_with(obj: &Object, opts: &WriteOptions) -> Result<Vec<u8>, WriteError> {
     check_names(obj)?;
     let mut out = ow::Object::new(BinaryFormat::Elf, Architecture::Bpf, Endianness::Little);
     let mut defined: HashMap<&str, SymbolId> = HashMap::new();
@@ -94,7 +126,10 @@ pub fn write_object(obj: &Object) -> Result<Vec<u8>, WriteError> {
         out.set_section_data(id, data, 1);
     }
     if !obj.maps.is_empty() {
-        add_maps(&mut out, &obj.maps, &mut defined)?;
+        match opts.maps {
+            MapEncoding::Btf => add_btf_maps(&mut out, &obj.maps, &mut defined)?,
+            MapEncoding::Legacy => add_legacy_maps(&mut out, &obj.maps, &mut defined)?,
+        }
     }
     for (sec, &id) in obj.sections.iter().zip(&prog_ids) {
         add_relocs(&mut out, id, sec, &mut defined)?;
@@ -103,6 +138,10 @@ pub fn write_object(obj: &Object) -> Result<Vec<u8>, WriteError> {
         message: e.to_string(),
     })
 }
+
+/// Sections the writer makes itself (whichever map encoding is chosen, so that an object stays
+/// writable both ways).
+const RESERVED_SECTIONS: [&str; 5] = ["license", "maps", ".maps", ".BTF", ".BTF.ext"];
 
 fn check_names(obj: &Object) -> Result<(), WriteError> {
     let symbol_names = obj
@@ -124,7 +163,7 @@ fn check_names(obj: &Object) -> Result<(), WriteError> {
             Some("it is empty")
         } else if sec.name.contains('\0') {
             Some("it contains a NUL byte")
-        } else if sec.name == "license" || sec.name == "maps" || sec.name.starts_with(".rel") {
+        } else if RESERVED_SECTIONS.contains(&sec.name.as_str()) || sec.name.starts_with(".rel") {
             Some("the ELF writer uses that name for its own section")
         } else {
             None
@@ -208,7 +247,53 @@ fn add_section_symbols<'o>(
     Ok(())
 }
 
-fn add_maps<'o>(
+/// A global `STT_OBJECT` symbol for a map in section `id`.
+fn add_map_symbol<'o>(
+    out: &mut ow::Object<'_>,
+    id: SectionId,
+    map: &'o MapDef,
+    (offset, size): (u64, u64),
+    defined: &mut HashMap<&'o str, SymbolId>,
+) -> Result<(), WriteError> {
+    if defined.contains_key(map.name.as_str()) {
+        return Err(WriteError::DuplicateSymbol {
+            name: map.name.clone(),
+        });
+    }
+    let sid = out.add_symbol(ow::Symbol {
+        name: map.name.as_bytes().to_vec(),
+        value: offset,
+        size,
+        kind: SymbolKind::Data,
+        scope: SymbolScope::Dynamic,
+        weak: false,
+        section: SymbolSection::Section(id),
+        flags: SymbolFlags::None,
+    });
+    defined.insert(&map.name, sid);
+    Ok(())
+}
+
+/// `.maps` (zero-filled, one symbol per map: libbpf matches relocations to maps by symbol
+/// offset, and the BTF variables to symbols by name) and `.BTF` (the shapes).
+fn add_btf_maps<'o>(
+    out: &mut ow::Object<'_>,
+    maps: &'o [MapDef],
+    defined: &mut HashMap<&'o str, SymbolId>,
+) -> Result<(), WriteError> {
+    let encoded = btf_maps::encode_maps(maps).map_err(|source| WriteError::MapBtf { source })?;
+    let id = out.add_section(Vec::new(), b".maps".to_vec(), SectionKind::Data);
+    out.set_section_data(id, vec![0; encoded.section_size as usize], 8);
+    for (map, &(offset, size)) in maps.iter().zip(&encoded.vars) {
+        add_map_symbol(out, id, map, (offset.into(), size.into()), defined)?;
+    }
+    // Not SHF_ALLOC, as clang writes it: loaders read `.BTF` and hand it to the kernel.
+    let btf = out.add_section(Vec::new(), b".BTF".to_vec(), SectionKind::Metadata);
+    out.set_section_data(btf, encoded.btf, 4);
+    Ok(())
+}
+
+fn add_legacy_maps<'o>(
     out: &mut ow::Object<'_>,
     maps: &'o [MapDef],
     defined: &mut HashMap<&'o str, SymbolId>,
@@ -216,11 +301,6 @@ fn add_maps<'o>(
     let id = out.add_section(Vec::new(), b"maps".to_vec(), SectionKind::Data);
     let mut data = Vec::with_capacity(maps.len() * MAP_DEF_SIZE);
     for (i, map) in maps.iter().enumerate() {
-        if defined.contains_key(map.name.as_str()) {
-            return Err(WriteError::DuplicateSymbol {
-                name: map.name.clone(),
-            });
-        }
         for field in [
             map.map_type,
             map.key_size,
@@ -230,17 +310,8 @@ fn add_maps<'o>(
         ] {
             data.extend_from_slice(&field.to_le_bytes());
         }
-        let sid = out.add_symbol(ow::Symbol {
-            name: map.name.as_bytes().to_vec(),
-            value: (i * MAP_DEF_SIZE) as u64,
-            size: MAP_DEF_SIZE as u64,
-            kind: SymbolKind::Data,
-            scope: SymbolScope::Dynamic,
-            weak: false,
-            section: SymbolSection::Section(id),
-            flags: SymbolFlags::None,
-        });
-        defined.insert(&map.name, sid);
+        let at = (i * MAP_DEF_SIZE) as u64;
+        add_map_symbol(out, id, map, (at, MAP_DEF_SIZE as u64), defined)?;
     }
     out.set_section_data(id, data, 4);
     Ok(())
