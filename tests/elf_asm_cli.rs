@@ -76,6 +76,51 @@ fn asm_writes_an_object_that_reads_back_as_the_assembled_one() {
     assert_eq!(written.license.as_deref(), Some("GPL"));
 }
 
+/// Names of the sections of an ELF file.
+fn section_names(bytes: &[u8]) -> Vec<String> {
+    let elf = goblin::elf::Elf::parse(bytes).unwrap();
+    elf.section_headers
+        .iter()
+        .map(|s| elf.shdr_strtab.get_at(s.sh_name).unwrap_or("").to_string())
+        .collect()
+}
+
+#[test]
+fn asm_writes_btf_maps_by_default_and_legacy_maps_on_request() {
+    let dir = oracle::TempDir::new("asm-cli-legacy");
+    let (out, obj_path) = assemble_with_cli(dir.path(), &strobe_source());
+    assert_eq!(out.status.code(), Some(0));
+    let btf = std::fs::read(&obj_path).unwrap();
+    let names = section_names(&btf);
+    assert!(names.iter().any(|n| n == ".maps") && names.iter().any(|n| n == ".BTF"));
+    assert!(!names.iter().any(|n| n == "maps"), "{names:?}");
+
+    let legacy_path = dir.path().join("legacy.o");
+    let out = strobe()
+        .arg("asm")
+        .arg(dir.path().join("prog.s"))
+        .arg("--legacy-maps")
+        .arg("-o")
+        .arg(&legacy_path)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let legacy = std::fs::read(&legacy_path).unwrap();
+    let names = section_names(&legacy);
+    assert!(names.iter().any(|n| n == "maps"), "{names:?}");
+    assert!(!names.iter().any(|n| n == ".maps" || n == ".BTF"));
+    assert_eq!(
+        strobe::elf::read_object(&legacy).unwrap(),
+        strobe::elf::read_object(&btf).unwrap(),
+        "both encodings read back as the same object"
+    );
+}
+
 #[test]
 fn asm_output_is_accepted_by_aya_obj_and_llvm_objdump() {
     let dir = oracle::TempDir::new("asm-cli-tools");

@@ -1,7 +1,8 @@
-//! `strobe asm FILE.s [-o FILE.o]`: assembles a multi-program source file into a relocatable
-//! BPF ELF object (see `crate::elf::write_object` for the layout).
+//! `strobe asm FILE.s [-o FILE.o] [--legacy-maps]`: assembles a multi-program source file into
+//! a relocatable BPF ELF object (see `crate::elf::write_object` for the layout).
 //!
-//! Input: the source path and an optional output path (default: the input with `.o`).
+//! Input: the source path and an optional output path (default: the input with `.o`); maps are
+//! written as BTF-defined `.maps`, or as a legacy `maps` section with `--legacy-maps`.
 //! Output: the object file; assembler diagnostics on stderr as `file:line:col: error: …` with
 //! the line and a caret. Exit codes: 0, 1 for bad input (source errors, unreadable input,
 //! unwritable output, an object the ELF writer refuses), 2 for bad usage.
@@ -25,6 +26,10 @@ struct Args {
     /// Output object; defaults to the input's name with a `.o` extension.
     #[arg(short, long)]
     output: Option<PathBuf>,
+    /// Write maps as a legacy `maps` section of `struct bpf_map_def` (for loaders older than
+    /// libbpf 1.0) instead of BTF-defined `.maps`.
+    #[arg(long)]
+    legacy_maps: bool,
 }
 
 pub fn run(args: &[OsString]) -> i32 {
@@ -52,7 +57,14 @@ pub fn run(args: &[OsString]) -> i32 {
             return EXIT_INPUT;
         }
     };
-    let bytes = match crate::elf::write_object(&obj) {
+    let opts = crate::elf::WriteOptions {
+        maps: if args.legacy_maps {
+            crate::elf::MapEncoding::Legacy
+        } else {
+            crate::elf::MapEncoding::Btf
+        },
+    };
+    let bytes = match crate::elf::write_object_with(&obj, &opts) {
         Ok(b) => b,
         Err(e) => {
             eprintln!("strobe asm: {}: {e}", args.input.display());
