@@ -38,7 +38,8 @@ pub struct Reloc {
     pub symbol: String,
 }
 
-/// A map declared in the object (legacy `struct bpf_map_def` layout: no BTF needed).
+/// A map declared in the object: the five fields of `struct bpf_map_def`, which the ELF writer
+/// encodes as a BTF-defined `.maps` entry (or, on request, a legacy `maps` record).
 /// `Default` is the all-zero shape, which readers fill in field by field.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MapDef {
