@@ -6,12 +6,14 @@
 
 pub mod asm;
 pub mod btf;
+pub mod builtins;
 pub mod cli;
 pub mod diag;
 pub mod elf;
 pub mod kernel;
 pub mod loader;
 pub mod runtime;
+pub mod sema;
 pub mod syntax;
 pub mod sys;
 pub mod template;
