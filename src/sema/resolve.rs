@@ -239,6 +239,16 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// Whether an error was already reported inside `span` (round 1 says yes: it reports
+    /// nothing anyway).
+    pub fn had_error_in(&self, span: Span) -> bool {
+        !self.report
+            || self
+                .diags
+                .iter()
+                .any(|d| d.is_error() && d.span.start >= span.start && d.span.end <= span.end)
+    }
+
     pub fn warn(&mut self, span: Span, msg: impl Into<String>) -> Option<&mut Diagnostic> {
         if !self.report {
             return None;
@@ -529,7 +539,7 @@ impl<'a> Checker<'a> {
             }
             StmtKind::Return(e) => {
                 let t = e.as_ref().map(|e| self.expr(e)).unwrap_or(Type::None);
-                if let Some(ret) = self.fn_ret.clone() {
+                if let Some(ret) = self.fn_ret.clone().filter(|_| !t.is_none() || e.is_none()) {
                     if ret.unify(&t).is_none() && !(ret.is_none() && t.is_none()) {
                         self.error(
                             s.span,
@@ -612,7 +622,22 @@ impl<'a> Checker<'a> {
                     let t = self.value_expr(value);
                     self.compound(op.unwrap_or(BinaryOp::Add), value.span, &t)
                 };
+                if vt.is_none() {
+                    // Usually already reported where the value failed.
+                    self.maps.entries[i].assigned = true;
+                    if !self.had_error_in(value.span) {
+                        self.error(
+                            value.span,
+                            format!(
+                                "{}: a value of type 'none' cannot be stored in a map",
+                                map.name
+                            ),
+                        );
+                    }
+                    return;
+                }
                 if !vt.is_agg() && !vt.is_storable() {
+                    self.maps.entries[i].assigned = true;
                     self.error(
                         value.span,
                         format!(

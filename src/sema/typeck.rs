@@ -602,6 +602,10 @@ impl Checker<'_> {
                 }
             }
         }
+        if ts.iter().any(Type::is_none) && self.report && self.had_error_in(e.span) {
+            // An argument already failed; its error is the one to read.
+            return Type::None;
+        }
         if b.format {
             self.format_call(e, b.name, args, &ts);
         } else if b.name == "print" && args.len() == 1 && ts[0].is_none() {
@@ -666,6 +670,7 @@ impl Checker<'_> {
         }
         let mut frame = MacroFrame::default();
         let mut aliases = Vec::new();
+        let errors_before = self.diags.len();
         for (p, a) in m.params.iter().zip(args) {
             match p.kind {
                 MacroParamKind::Expr => {
@@ -704,6 +709,9 @@ impl Checker<'_> {
                     }
                 },
             }
+        }
+        if self.report && self.diags.len() > errors_before {
+            return Type::None;
         }
         self.frames.push(frame);
         let outer = std::mem::replace(&mut self.scopes, vec![aliases.into_iter().collect()]);
@@ -880,6 +888,13 @@ impl Checker<'_> {
         if a.is_string() || b.is_string() {
             if a.is_string() && b.is_string() && matches!(op, Eq | Ne) {
                 return Type::Bool;
+            }
+            if !cmp {
+                self.error(
+                    e.span,
+                    format!("Type mismatch for '{}': '{a}' and '{b}'", op.symbol()),
+                );
+                return Type::None;
             }
             self.error(
                 e.span,
