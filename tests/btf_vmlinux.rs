@@ -319,3 +319,34 @@ fn kernel_btf_finds_function_targets_across_vmlinux_and_modules() {
     assert!(targets.iter().all(|t| t.name.starts_with("vfs_")));
     assert!(kb.module("../vmlinux").is_err());
 }
+
+#[test]
+fn split_btf_over_the_real_vmlinux_resolves_base_types_and_strings() {
+    let Some(btf) = vmlinux("split_btf_over_the_real_vmlinux_resolves_base_types_and_strings")
+    else {
+        return;
+    };
+    use strobe::btf::encode::{BtfBuilder, MemberDef};
+    let file = btf.find_struct("file").unwrap();
+    let ssize_t = btf.find_typedef("ssize_t").unwrap();
+    let mut b = BtfBuilder::new_split(btf);
+    let file_ptr = b.add_ptr(file);
+    let st = b.add_struct("mymod_state", 16, &[MemberDef::new("filp", file_ptr, 0)]);
+    let st_ptr = b.add_ptr(st);
+    let proto = b.add_func_proto(ssize_t, &[("state", st_ptr), ("file", file_ptr)]);
+    let f = b.add_func("mymod_read", proto, strobe::btf::Linkage::Global);
+    let m = Btf::parse_split(b.finish().unwrap(), btf).unwrap();
+    assert_eq!(m.first_id(), btf.last_id() + 1);
+    assert_eq!(
+        m.decl_to_string(f, ""),
+        "ssize_t mymod_read(struct mymod_state *state, struct file *file)"
+    );
+    let a = m.access_member(st_ptr, "filp").unwrap();
+    let inode = m.access_member(a.member.type_id, "f_inode").unwrap();
+    assert!(inode.through_pointer);
+    assert_eq!(m.find_func("vfs_read"), btf.find_func("vfs_read"));
+    assert_eq!(
+        m.funcs().map(|(n, _)| n).collect::<Vec<_>>(),
+        ["mymod_read"]
+    );
+}

@@ -263,7 +263,8 @@ impl Btf {
 
     /// Length of the logical string space (base's plus own).
     pub fn str_len(&self) -> u32 {
-        self.str_base + (self.strs.1 - self.strs.0) as u32
+        self.str_base
+            .saturating_add((self.strs.1 - self.strs.0) as u32)
     }
 
     /// The first type id this object defines (1 for base BTF).

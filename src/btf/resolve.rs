@@ -10,6 +10,10 @@ use super::{Btf, BtfError, Enumerators};
 /// BTF stays far below this, malformed BTF may loop.
 const MAX_DEPTH: usize = 64;
 
+/// Most struct/union levels one member search visits: bounds breadth as well as depth, since
+/// malformed BTF can nest a struct in itself through several anonymous members.
+const MEMBER_BUDGET: usize = 10_000;
+
 /// Pointer size: strobe targets 64-bit kernels only.
 pub const POINTER_SIZE: u32 = 8;
 
@@ -119,6 +123,35 @@ impl Btf {
         }
     }
 
+    /// Type tags (`user`, `rcu`, `percpu`, …) on `id` itself, found while following its
+    /// typedef/qualifier chain. For a pointer's target pass [`Btf::pointee`]'s result: a
+    /// `char __user *` is a PTR to TYPE_TAG(`user`) to `char`, on kernels built with tags.
+    pub fn type_tags(&self, id: u32) -> Result<Vec<&str>, BtfError> {
+        let mut tags = Vec::new();
+        let mut t = self.type_by_id(id)?;
+        for _ in 0..MAX_DEPTH {
+            match t.kind {
+                TypeKind::TypeTag(n) => {
+                    tags.push(t.name);
+                    t = self.type_by_id(n)?;
+                }
+                TypeKind::Const(n)
+                | TypeKind::Volatile(n)
+                | TypeKind::Restrict(n)
+                | TypeKind::Typedef(n) => t = self.type_by_id(n)?,
+                _ => return Ok(tags),
+            }
+        }
+        Err(BtfError::TooDeep { id })
+    }
+
+    /// Whether pointer `id` points to user memory (its target carries the `user` type tag),
+    /// so reads through it need bpf_probe_read_user. `false` when the kernel's BTF has no
+    /// type tags at all — callers then fall back to other knowledge.
+    pub fn is_user_pointer(&self, id: u32) -> Result<bool, BtfError> {
+        Ok(self.type_tags(self.pointee(id)?)?.contains(&"user"))
+    }
+
     /// Integer details of `id` (after typedefs/qualifiers).
     pub fn int_info(&self, id: u32) -> Result<IntInfo, BtfError> {
         let t = self.resolve(id)?;
@@ -160,7 +193,7 @@ impl Btf {
     /// `Ok(None)` when there is no such member.
     pub fn find_member(&self, id: u32, name: &str) -> Result<Option<MemberRef<'_>>, BtfError> {
         let members = self.members(id)?;
-        self.find_member_in(members, name, 0, 0)
+        self.find_member_in(members, name, 0, &mut MEMBER_BUDGET.clone(), 0)
     }
 
     fn find_member_in<'a>(
@@ -168,11 +201,13 @@ impl Btf {
         members: Members<'a>,
         name: &str,
         base_bits: u32,
+        budget: &mut usize,
         depth: usize,
     ) -> Result<Option<MemberRef<'a>>, BtfError> {
-        if depth > MAX_DEPTH {
+        if *budget == 0 || depth > MAX_DEPTH {
             return Err(BtfError::TooDeep { id: 0 });
         }
+        *budget -= 1;
         for m in members.iter() {
             if m.name == name {
                 return Ok(Some(MemberRef {
@@ -192,7 +227,7 @@ impl Btf {
                 _ => continue,
             };
             let at = base_bits.saturating_add(m.bit_offset);
-            if let Some(found) = self.find_member_in(inner, name, at, depth + 1)? {
+            if let Some(found) = self.find_member_in(inner, name, at, budget, depth + 1)? {
                 return Ok(Some(found));
             }
         }
@@ -203,7 +238,7 @@ impl Btf {
     /// in declaration order (for "available fields" hints).
     pub fn member_names(&self, id: u32) -> Result<Vec<&str>, BtfError> {
         let mut out = Vec::new();
-        self.collect_member_names(self.members(id)?, &mut out, 0)?;
+        self.collect_member_names(self.members(id)?, &mut out, &mut MEMBER_BUDGET.clone(), 0)?;
         Ok(out)
     }
 
@@ -211,16 +246,18 @@ impl Btf {
         &'a self,
         members: Members<'a>,
         out: &mut Vec<&'a str>,
+        budget: &mut usize,
         depth: usize,
     ) -> Result<(), BtfError> {
-        if depth > MAX_DEPTH {
+        if *budget == 0 || depth > MAX_DEPTH {
             return Err(BtfError::TooDeep { id: 0 });
         }
+        *budget -= 1;
         for m in members.iter() {
             if !m.name.is_empty() {
                 out.push(m.name);
             } else if let TypeKind::Struct(i) | TypeKind::Union(i) = self.resolve(m.type_id)?.kind {
-                self.collect_member_names(i, out, depth + 1)?;
+                self.collect_member_names(i, out, budget, depth + 1)?;
             }
         }
         Ok(())

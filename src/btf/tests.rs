@@ -303,6 +303,23 @@ fn every_kind_round_trips_through_the_encoder() {
 }
 
 #[test]
+fn user_type_tags_mark_user_pointers() {
+    let mut b = BtfBuilder::new();
+    let ch = b.add_int("char", 1, true);
+    let user = b.add_type_tag("user", ch);
+    let uptr = b.add_ptr(user);
+    let kptr = b.add_ptr(ch);
+    let td = b.add_typedef("ubuf_t", uptr);
+    let btf = Btf::parse(b.finish().unwrap()).unwrap();
+    assert!(btf.is_user_pointer(uptr).unwrap());
+    assert!(btf.is_user_pointer(td).unwrap());
+    assert!(!btf.is_user_pointer(kptr).unwrap());
+    assert_eq!(btf.type_tags(user).unwrap(), ["user"]);
+    assert_eq!(btf.type_to_string(uptr), "char *");
+    assert!(btf.is_user_pointer(ch).is_err());
+}
+
+#[test]
 fn legacy_int_bitfields_without_kind_flag_are_normalised() {
     let mut b = BtfBuilder::new();
     let bits3 = b.add_int_info(
@@ -436,6 +453,32 @@ fn malformed_records_are_typed_errors() {
 }
 
 #[test]
+fn self_referencing_types_are_bounded_not_exponential() {
+    let mut b = BtfBuilder::new();
+    // A prototype whose two parameters point back to it, and a struct that contains itself
+    // through two anonymous members: both blow up exponentially without a visit budget.
+    let proto = b.next_id();
+    let ptr = proto + 1;
+    b.add_func_proto(ptr, &[("a", ptr), ("b", ptr)]);
+    b.add_ptr(proto);
+    let s = b.next_id();
+    b.add_struct(
+        "s",
+        8,
+        &[MemberDef::new("", s, 0), MemberDef::new("", s, 0)],
+    );
+    let btf = Btf::parse(b.finish().unwrap()).unwrap();
+    let t = std::time::Instant::now();
+    assert!(btf.type_to_string(proto).contains("<...>"));
+    assert!(matches!(
+        btf.find_member(s, "x"),
+        Err(BtfError::TooDeep { .. })
+    ));
+    assert!(btf.member_names(s).is_err());
+    assert!(t.elapsed() < std::time::Duration::from_secs(5));
+}
+
+#[test]
 fn encoder_reports_limits_instead_of_truncating() {
     let mut b = BtfBuilder::new();
     let int = b.add_int("int", 4, true);
@@ -517,4 +560,11 @@ proptest::proptest! {
             }
         }
     }
+}
+
+#[test]
+fn btf_is_shareable_across_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Btf>();
+    assert_send_sync::<KernelBtf>();
 }

@@ -2,7 +2,7 @@
 //! stack symbolisation and `ksym()`, name → address for `kaddr()`, and the module list.
 //!
 //! Input: the file's bytes (`<hex addr> <type> <name>[\t[<module>]]` per line). Output: a
-//! [`Kallsyms`] table. Names live in one string buffer; each symbol is 16 bytes. Without root
+//! [`Kallsyms`] table. Names live in one string buffer; each symbol is 24 bytes. Without root
 //! (kptr_restrict) every address reads 0: [`Kallsyms::addresses_hidden`] says so and address
 //! lookups find nothing rather than everything.
 
@@ -31,7 +31,7 @@ struct Sym {
     name_len: u16,
     kind: u8,
     /// 0 for the kernel image, else 1 + index into `modules`.
-    module: u8,
+    module: u16,
 }
 
 /// One kernel symbol.
@@ -141,7 +141,7 @@ impl Kallsyms {
                             modules.len() - 1
                         }
                     };
-                    u8::try_from(idx + 1).unwrap_or(u8::MAX)
+                    u16::try_from(idx + 1).map_err(|_| err("more than 65535 modules"))?
                 }
             };
             let name_off = u32::try_from(names.len()).map_err(|_| err("too many symbols"))?;
@@ -196,8 +196,7 @@ impl Kallsyms {
         self.hidden
     }
 
-    /// Modules that contribute symbols, in order of first appearance. (At most 254 are told
-    /// apart; symbols of later modules are attributed to the 255th.)
+    /// Modules that contribute symbols, in order of first appearance.
     pub fn modules(&self) -> impl Iterator<Item = &str> {
         self.modules.iter().map(String::as_str)
     }

@@ -85,6 +85,11 @@ impl Field {
     pub fn is_string(&self) -> bool {
         self.type_text == "char" && self.layout != FieldLayout::Scalar
     }
+
+    /// Whether the field is a pointer (its value is an address, e.g. `const char *filename`).
+    pub fn is_pointer(&self) -> bool {
+        self.layout == FieldLayout::Scalar && self.type_text.ends_with('*')
+    }
 }
 
 /// A parsed `format` file.
@@ -259,6 +264,74 @@ impl Tracefs {
     pub fn format(&self, category: &str, name: &str) -> Result<TracepointFormat, TracefsError> {
         let (_, text) = self.event_file(category, name, "format")?;
         parse_format(&text)
+    }
+}
+
+/// Where tracepoint names and formats come from: the real tracefs, or a fixed set for tests
+/// of code (the checker, `-l`) that must run without a kernel.
+pub trait TracepointSource {
+    /// Tracepoints matching a `category:name` glob, sorted.
+    fn tracepoints_matching(&self, pattern: &str) -> Result<Vec<Tracepoint>, TracefsError>;
+    /// One tracepoint's format.
+    fn format(&self, category: &str, name: &str) -> Result<TracepointFormat, TracefsError>;
+}
+
+impl TracepointSource for Tracefs {
+    fn tracepoints_matching(&self, pattern: &str) -> Result<Vec<Tracepoint>, TracefsError> {
+        Tracefs::tracepoints_matching(self, pattern)
+    }
+    fn format(&self, category: &str, name: &str) -> Result<TracepointFormat, TracefsError> {
+        Tracefs::format(self, category, name)
+    }
+}
+
+/// An in-memory [`TracepointSource`] built from format texts.
+#[derive(Clone, Debug, Default)]
+pub struct FixedTracepoints {
+    formats: std::collections::BTreeMap<Tracepoint, TracepointFormat>,
+}
+
+impl FixedTracepoints {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds the tracepoint `category:<name from the text>` described by a `format` file's text.
+    pub fn insert(&mut self, category: &str, format_text: &str) -> Result<(), TracefsError> {
+        let f = parse_format(format_text)?;
+        let tp = Tracepoint {
+            category: category.to_string(),
+            name: f.name.clone(),
+        };
+        self.formats.insert(tp, f);
+        Ok(())
+    }
+}
+
+impl TracepointSource for FixedTracepoints {
+    fn tracepoints_matching(&self, pattern: &str) -> Result<Vec<Tracepoint>, TracefsError> {
+        let (cat_pat, name_pat) = pattern.split_once(':').unwrap_or(("*", pattern));
+        let (cg, ng) = (Glob::new(cat_pat)?, Glob::new(name_pat)?);
+        Ok(self
+            .formats
+            .keys()
+            .filter(|tp| cg.matches(&tp.category) && ng.matches(&tp.name))
+            .cloned()
+            .collect())
+    }
+
+    fn format(&self, category: &str, name: &str) -> Result<TracepointFormat, TracefsError> {
+        let key = Tracepoint {
+            category: category.to_string(),
+            name: name.to_string(),
+        };
+        self.formats
+            .get(&key)
+            .cloned()
+            .ok_or(TracefsError::NoSuchTracepoint {
+                category: key.category,
+                name: key.name,
+            })
     }
 }
 
@@ -450,6 +523,7 @@ print fmt: \"prev_comm=%s\", REC->prev_comm\n";
             ("const char *", FieldLayout::Scalar)
         );
         assert!(!file.is_string());
+        assert!(file.is_pointer() && !comm.is_pointer());
         let name = f.field("name").unwrap();
         assert_eq!(
             (name.type_text.as_str(), name.layout),
@@ -486,6 +560,26 @@ print fmt: \"prev_comm=%s\", REC->prev_comm\n";
         fn arbitrary_bytes_never_panic(s in ".{0,200}") {
             let _ = parse_format(&s);
         }
+    }
+
+    #[test]
+    fn fixed_tracepoints_serve_formats_and_globs_without_a_kernel() {
+        let mut src = FixedTracepoints::new();
+        src.insert("sched", SCHED_SWITCH).unwrap();
+        src.insert("syscalls", "name: sys_enter_read\nID: 5\n")
+            .unwrap();
+        let src: &dyn TracepointSource = &src;
+        let all = src.tracepoints_matching("*:*").unwrap();
+        assert_eq!(
+            all.iter().map(|t| t.to_string()).collect::<Vec<_>>(),
+            ["sched:sched_switch", "syscalls:sys_enter_read"]
+        );
+        assert_eq!(src.tracepoints_matching("sys*:*_read").unwrap().len(), 1);
+        assert_eq!(src.format("sched", "sched_switch").unwrap().id, 372);
+        assert!(matches!(
+            src.format("sched", "nope"),
+            Err(TracefsError::NoSuchTracepoint { .. })
+        ));
     }
 
     #[test]
