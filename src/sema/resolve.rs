@@ -23,7 +23,7 @@ use crate::btf::Btf;
 use crate::diag::{Diagnostic, Span};
 use crate::kernel::info::KernelInfo;
 use crate::syntax::ast::*;
-use crate::template::{group_targets, Fact, Grouping, TargetGroup};
+use crate::template::{group_targets, Fact, Grouping, SkipReason, TargetGroup};
 
 /// A `#define` value.
 #[derive(Clone, Debug)]
@@ -404,13 +404,37 @@ impl<'a> Checker<'a> {
                 return group_targets(&facts, &protos);
             }
         }
-        Grouping {
-            groups: vec![TargetGroup {
-                outcomes: Vec::new(),
-                targets: (0..targets.len()).collect(),
-            }],
-            skipped: Vec::new(),
+        // Other kinds need no per-target code: one group, minus targets lacking a used field.
+        let mut grouping = Grouping::default();
+        let mut kept = Vec::new();
+        for (i, t) in targets.iter().enumerate() {
+            let args = self.cx.targets.iter().find(|a| a.name == t.name);
+            let missing = facts.iter().find_map(|f| match f {
+                Fact::Param { name, .. }
+                    if !args.is_some_and(|a| a.args.iter().any(|(n, _)| n == name)) =>
+                {
+                    Some(name.clone())
+                }
+                _ => None,
+            });
+            match missing {
+                Some(param) => grouping.skipped.push((
+                    i,
+                    SkipReason::NoSuchParam {
+                        target: t.name.clone(),
+                        param,
+                    },
+                )),
+                None => kept.push(i),
+            }
         }
+        if !kept.is_empty() {
+            grouping.groups.push(TargetGroup {
+                outcomes: Vec::new(),
+                targets: kept,
+            });
+        }
+        grouping
     }
 
     fn check_fn(&mut self, f: &FnDef) {

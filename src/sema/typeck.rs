@@ -101,7 +101,11 @@ impl Checker<'_> {
                 }
             },
             ExprKind::Map { name, keys } => self.map_read(e, name, keys),
-            ExprKind::Positional(n) => match self.opts.params.get(*n as usize - 1).cloned() {
+            ExprKind::Positional(n) => match (*n as usize)
+                .checked_sub(1)
+                .and_then(|i| self.opts.params.get(i))
+                .cloned()
+            {
                 Some(p) => match p.trim().parse::<i64>() {
                     Ok(v) => {
                         self.consts.insert(e.id, v);
@@ -1113,17 +1117,12 @@ impl Checker<'_> {
                         ),
                     );
                 }
-                if kinds
-                    .iter()
-                    .any(|k| matches!(k, ProbeKind::Fentry | ProbeKind::Fexit))
-                {
-                    let f = Fact::Param {
-                        name: field.name.clone(),
-                        requirement: ParamRequirement::Any,
-                    };
-                    if !self.facts.contains(&f) {
-                        self.facts.push(f);
-                    }
+                let f = Fact::Param {
+                    name: field.name.clone(),
+                    requirement: ParamRequirement::Any,
+                };
+                if !self.facts.contains(&f) {
+                    self.facts.push(f);
                 }
                 let _ = e;
                 ty
