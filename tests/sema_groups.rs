@@ -182,3 +182,18 @@ fn tracepoint_wildcard_skips_targets_without_the_field() {
         "tracepoint:syscalls:sys_enter_openat has no parameter `fd`"
     );
 }
+
+#[test]
+fn unknown_config_variables_warn_with_the_nearest_name() {
+    let (src, out) = check_text(
+        "config = { max_strln = 10 } BEGIN { exit(); }",
+        &CheckOptions::default(),
+    );
+    assert!(out.program.is_some(), "a warning, not an error");
+    let d = &out.diagnostics[0];
+    assert_eq!(
+        located(&src, d),
+        "1:12: Unrecognized config variable: max_strln"
+    );
+    assert_eq!(d.help.as_deref(), Some("did you mean 'max_strlen'?"));
+}

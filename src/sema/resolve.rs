@@ -77,6 +77,35 @@ pub(super) struct Checker<'a> {
     pub warned: std::collections::HashSet<String>,
 }
 
+/// Config variables bpftrace knows (`config = { … }`, without the `BPFTRACE_` prefix).
+const CONFIG_KEYS: &[&str] = &[
+    "cache_user_symbols",
+    "cpp_demangle",
+    "lazy_symbolication",
+    "license",
+    "log_size",
+    "max_bpf_progs",
+    "max_cat_bytes",
+    "max_map_keys",
+    "max_probes",
+    "max_strlen",
+    "max_type_res_iterations",
+    "missing_probes",
+    "on_stack_limit",
+    "perf_rb_pages",
+    "print_maps_on_exit",
+    "show_debug_info",
+    "stack_mode",
+    "str_trunc_trailer",
+    "symbol_source",
+    "unstable_import",
+    "unstable_macro",
+    "unstable_map_decl",
+    "unstable_tseries",
+    "unstable_addr",
+    "use_blazesym",
+];
+
 fn config_overrides(program: &Program, opts: &mut CheckOptions, diags: &mut Vec<Diagnostic>) {
     let Some(cfg) = &program.config else {
         return;
@@ -92,9 +121,17 @@ fn config_overrides(program: &Program, opts: &mut CheckOptions, diags: &mut Vec<
                 opts.max_strlen = (*n).clamp(1, 1 << 20) as usize
             }
             ("max_map_keys", ConfigValue::Int(n)) => opts.max_map_keys = (*n).max(1),
+            (k, _) if !CONFIG_KEYS.contains(&k) => {
+                let mut d = Diagnostic::warning(
+                    e.key.span,
+                    format!("Unrecognized config variable: {}", e.key.name),
+                );
+                d.help = crate::diag::nearest(k, CONFIG_KEYS.iter().copied())
+                    .map(|n| format!("did you mean '{n}'?"));
+                diags.push(d);
+            }
             _ => {}
         }
-        let _ = diags;
     }
 }
 
