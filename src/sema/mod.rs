@@ -33,9 +33,11 @@
 //! assert_eq!(checked.probes[0].attach[0].targets[0].name, "fentry:vmlinux:vfs_read");
 //! ```
 
+mod calls;
 pub mod context;
 pub mod ctypes;
 pub mod expand;
+mod fields;
 pub mod imports;
 pub mod list;
 pub mod program;
