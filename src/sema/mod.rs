@@ -36,6 +36,7 @@
 mod calls;
 pub mod context;
 pub mod ctypes;
+mod driver;
 pub mod expand;
 mod fields;
 pub mod imports;
@@ -123,5 +124,5 @@ impl CheckOutput {
 
 /// Checks `program` (see the module documentation).
 pub fn check(program: &Program, kernel: &dyn KernelInfo, opts: &CheckOptions) -> CheckOutput {
-    resolve::run(program, kernel, opts)
+    driver::run(program, kernel, opts)
 }
