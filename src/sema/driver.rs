@@ -207,6 +207,7 @@ impl<'a> Checker<'a> {
             fn_ret: None,
             warned: Default::default(),
             contexts: HashMap::new(),
+            typed_vars: Default::default(),
         }
     }
 

@@ -72,6 +72,8 @@ pub(super) struct Checker<'a> {
     pub fn_ret: Option<Type>,
     /// Probe contexts by probe index, built in round 1 and reused in round 2.
     pub contexts: HashMap<usize, ProbeContext>,
+    /// Slots declared with a type (`let $x: uint8`), which assignments must not widen.
+    pub typed_vars: std::collections::HashSet<VarSlot>,
     /// Reported once per name per probe (args fields missing in some targets).
     pub warned: std::collections::HashSet<String>,
 }
@@ -131,7 +133,11 @@ impl Checker<'_> {
                         format!("Variable {} was already declared in this scope", var.name),
                     );
                 }
-                self.declare(&var.name, t, var.span);
+                let slot = self.declare(&var.name, t, var.span);
+                if ty.is_some() {
+                    // A declared type is fixed: later assignments must fit it, not widen it.
+                    self.typed_vars.insert(slot);
+                }
             }
             StmtKind::Assign { target, op, value } => self.assign(target, *op, value),
             StmtKind::Expr(e) | StmtKind::Discard(e) => {
@@ -238,7 +244,7 @@ impl Checker<'_> {
                         if have.is_none() {
                             self.vars.slots[slot.0 as usize].1 = vt;
                         } else if let Some(m) = have.unify(&vt) {
-                            if !self.vars_typed_by_let(slot) {
+                            if !self.typed_vars.contains(&slot) {
                                 self.vars.slots[slot.0 as usize].1 = m;
                             }
                             self.check_assignable(&v.name, &have, &vt, value);
@@ -312,10 +318,6 @@ impl Checker<'_> {
                 }
             }
         }
-    }
-
-    fn vars_typed_by_let(&self, _slot: VarSlot) -> bool {
-        false
     }
 
     fn compound(&mut self, op: BinaryOp, span: Span, t: &Type) -> Type {
