@@ -273,3 +273,24 @@ fn a_declared_variable_type_is_not_widened_by_assignments() {
         ["1:41: Integer 300 does not fit in $x of type 'uint8'"]
     );
 }
+
+#[test]
+fn config_stack_mode_sets_the_default_stack_layout() {
+    use strobe::runtime::format::stack::StackMode;
+    let p =
+        ok("config = { stack_mode = perf } profile:hz:99 { @[kstack(8)] = count(); @u = ustack; }");
+    assert_eq!(
+        map_keys(&p, "@"),
+        [Type::KStack {
+            mode: StackMode::Perf,
+            limit: 8
+        }]
+    );
+    assert!(matches!(
+        map_value(&p, "@u"),
+        Type::UStack {
+            mode: StackMode::Perf,
+            ..
+        }
+    ));
+}

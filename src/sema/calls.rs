@@ -59,6 +59,7 @@ impl Checker<'_> {
                     const_int: &ci,
                     const_str: &cs,
                     max_strlen: self.opts.max_strlen,
+                    stack_mode: self.opts.stack_mode,
                 };
                 (b.ty)(&ctx)
             };
@@ -322,6 +323,7 @@ impl Checker<'_> {
             const_int: &ci,
             const_str: &cs,
             max_strlen: self.opts.max_strlen,
+            stack_mode: self.opts.stack_mode,
         };
         let r = (b.ty)(&ctx);
         self.cx = cx;

@@ -65,6 +65,21 @@ fn config_overrides(program: &Program, opts: &mut CheckOptions, diags: &mut Vec<
                 opts.max_strlen = (*n).clamp(1, 1 << 20) as usize
             }
             ("max_map_keys", ConfigValue::Int(n)) => opts.max_map_keys = (*n).max(1),
+            ("stack_mode", ConfigValue::Ident(m) | ConfigValue::Str(m)) => {
+                use crate::runtime::format::stack::StackMode;
+                opts.stack_mode = match m.as_str() {
+                    "perf" => StackMode::Perf,
+                    "raw" => StackMode::Raw,
+                    "bpftrace" => StackMode::Bpftrace,
+                    _ => {
+                        diags.push(Diagnostic::error(
+                            e.value_span,
+                            format!("Invalid stack_mode '{m}' (bpftrace, perf, raw)"),
+                        ));
+                        opts.stack_mode
+                    }
+                };
+            }
             (k, _) if !CONFIG_KEYS.contains(&k) => {
                 let mut d = Diagnostic::warning(
                     e.key.span,

@@ -73,6 +73,8 @@ pub struct CheckOptions {
     pub max_strlen: usize,
     /// Default map size; `config = { max_map_keys = N }` overrides it.
     pub max_map_keys: u64,
+    /// Default `kstack`/`ustack` layout; `config = { stack_mode = perf }` overrides it.
+    pub stack_mode: crate::runtime::format::stack::StackMode,
 }
 
 impl Default for CheckOptions {
@@ -82,6 +84,7 @@ impl Default for CheckOptions {
             unsafe_mode: false,
             max_strlen: DEFAULT_MAX_STRLEN,
             max_map_keys: DEFAULT_MAX_MAP_KEYS,
+            stack_mode: Default::default(),
         }
     }
 }
