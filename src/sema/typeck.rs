@@ -1,0 +1,636 @@
+//! Expression typing: one [`Type`] per expression, recorded in the side table, with bpftrace's
+//! rules — integer arithmetic in 64 bits, string comparison only with `==`/`!=`, pointers
+//! dereferenced through BTF (`.` and `->` both dereference), `args.NAME` from the probe's
+//! context, casts to integers, pointers and C types, builtins through [`crate::builtins`].
+//!
+//! Input: expressions, in a [`Checker`] holding the probe's scopes and context.
+//! Output: types, constants and diagnostics in the checker's tables.
+
+//! Names and calls are in `calls`, field and member access in `fields`.
+
+use super::ctypes::{find_btf_record, named_type};
+use super::resolve::Checker;
+use super::types::{AddrSpace, Pointee, Type};
+use crate::builtins::{self, Form};
+use crate::syntax::ast::*;
+
+impl Checker<'_> {
+    pub(super) fn set(&mut self, e: &Expr, t: Type) -> Type {
+        if let Some(slot) = self.types.get_mut(e.id.index()) {
+            *slot = t.clone();
+        }
+        t
+    }
+
+    /// Types a value that may not be an aggregation call.
+    pub fn value_expr(&mut self, e: &Expr) -> Type {
+        self.expr(e)
+    }
+
+    /// Types a map key: it must be storable.
+    pub fn key_expr(&mut self, e: &Expr) -> Type {
+        let t = self.expr(e);
+        if !t.is_storable() && !t.is_none() {
+            self.error(
+                e.span,
+                format!("A value of type '{t}' cannot be used as a map key"),
+            );
+        } else if t.is_none() {
+            self.error(e.span, "A value of type 'none' cannot be used as a map key");
+        }
+        t
+    }
+
+    /// Types an assigned map value: aggregation calls are allowed here, and only here.
+    pub fn map_value_expr(&mut self, e: &Expr) -> Type {
+        if let ExprKind::Call { name, args } = &e.kind {
+            if let Some(b) = builtins::lookup(&name.name, Form::Function) {
+                if b.aggregation {
+                    let t = self.call(e, name, args, true);
+                    return self.set(e, t);
+                }
+            }
+        }
+        self.expr(e)
+    }
+
+    pub fn expr(&mut self, e: &Expr) -> Type {
+        let t = self.expr_inner(e);
+        self.set(e, t)
+    }
+
+    fn expr_inner(&mut self, e: &Expr) -> Type {
+        match &e.kind {
+            ExprKind::Int(lit) => {
+                self.consts.insert(e.id, lit.value as i64);
+                if lit.value > i64::MAX as u64 {
+                    Type::U64
+                } else {
+                    Type::I64
+                }
+            }
+            ExprKind::Str(s) => {
+                let size = s.len() + 1;
+                if size > self.opts.max_strlen {
+                    self.error_help(
+                        e.span,
+                        format!(
+                            "String literal is too long: {size} bytes (with the NUL) > max_strlen {}",
+                            self.opts.max_strlen
+                        ), "raise it with config = { max_strlen = N } or STROBE_MAX_STRLEN".into());
+                }
+                self.str_consts.insert(e.id, s.clone());
+                Type::Str { size }
+            }
+            ExprKind::Bool(b) => {
+                self.consts.insert(e.id, *b as i64);
+                Type::Bool
+            }
+            ExprKind::Var(name) => match self.lookup_var(name) {
+                Some(slot) => {
+                    self.var_slots.insert(e.id, slot);
+                    self.vars.slots[slot.0 as usize].1.clone()
+                }
+                None => {
+                    self.error(e.span, format!("Undefined or undeclared variable: {name}"));
+                    Type::None
+                }
+            },
+            ExprKind::Map { name, keys } => self.map_read(e, name, keys),
+            ExprKind::Positional(n) => match (*n as usize)
+                .checked_sub(1)
+                .and_then(|i| self.opts.params.get(i))
+                .cloned()
+            {
+                Some(p) => match p.trim().parse::<i64>() {
+                    Ok(v) => {
+                        self.consts.insert(e.id, v);
+                        Type::I64
+                    }
+                    Err(_) => {
+                        let size = p.len() + 1;
+                        self.str_consts.insert(e.id, p.into_bytes());
+                        Type::Str { size }
+                    }
+                },
+                None => {
+                    self.consts.insert(e.id, 0);
+                    Type::I64
+                }
+            },
+            ExprKind::PositionalCount => {
+                self.consts.insert(e.id, self.opts.params.len() as i64);
+                Type::I64
+            }
+            ExprKind::Ident(name) => self.ident(e, name),
+            ExprKind::Call { name, args } => self.call(e, name, args, false),
+            ExprKind::Unary { op, expr } => self.unary(e, *op, expr),
+            ExprKind::Binary { op, lhs, rhs } => self.binary(e, *op, lhs, rhs),
+            ExprKind::Ternary {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let c = self.expr(cond);
+                if !c.is_scalar() {
+                    self.error(cond.span, format!("Invalid condition in ternary: {c}"));
+                }
+                let a = match then {
+                    Some(t) => self.expr(t),
+                    None => c,
+                };
+                let b = self.expr(otherwise);
+                match a.unify(&b) {
+                    Some(t) => t,
+                    None => {
+                        self.error(
+                            e.span,
+                            format!(
+                                "Ternary operator must return the same type: have '{a}' and '{b}'"
+                            ),
+                        );
+                        a
+                    }
+                }
+            }
+            ExprKind::Cast { ty, expr } => self.cast(e, ty, expr),
+            ExprKind::Field { expr, field, arrow } => self.field(e, expr, field, *arrow),
+            ExprKind::TupleIndex { expr, index } => {
+                let t = self.expr(expr);
+                match t {
+                    Type::Tuple(ts) => match ts.get(*index as usize) {
+                        Some(t) => t.clone(),
+                        None => {
+                            self.error(
+                                e.span,
+                                format!(
+                                    "Invalid tuple index: {index}. Found {} elements in tuple.",
+                                    ts.len()
+                                ),
+                            );
+                            Type::None
+                        }
+                    },
+                    Type::Record(fs) => match fs.get(*index as usize) {
+                        Some(f) => f.1.clone(),
+                        None => {
+                            self.error(
+                                e.span,
+                                format!(
+                                    "Invalid tuple index: {index}. Found {} elements in tuple.",
+                                    fs.len()
+                                ),
+                            );
+                            Type::None
+                        }
+                    },
+                    Type::None => Type::None,
+                    t => {
+                        self.error(
+                            e.span,
+                            format!("Can not access index '{index}' on expression of type '{t}'"),
+                        );
+                        Type::None
+                    }
+                }
+            }
+            ExprKind::Index { expr, index } => {
+                let t = self.expr(expr);
+                let it = self.expr(index);
+                if !it.is_integer() {
+                    self.error(
+                        index.span,
+                        format!("The array index must be an integer, got {it}"),
+                    );
+                }
+                match t {
+                    Type::Array { elem, len } => {
+                        if let Some(&i) = self.consts.get(&index.id) {
+                            if i < 0 || i as usize >= len {
+                                self.error(
+                                    index.span,
+                                    format!("Index {i} out of bounds for array of size {len}"),
+                                );
+                            }
+                        }
+                        *elem
+                    }
+                    Type::Str { .. } => Type::U8,
+                    Type::Pointer {
+                        pointee: Pointee::Type(p),
+                        ..
+                    } => *p,
+                    Type::None => Type::None,
+                    t => {
+                        self.error(
+                            expr.span,
+                            format!("The array index operator [] can only be used on arrays and pointers, found {t}"),
+                        );
+                        Type::None
+                    }
+                }
+            }
+            ExprKind::Tuple(items) => {
+                let ts: Vec<Type> = items.iter().map(|i| self.expr(i)).collect();
+                for (i, t) in items.iter().zip(&ts) {
+                    if !t.is_storable() {
+                        self.error(
+                            i.span,
+                            format!("A value of type '{t}' cannot be part of a tuple"),
+                        );
+                    }
+                }
+                Type::Tuple(ts)
+            }
+            ExprKind::Record(fields) => Type::Record(
+                fields
+                    .iter()
+                    .map(|(n, v)| (n.name.clone(), self.expr(v)))
+                    .collect(),
+            ),
+            ExprKind::Sizeof(arg) => {
+                let t = match arg.as_ref() {
+                    TypeOrExpr::Type(t) => self.type_ref(t),
+                    TypeOrExpr::Expr(x) => self.expr(x),
+                };
+                self.consts.insert(e.id, t.size() as i64);
+                Type::U64
+            }
+            ExprKind::Offsetof { of, fields } => {
+                let t = match of.as_ref() {
+                    TypeOrExpr::Type(t) => self.type_ref(t),
+                    TypeOrExpr::Expr(x) => self.expr(x),
+                };
+                let mut cur = t;
+                let mut off = 0i64;
+                for f in fields {
+                    match self.member(&cur, &f.name, f.span) {
+                        Some((ty, o)) => {
+                            off += o as i64;
+                            cur = ty;
+                        }
+                        None => return Type::None,
+                    }
+                }
+                self.consts.insert(e.id, off);
+                Type::U64
+            }
+            ExprKind::Typeof(arg) | ExprKind::Typeinfo(arg) => match arg.as_ref() {
+                TypeOrExpr::Type(t) => self.type_ref(t),
+                TypeOrExpr::Expr(x) => self.expr(x),
+            },
+            ExprKind::Comptime(x) => self.expr(x),
+            ExprKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let c = self.expr(cond);
+                if !c.is_scalar() && !c.is_none() {
+                    self.error(cond.span, format!("Invalid type for if condition: {c}"));
+                }
+                let a = self.block(then, false);
+                let b = otherwise.as_ref().map(|o| self.expr(o));
+                match b {
+                    Some(b) => a.unify(&b).unwrap_or(Type::None),
+                    None => Type::None,
+                }
+            }
+            ExprKind::Block(b) => self.block(b, false),
+            ExprKind::Error => Type::None,
+        }
+    }
+
+    fn map_read(&mut self, e: &Expr, name: &Ident, keys: &[Expr]) -> Type {
+        let mname = self.map_name(&name.name);
+        let i = self.maps.id(&mname, name.span);
+        self.map_refs.insert(e.id, i);
+        let kts: Vec<Type> = keys.iter().map(|k| self.key_expr(k)).collect();
+        if let Err(m) = self.maps.use_keys(i, &kts) {
+            self.error(e.span, m);
+        }
+        match self.maps.entries[i].value.clone() {
+            Some(Type::Agg(a)) => {
+                use crate::runtime::format::agg::AggKind as A;
+                match a {
+                    A::Count => Type::U64,
+                    A::Sum { signed }
+                    | A::Min { signed }
+                    | A::Max { signed }
+                    | A::Avg { signed } => Type::Int { bytes: 8, signed },
+                    _ => Type::Agg(a),
+                }
+            }
+            Some(t) => t,
+            None => Type::I64,
+        }
+    }
+
+    fn unary(&mut self, e: &Expr, op: UnaryOp, x: &Expr) -> Type {
+        if matches!(
+            op,
+            UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec
+        ) {
+            if let ExprKind::Map { name, keys } = &x.kind {
+                let mname = self.map_name(&name.name);
+                let i = self.maps.id(&mname, name.span);
+                self.map_refs.insert(x.id, i);
+                let kts: Vec<Type> = keys.iter().map(|k| self.key_expr(k)).collect();
+                if let Err(m) = self.maps.use_keys(i, &kts) {
+                    self.error(x.span, m);
+                }
+                if let Err(m) = self.maps.assign(i, &Type::I64) {
+                    self.error(x.span, m);
+                }
+                return self.set(x, Type::I64);
+            }
+            if let ExprKind::Var(v) = &x.kind {
+                if let Some(slot) = self.lookup_var(v) {
+                    self.unassigned.remove(&slot);
+                    // `let $z; $z++;` makes $z an int64, as an assignment of 0 would.
+                    if self.vars.slots[slot.0 as usize].1.is_none() {
+                        self.vars.slots[slot.0 as usize].1 = Type::I64;
+                    }
+                }
+            }
+            if !matches!(x.kind, ExprKind::Var(_)) {
+                self.error(
+                    e.span,
+                    format!(
+                        "The {} operator must be applied to a map or variable",
+                        op.symbol()
+                    ),
+                );
+            }
+        }
+        let t = self.expr(x);
+        match op {
+            UnaryOp::Neg | UnaryOp::BitNot => {
+                if !t.is_integer() {
+                    self.error(
+                        e.span,
+                        format!(
+                            "The {} operator can not be used on expressions of type '{t}'",
+                            op.symbol()
+                        ),
+                    );
+                    return Type::None;
+                }
+                if let Some(&v) = self.consts.get(&x.id) {
+                    let r = if op == UnaryOp::Neg {
+                        v.wrapping_neg()
+                    } else {
+                        !v
+                    };
+                    self.consts.insert(e.id, r);
+                }
+                Type::I64
+            }
+            UnaryOp::Not => {
+                if !t.is_scalar() {
+                    self.error(
+                        e.span,
+                        format!("The ! operator can not be used on expressions of type '{t}'"),
+                    );
+                }
+                if let Some(&v) = self.consts.get(&x.id) {
+                    self.consts.insert(e.id, (v == 0) as i64);
+                }
+                Type::Bool
+            }
+            UnaryOp::Deref => match t {
+                Type::Pointer {
+                    pointee: Pointee::Type(p),
+                    ..
+                } => *p,
+                Type::Pointer { .. } => {
+                    self.error_help(
+                        e.span,
+                        format!("Can not dereference type '{t}'"),
+                        "cast it to a typed pointer first".into(),
+                    );
+                    Type::None
+                }
+                Type::Int { .. } => Type::I64,
+                Type::None => Type::None,
+                t => {
+                    self.error(e.span, format!("Can not dereference type '{t}'"));
+                    Type::None
+                }
+            },
+            UnaryOp::AddrOf => {
+                if !matches!(
+                    x.kind,
+                    ExprKind::Var(_) | ExprKind::Map { .. } | ExprKind::Field { .. }
+                ) {
+                    self.error(e.span, "The & operator needs a variable, a map or a field");
+                }
+                Type::ptr_to(t, AddrSpace::Kernel)
+            }
+            _ => {
+                if !t.is_integer() && !t.is_pointer() {
+                    self.error(
+                        e.span,
+                        format!(
+                            "The {} operator can not be used on expressions of type '{t}'",
+                            op.symbol()
+                        ),
+                    );
+                }
+                t
+            }
+        }
+    }
+
+    fn binary(&mut self, e: &Expr, op: BinaryOp, l: &Expr, r: &Expr) -> Type {
+        use BinaryOp::*;
+        let a = self.expr(l);
+        let b = self.expr(r);
+        if a.is_none() || b.is_none() {
+            return Type::None;
+        }
+        if let (Some(&x), Some(&y)) = (self.consts.get(&l.id), self.consts.get(&r.id)) {
+            let v = match op {
+                Add => Some(x.wrapping_add(y)),
+                Sub => Some(x.wrapping_sub(y)),
+                Mul => Some(x.wrapping_mul(y)),
+                Div if y != 0 => Some(x.wrapping_div(y)),
+                Mod if y != 0 => Some(x.wrapping_rem(y)),
+                Shl => Some(x.wrapping_shl(y as u32)),
+                Shr => Some(x.wrapping_shr(y as u32)),
+                BitAnd => Some(x & y),
+                BitOr => Some(x | y),
+                BitXor => Some(x ^ y),
+                _ => None,
+            };
+            if let Some(v) = v {
+                self.consts.insert(e.id, v);
+            }
+        }
+        if matches!(op, Div | Mod) && self.consts.get(&r.id) == Some(&0) {
+            self.error(r.span, "Division by zero");
+        }
+        let cmp = matches!(op, Eq | Ne | Lt | Le | Gt | Ge);
+        if a.is_string() || b.is_string() {
+            if a.is_string() && b.is_string() && matches!(op, Eq | Ne) {
+                return Type::Bool;
+            }
+            if !cmp {
+                self.error(
+                    e.span,
+                    format!("Type mismatch for '{}': '{a}' and '{b}'", op.symbol()),
+                );
+                return Type::None;
+            }
+            self.error(
+                e.span,
+                format!(
+                    "Type mismatch for '{}': comparing '{a}' with '{b}'",
+                    op.symbol()
+                ),
+            );
+            return Type::None;
+        }
+        if matches!(op, And | Or) {
+            for (t, x) in [(&a, l), (&b, r)] {
+                if !t.is_scalar() {
+                    self.error(
+                        x.span,
+                        format!("Invalid operand for '{}': {t}", op.symbol()),
+                    );
+                }
+            }
+            return Type::Bool;
+        }
+        let ok = |t: &Type| t.is_scalar();
+        if !ok(&a) || !ok(&b) {
+            self.error(
+                e.span,
+                format!("Type mismatch for '{}': '{a}' and '{b}'", op.symbol()),
+            );
+            return Type::None;
+        }
+        if cmp {
+            return Type::Bool;
+        }
+        if a.is_pointer() && b.is_integer() && matches!(op, Add | Sub) {
+            return a;
+        }
+        Type::Int {
+            bytes: 8,
+            signed: a.is_signed() || b.is_signed(),
+        }
+    }
+
+    fn cast(&mut self, e: &Expr, ty: &TypeRef, x: &Expr) -> Type {
+        let from = self.expr(x);
+        let to = self.type_ref(ty);
+        if let Some(&v) = self.consts.get(&x.id) {
+            if let Type::Int { bytes, signed } = to {
+                let bits = bytes as u32 * 8;
+                let v = if bits >= 64 {
+                    v
+                } else if signed {
+                    (v << (64 - bits)) >> (64 - bits)
+                } else {
+                    v & ((1i64 << bits) - 1)
+                };
+                self.consts.insert(e.id, v);
+            }
+        }
+        match (&to, &from) {
+            (Type::CStruct(s), _) => {
+                self.error_help(
+                    e.span,
+                    format!("Cannot cast to struct type '{}'", s.name),
+                    format!("cast to a pointer: ({} *)", s.name),
+                );
+                Type::None
+            }
+            (Type::Int { .. } | Type::Bool | Type::Pointer { .. } | Type::Enum { .. }, f)
+                if f.is_scalar() =>
+            {
+                to
+            }
+            (Type::Array { .. }, f) if f.is_integer() && to.size() <= 8 => to,
+            (Type::Int { .. } | Type::Array { .. }, Type::Array { .. })
+                if from.size() == to.size() =>
+            {
+                to
+            }
+            (_, Type::None) => to,
+            (Type::None, _) => Type::None,
+            _ => {
+                self.error(e.span, format!("Cannot cast from '{from}' to '{to}'"));
+                Type::None
+            }
+        }
+    }
+
+    /// A type written in the script.
+    pub fn type_ref(&mut self, t: &TypeRef) -> Type {
+        match &t.kind {
+            TypeRefKind::Named(n) => match named_type(n, self.opts.max_strlen) {
+                Some(t) => t,
+                None => {
+                    if let Some(btf) = self.vmlinux.clone() {
+                        if let Some(id) = btf.find_typedef(n) {
+                            if let Some(ty) =
+                                super::ctypes::btf_to_type(&btf, None, id, AddrSpace::Kernel)
+                            {
+                                return ty;
+                            }
+                        }
+                    }
+                    self.error(t.span, format!("Unknown type: '{n}'"));
+                    Type::None
+                }
+            },
+            TypeRefKind::Tagged(k, n) => {
+                if let Some(i) = self.script_types.find(*k, n) {
+                    return self.script_types.struct_type(i);
+                }
+                if let Some(btf) = self.vmlinux.clone() {
+                    if let Some(id) = find_btf_record(&btf, *k, n) {
+                        if let Some(ty) =
+                            super::ctypes::btf_to_type(&btf, None, id, AddrSpace::Kernel)
+                        {
+                            return ty;
+                        }
+                    }
+                }
+                self.error(t.span, format!("Unknown type: '{} {n}'", k.keyword()));
+                Type::None
+            }
+            TypeRefKind::Pointer(inner) => {
+                let it = self.type_ref(inner);
+                match it {
+                    Type::None => Type::void_ptr(),
+                    t => Type::ptr_to(t, AddrSpace::Kernel),
+                }
+            }
+            TypeRefKind::Array(inner, n) => {
+                let it = self.type_ref(inner);
+                match (it, n) {
+                    (Type::Str { .. }, Some(n)) => Type::Str { size: *n as usize },
+                    (Type::Buf { .. }, Some(n)) => Type::Buf {
+                        capacity: *n as usize,
+                    },
+                    (Type::Inet, _) => Type::Inet,
+                    (it, Some(n)) => Type::Array {
+                        elem: Box::new(it),
+                        len: *n as usize,
+                    },
+                    (it, None) => Type::Array {
+                        elem: Box::new(it),
+                        len: 0,
+                    },
+                }
+            }
+            TypeRefKind::Typeof(x) => match x.as_ref() {
+                TypeOrExpr::Type(t) => self.type_ref(t),
+                TypeOrExpr::Expr(e) => self.expr(e),
+            },
+        }
+    }
+}
