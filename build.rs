@@ -2,7 +2,10 @@
 
 #[path = "build/isa.rs"]
 mod isa;
+#[path = "build/version.rs"]
+mod version;
 
 fn main() {
     isa::generate();
+    version::emit();
 }

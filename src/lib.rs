@@ -10,8 +10,10 @@ pub mod cli;
 pub mod diag;
 pub mod elf;
 pub mod kernel;
+pub mod loader;
 pub mod runtime;
 pub mod syntax;
 pub mod sys;
+pub mod template;
 #[doc(hidden)]
 pub mod testkit;

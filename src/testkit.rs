@@ -18,3 +18,9 @@ pub fn skip(test: &str, reason: &str) {
         }
     }
 }
+
+pub mod cases;
+pub mod kernels;
+pub mod process;
+pub mod report;
+pub mod runner;

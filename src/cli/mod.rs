@@ -10,6 +10,7 @@ pub mod asm;
 pub mod disasm;
 pub mod info;
 pub mod trace;
+mod version;
 
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_INPUT: i32 = 1;
@@ -52,6 +53,7 @@ pub fn run(args: Vec<OsString>) -> i32 {
         Some("--info") => info::run(&args[2..]),
         Some("--version" | "-V") => {
             println!("strobe {}", env!("CARGO_PKG_VERSION"));
+            print!("{}", version::details());
             EXIT_OK
         }
         Some(_) => trace::run(&args[1..]),

@@ -1,3 +1,5 @@
 //! What the running kernel offers: tracefs tracepoint formats, kallsyms, feature probes.
 
 pub mod features;
+pub mod kallsyms;
+pub mod tracefs;

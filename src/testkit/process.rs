@@ -1,0 +1,216 @@
+//! Child processes for the case runner: each runs in its own process group with stdout and
+//! stderr merged into one pipe, read by a thread, so a case can be timed out and stopped
+//! together with everything it started.
+//!
+//! Invariant: a [`Captured`] is always stopped (group killed, child reaped) before its output
+//! is returned, and collecting the output never blocks for more than [`DRAIN_GRACE`] after
+//! that, even when a descendant that left the group keeps the pipe open.
+
+use std::io::{BufRead, BufReader};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long a stopped process group may take to exit after SIGTERM before SIGKILL.
+const TERM_GRACE: Duration = Duration::from_secs(1);
+/// How long to wait for the output pipe to reach end-of-file once the child is gone.
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
+const POLL: Duration = Duration::from_millis(10);
+
+/// How a waited-for process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    Exited(ExitStatus),
+    TimedOut,
+}
+
+/// A running child whose merged output is being collected.
+pub struct Captured {
+    child: Child,
+    output: Arc<Mutex<String>>,
+    eof: Receiver<()>,
+    marker: Receiver<()>,
+}
+
+/// Formats an exit status as a shell would describe it.
+pub fn describe_status(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code {code}"),
+        (None, Some(sig)) => format!("killed by signal {sig}"),
+        (None, None) => "unknown exit status".to_string(),
+    }
+}
+
+impl Captured {
+    /// Starts `cmd` in a new process group with stdin from /dev/null and stdout+stderr going to
+    /// one pipe. A line equal to `marker` (if given) is withheld from the output and reported
+    /// through [`Captured::saw_marker`].
+    pub fn spawn(mut cmd: Command, marker: Option<&'static str>) -> std::io::Result<Captured> {
+        let (read_end, write_end) = pipe()?;
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::from(write_end.try_clone()?))
+            .stderr(Stdio::from(write_end))
+            .process_group(0);
+        let child = cmd.spawn()?;
+        // `cmd` still holds the write end's copies; drop them so EOF arrives when the child
+        // and its descendants close theirs.
+        drop(cmd);
+        let output = Arc::new(Mutex::new(String::new()));
+        let (eof_tx, eof) = mpsc::channel();
+        let (marker_tx, marker_rx) = mpsc::channel();
+        let sink = Arc::clone(&output);
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(std::fs::File::from(read_end));
+            let mut line = Vec::new();
+            while matches!(reader.read_until(b'\n', &mut line), Ok(n) if n > 0) {
+                let text = String::from_utf8_lossy(&line);
+                if marker.is_some_and(|m| text.trim_end() == m) {
+                    let _ = marker_tx.send(());
+                } else if let Ok(mut out) = sink.lock() {
+                    out.push_str(&text);
+                    if !text.ends_with('\n') {
+                        out.push('\n');
+                    }
+                }
+                line.clear();
+            }
+            let _ = eof_tx.send(());
+        });
+        Ok(Captured {
+            child,
+            output,
+            eof,
+            marker: marker_rx,
+        })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Whether the marker line has been seen since the last call.
+    pub fn saw_marker(&self) -> bool {
+        self.marker.try_recv().is_ok()
+    }
+
+    /// Waits for the child to exit until `deadline`, calling `tick` every poll interval (the
+    /// runner starts `AFTER` workloads from it).
+    pub fn wait_until(&mut self, deadline: Instant, mut tick: impl FnMut(&Self)) -> Ended {
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Ended::Exited(status);
+            }
+            tick(self);
+            if Instant::now() >= deadline {
+                return Ended::TimedOut;
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
+    /// Stops the whole process group (SIGTERM, then SIGKILL after a grace period), reaps the
+    /// child and returns how it ended (`None` if it was still running when stopped) and its
+    /// output.
+    pub fn stop(mut self) -> (Option<ExitStatus>, String) {
+        let already = self.child.try_wait().ok().flatten();
+        let pgid = self.child.id() as libc::pid_t;
+        if already.is_none() {
+            let mut status = None;
+            signal_group(pgid, libc::SIGTERM);
+            let deadline = Instant::now() + TERM_GRACE;
+            while status.is_none() && Instant::now() < deadline {
+                status = self.child.try_wait().ok().flatten();
+                std::thread::sleep(POLL);
+            }
+        }
+        // Descendants may outlive the child; they would keep the pipe open.
+        signal_group(pgid, libc::SIGKILL);
+        let _ = self.child.wait();
+        let _ = self.eof.recv_timeout(DRAIN_GRACE);
+        let output = self.output.lock().map(|o| o.clone()).unwrap_or_default();
+        (already, output)
+    }
+}
+
+/// Runs `cmd` to completion (or until `timeout`) and returns how it ended and its output.
+pub fn run_to_end(cmd: Command, timeout: Duration) -> std::io::Result<(Ended, String)> {
+    let mut child = Captured::spawn(cmd, None)?;
+    let ended = child.wait_until(Instant::now() + timeout, |_| {});
+    let (_, output) = child.stop();
+    Ok((ended, output))
+}
+
+fn signal_group(pgid: libc::pid_t, sig: libc::c_int) {
+    if pgid > 0 {
+        // SAFETY: kill(2) with a negative pid signals that process group; ESRCH (already
+        // gone) is expected and harmless.
+        unsafe { libc::kill(-pgid, sig) };
+    }
+}
+
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: pipe2 writes two new descriptors into `fds` on success; we own them from here.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Command {
+        let mut c = Command::new("/bin/sh");
+        c.arg("-c").arg(script);
+        c
+    }
+
+    #[test]
+    fn merged_output_keeps_stdout_and_stderr() {
+        let (ended, out) =
+            run_to_end(sh("echo out; echo err >&2; exit 3"), Duration::from_secs(5)).unwrap();
+        let Ended::Exited(status) = ended else {
+            panic!("timed out")
+        };
+        assert_eq!(status.code(), Some(3));
+        assert!(out.contains("out\n") && out.contains("err\n"), "{out:?}");
+    }
+
+    #[test]
+    fn timeout_stops_the_whole_group_promptly() {
+        let start = Instant::now();
+        let (ended, out) = run_to_end(
+            sh("echo started; sleep 30 & sleep 30; echo never"),
+            Duration::from_millis(200),
+        )
+        .unwrap();
+        assert_eq!(ended, Ended::TimedOut);
+        assert_eq!(out, "started\n");
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+
+    #[test]
+    fn marker_line_is_reported_and_withheld() {
+        let mut c =
+            Captured::spawn(sh("echo a; echo MARK; sleep 0.2; echo b"), Some("MARK")).unwrap();
+        let mut seen = false;
+        let ended = c.wait_until(Instant::now() + Duration::from_secs(5), |c| {
+            seen |= c.saw_marker()
+        });
+        assert!(matches!(ended, Ended::Exited(_)));
+        let (status, out) = c.stop();
+        assert!(seen);
+        assert_eq!(status.and_then(|s| s.code()), Some(0));
+        assert_eq!(out, "a\nb\n");
+    }
+}

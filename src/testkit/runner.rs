@@ -1,0 +1,269 @@
+//! Runs one declarative [`Case`] against a strobe binary and judges it, the way bpftrace's
+//! runtime test engine does.
+//!
+//! Input: a case, the directory its file lives in (commands run there, so a case can use files
+//! beside it) and [`RunOptions`]. Output: a [`CaseReport`] — pass, fail (with the details a
+//! reader needs: command, how it ended, the failed checks, its output and its workloads'
+//! output) or skip (with the reason).
+//!
+//! Order: `KERNELS` filter, `REQUIRES`, `SETUP`, `BEFORE` workloads, the command (`AFTER` starts
+//! when it prints [`NOTIFY_ATTACHED`]), checks, then workloads stopped and `CLEANUP`. A command
+//! still running at its timeout is stopped and judged on its output alone, like bpftrace.
+//! Every process a case starts is stopped before `run_case` returns.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use super::cases::{Action, Case, NOTIFY_ATTACHED};
+use super::kernels::KernelVersion;
+use super::process::{describe_status, run_to_end, Captured, Ended};
+
+/// At most this many output lines are kept in a failure report (the last ones).
+const MAX_REPORTED_LINES: usize = 200;
+
+/// How cases are run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The strobe binary substituted for `{{STROBE}}` and run for `PROG`.
+    pub strobe: PathBuf,
+    /// The kernel `KERNELS` filters are checked against; `None` skips filtered cases.
+    pub kernel: Option<KernelVersion>,
+    /// Multiplies every timeout (slow machines, e.g. a VM under TCG emulation).
+    pub timeout_scale: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    /// Why, in one line; [`CaseReport::details`] has the rest.
+    Fail(String),
+    Skip(String),
+}
+
+/// The result of one case.
+#[derive(Debug, Clone)]
+pub struct CaseReport {
+    pub id: String,
+    pub verdict: Verdict,
+    pub elapsed: Duration,
+    /// Lines explaining a failure: the command, its end, failed checks and output.
+    pub details: Vec<String>,
+}
+
+/// Runs `case` (whose file is in `dir`) and judges it.
+pub fn run_case(case: &Case, dir: &Path, opts: &RunOptions) -> CaseReport {
+    let start = Instant::now();
+    let mut details = Vec::new();
+    let verdict = judge(case, dir, opts, &mut details);
+    if !matches!(verdict, Verdict::Fail(_)) {
+        details.clear();
+    }
+    CaseReport {
+        id: case.id(),
+        verdict,
+        elapsed: start.elapsed(),
+        details,
+    }
+}
+
+fn judge(case: &Case, dir: &Path, opts: &RunOptions, details: &mut Vec<String>) -> Verdict {
+    if let Some(filter) = &case.kernels {
+        match &opts.kernel {
+            Some(k) if filter.matches(k) => {}
+            Some(k) => return Verdict::Skip(format!("kernel {k} is not in `{}`", filter.text())),
+            None => return Verdict::Skip("kernel version unknown".to_string()),
+        }
+    }
+    let timeout = case.timeout.mul_f64(opts.timeout_scale.max(0.01));
+    let shell = |cmd: &str, before_pid: Option<u32>| {
+        let mut c = Command::new("/bin/sh");
+        c.arg("-c")
+            .arg(expand(cmd, &opts.strobe, before_pid))
+            .current_dir(dir)
+            .env("STROBE", &opts.strobe);
+        c
+    };
+    for req in &case.requires {
+        match run_to_end(shell(req, None), timeout) {
+            Ok((Ended::Exited(s), _)) if s.success() => {}
+            Ok(_) => return Verdict::Skip(format!("unmet condition: {req}")),
+            Err(e) => return Verdict::Fail(format!("cannot run REQUIRES `{req}`: {e}")),
+        }
+    }
+    if let Some(setup) = &case.setup {
+        if let Some(why) = run_step("SETUP", setup, shell(setup, None), timeout, details) {
+            return Verdict::Fail(why);
+        }
+    }
+
+    let mut befores = Vec::new();
+    for b in &case.befores {
+        match Captured::spawn(shell(b, None), None) {
+            Ok(c) => befores.push((b.as_str(), c)),
+            Err(e) => {
+                stop_all("BEFORE", befores, details);
+                return Verdict::Fail(format!("cannot start BEFORE `{b}`: {e}"));
+            }
+        }
+    }
+    let before_pid = befores.first().map(|(_, c)| c.pid());
+
+    let (mut cmd, shown) = match &case.action {
+        Action::Run(run) => (
+            shell(run, before_pid),
+            expand(run, &opts.strobe, before_pid),
+        ),
+        Action::Prog(prog) => {
+            let mut c = Command::new(&opts.strobe);
+            c.arg("-e").arg(prog).current_dir(dir);
+            let shown = format!("{} -e '{}'", opts.strobe.display(), prog);
+            (c, shown)
+        }
+    };
+    cmd.env(NOTIFY_ATTACHED, "1");
+    cmd.envs(case.env.iter().map(|(k, v)| (k, v)));
+    details.push(format!("command: {shown}"));
+
+    let mut main = match Captured::spawn(cmd, Some(NOTIFY_ATTACHED)) {
+        Ok(c) => c,
+        Err(e) => {
+            stop_all("BEFORE", befores, details);
+            return Verdict::Fail(format!("cannot start the command: {e}"));
+        }
+    };
+    let mut after: Option<Captured> = None;
+    let mut after_error = None;
+    let ended = main.wait_until(Instant::now() + timeout, |m| {
+        if after.is_none() && after_error.is_none() && m.saw_marker() {
+            if let Some(a) = &case.after {
+                match Captured::spawn(shell(a, before_pid), None) {
+                    Ok(c) => after = Some(c),
+                    Err(e) => after_error = Some(format!("cannot start AFTER `{a}`: {e}")),
+                }
+            }
+        }
+    });
+    let (_, output) = main.stop();
+    if let Some(a) = after {
+        stop_all(
+            "AFTER",
+            vec![(case.after.as_deref().unwrap_or(""), a)],
+            details,
+        );
+    }
+    stop_all("BEFORE", befores, details);
+
+    let mut problems = Vec::new();
+    if let Some(e) = after_error {
+        problems.push(e);
+    }
+    match ended {
+        Ended::TimedOut => details.push(format!(
+            "ended: timed out after {:.1} s",
+            timeout.as_secs_f64()
+        )),
+        Ended::Exited(status) => {
+            details.push(format!("ended: {}", describe_status(status)));
+            let code = status.code();
+            if case.will_fail && status.success() {
+                problems.push("exited cleanly but WILL_FAIL expects a failure".to_string());
+            } else if !case.will_fail && code != Some(case.return_code) {
+                problems.push(format!(
+                    "{} (expected exit code {})",
+                    describe_status(status),
+                    case.return_code
+                ));
+            }
+        }
+    }
+    for e in &case.expects {
+        if !e.holds(&output) {
+            problems.push(format!("not satisfied: {}", e.describe()));
+        }
+    }
+    if matches!(ended, Ended::TimedOut) && !problems.is_empty() {
+        problems.insert(0, format!("timed out after {:.1} s", timeout.as_secs_f64()));
+    }
+    if let Some(cleanup) = &case.cleanup {
+        if let Some(why) = run_step("CLEANUP", cleanup, shell(cleanup, None), timeout, details) {
+            problems.push(why);
+        }
+    }
+    details.extend(problems.iter().map(|p| format!("failed: {p}")));
+    push_output(details, "output", &output);
+    if problems.is_empty() {
+        Verdict::Pass
+    } else {
+        Verdict::Fail(problems.join("; "))
+    }
+}
+
+/// Runs a SETUP or CLEANUP step; `Some(why)` when it failed.
+fn run_step(
+    label: &str,
+    text: &str,
+    cmd: Command,
+    timeout: Duration,
+    details: &mut Vec<String>,
+) -> Option<String> {
+    match run_to_end(cmd, timeout) {
+        Ok((Ended::Exited(s), _)) if s.success() => None,
+        Ok((ended, out)) => {
+            push_output(details, &format!("{label} output"), &out);
+            Some(match ended {
+                Ended::Exited(s) => format!("{label} `{text}` failed: {}", describe_status(s)),
+                Ended::TimedOut => format!("{label} `{text}` timed out"),
+            })
+        }
+        Err(e) => Some(format!("cannot run {label} `{text}`: {e}")),
+    }
+}
+
+fn stop_all(label: &str, procs: Vec<(&str, Captured)>, details: &mut Vec<String>) {
+    for (text, p) in procs {
+        let (_, out) = p.stop();
+        push_output(details, &format!("{label} `{text}` output"), &out);
+    }
+}
+
+fn push_output(details: &mut Vec<String>, label: &str, output: &str) {
+    let lines: Vec<&str> = output.lines().collect();
+    if lines.is_empty() {
+        details.push(format!("{label}: (none)"));
+        return;
+    }
+    details.push(format!("{label}:"));
+    let skip = lines.len().saturating_sub(MAX_REPORTED_LINES);
+    if skip > 0 {
+        details.push(format!("  | … {skip} earlier lines omitted"));
+    }
+    details.extend(lines[skip..].iter().map(|l| format!("  | {l}")));
+}
+
+/// Substitutes the runtime variables of a command: `{{STROBE}}` (and bpftrace's spelling
+/// `{{BPFTRACE}}`, so its cases can be reused) and `{{BEFORE_PID}}`.
+pub fn expand(cmd: &str, strobe: &Path, before_pid: Option<u32>) -> String {
+    let path = shell_quote(&strobe.to_string_lossy());
+    let mut out = cmd
+        .replace("{{STROBE}}", &path)
+        .replace("{{BPFTRACE}}", &path);
+    if let Some(pid) = before_pid {
+        out = out.replace("{{BEFORE_PID}}", &pid.to_string());
+    }
+    out
+}
+
+fn shell_quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+:,@".contains(&b));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests;
