@@ -7,6 +7,7 @@
 pub mod asm;
 pub mod btf;
 pub mod cli;
+pub mod codegen;
 pub mod diag;
 pub mod elf;
 pub mod kernel;
