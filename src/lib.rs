@@ -7,11 +7,14 @@
 pub mod asm;
 pub mod btf;
 pub mod cli;
+pub mod codegen;
 pub mod diag;
 pub mod elf;
 pub mod kernel;
+pub mod loader;
 pub mod runtime;
 pub mod syntax;
 pub mod sys;
+pub mod template;
 #[doc(hidden)]
 pub mod testkit;

@@ -1,0 +1,489 @@
+//! The program builder: instructions over virtual registers, symbolic labels and stack slots,
+//! each carrying the script span it came from (and optionally a comment for `-d asm`).
+//!
+//! Input: calls from lowering (or from the `emit` primitives). Output: a [`Builder`] whose
+//! instruction list [`finish`](super::finish::finish) allocates registers and stack for and
+//! encodes into a [`Template`](crate::template::Template).
+//! Invariants: every [`VReg`], [`Label`] and [`Slot`] value comes from this builder; a label is
+//! bound at most once (binding twice is an internal error); r10 is never a virtual register.
+//! Nothing here knows an opcode number: operations are the `isa` enums.
+
+use crate::asm::isa::{AluOp, Helper, JmpOp, Size};
+use crate::diag::Span;
+use crate::template::RelocKind;
+
+/// A virtual register: any number of them; the allocator maps each onto r0–r9 or a stack slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VReg(pub(crate) u32);
+
+/// A jump target, bound to a position with [`Builder::bind`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Label(pub(crate) u32);
+
+/// A stack slot: a byte range of the frame whose offset is chosen after the program is built,
+/// shared with other slots whose lifetimes do not overlap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Slot(pub(crate) u32);
+
+/// The second operand of an ALU, move or jump: a register or a 32-bit immediate (sign-extended
+/// to 64 bits by 64-bit operations, as the ISA does).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Src {
+    Reg(VReg),
+    Imm(i32),
+}
+
+impl From<VReg> for Src {
+    fn from(r: VReg) -> Src {
+        Src::Reg(r)
+    }
+}
+
+impl From<i32> for Src {
+    fn from(i: i32) -> Src {
+        Src::Imm(i)
+    }
+}
+
+/// The base of a load or store: a register holding a pointer, or a stack slot (fp-relative).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mem {
+    Reg(VReg),
+    Slot(Slot),
+}
+
+impl From<VReg> for Mem {
+    fn from(r: VReg) -> Mem {
+        Mem::Reg(r)
+    }
+}
+
+impl From<Slot> for Mem {
+    fn from(s: Slot) -> Mem {
+        Mem::Slot(s)
+    }
+}
+
+/// One argument of a helper call, placed in r1..r5 by position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arg {
+    Reg(VReg),
+    /// A constant (`ld_imm64` when it does not fit 32 bits).
+    Imm(i64),
+    /// A map (its fd, through a `MapFd` relocation): index into the builder's map table.
+    Map(usize),
+    /// The address of byte `off` of a stack slot.
+    Slot(Slot, i32),
+}
+
+/// One operation over virtual registers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    /// Defines the context pointer from r1 at program entry.
+    Entry {
+        ctx: VReg,
+    },
+    /// `dst OP= src` on 64 (`wide`) or 32 bits; `AluOp::Mov` only defines `dst`.
+    Alu {
+        wide: bool,
+        op: AluOp,
+        dst: VReg,
+        src: Src,
+    },
+    Neg {
+        dst: VReg,
+    },
+    LdImm64 {
+        dst: VReg,
+        value: u64,
+    },
+    /// `dst = map fd` (or the address of byte `value_off` of the map's value when `Some`).
+    LdMap {
+        dst: VReg,
+        map: usize,
+        value_off: Option<u32>,
+    },
+    /// `dst = imm`, the immediate patched per target by a relocation (`Field::Imm`).
+    MovReloc {
+        dst: VReg,
+        kind: RelocKind,
+    },
+    /// `dst = <64-bit value patched per target>` (`Field::Imm64` of an `ld_imm64`).
+    LdImm64Reloc {
+        dst: VReg,
+        kind: RelocKind,
+    },
+    Load {
+        size: Size,
+        dst: VReg,
+        base: Mem,
+        off: i32,
+        /// A relocation of the `off` field (argument slots).
+        reloc: Option<RelocKind>,
+    },
+    Store {
+        size: Size,
+        base: Mem,
+        off: i32,
+        src: Src,
+    },
+    /// `lock *(size *)(base + off) += src`.
+    AtomicAdd {
+        size: Size,
+        base: VReg,
+        off: i32,
+        src: VReg,
+    },
+    /// `dst = fp + slot offset + off`.
+    SlotAddr {
+        dst: VReg,
+        slot: Slot,
+        off: i32,
+    },
+    Jmp {
+        wide: bool,
+        op: JmpOp,
+        a: VReg,
+        b: Src,
+        target: Label,
+    },
+    Ja {
+        target: Label,
+    },
+    Bind(Label),
+    Call {
+        helper: Helper,
+        args: Vec<Arg>,
+        ret: Option<VReg>,
+    },
+    /// `r0 = value; exit`.
+    Exit {
+        value: Src,
+    },
+}
+
+/// An operation with where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Inst {
+    pub op: Op,
+    pub span: Span,
+    pub comment: Option<String>,
+}
+
+/// Size and alignment of one stack slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SlotInfo {
+    pub size: u32,
+    pub align: u32,
+}
+
+/// Builds one probe program. See the module documentation.
+#[derive(Clone, Debug)]
+pub struct Builder {
+    pub(crate) insts: Vec<Inst>,
+    pub(crate) nvregs: u32,
+    pub(crate) nlabels: u32,
+    pub(crate) slots: Vec<SlotInfo>,
+    pub(crate) maps: Vec<String>,
+    pub(crate) params: Vec<String>,
+    pub(crate) consts: Vec<String>,
+    span: Span,
+    comment: Option<String>,
+    ctx: VReg,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Builder::new()
+    }
+}
+
+impl Builder {
+    /// An empty program whose first operation saves the context pointer (r1) in [`Builder::ctx`].
+    pub fn new() -> Builder {
+        let mut b = Builder {
+            insts: Vec::new(),
+            nvregs: 0,
+            nlabels: 0,
+            slots: Vec::new(),
+            maps: Vec::new(),
+            params: Vec::new(),
+            consts: Vec::new(),
+            span: Span::default(),
+            comment: None,
+            ctx: VReg(0),
+        };
+        let ctx = b.vreg();
+        b.ctx = ctx;
+        b.push(Op::Entry { ctx });
+        b
+    }
+
+    /// The virtual register holding the program's context pointer.
+    pub fn ctx(&self) -> VReg {
+        self.ctx
+    }
+
+    pub fn vreg(&mut self) -> VReg {
+        self.nvregs += 1;
+        VReg(self.nvregs - 1)
+    }
+
+    pub fn label(&mut self) -> Label {
+        self.nlabels += 1;
+        Label(self.nlabels - 1)
+    }
+
+    /// A stack slot of `size` bytes aligned to `align` (1, 2, 4 or 8).
+    pub fn slot(&mut self, size: u32, align: u32) -> Slot {
+        self.slots.push(SlotInfo {
+            size: size.max(1),
+            align: align.clamp(1, 8).next_power_of_two(),
+        });
+        Slot(self.slots.len() as u32 - 1)
+    }
+
+    /// Size in bytes of `slot`.
+    pub fn slot_size(&self, slot: Slot) -> u32 {
+        self.slots[slot.0 as usize].size
+    }
+
+    /// Instructions emitted from now on come from `span`.
+    pub fn set_span(&mut self, span: Span) {
+        self.span = span;
+    }
+
+    pub fn span(&self) -> Span {
+        self.span
+    }
+
+    /// Attaches `text` to the next instruction (shown by listings).
+    pub fn comment(&mut self, text: impl Into<String>) {
+        self.comment = Some(text.into());
+    }
+
+    /// The index of map `name` in the template's map table (added when new).
+    pub fn map(&mut self, name: &str) -> usize {
+        intern(&mut self.maps, name)
+    }
+
+    /// The index of parameter `name` (for `ArgSlot` relocations).
+    pub fn param(&mut self, name: &str) -> usize {
+        intern(&mut self.params, name)
+    }
+
+    /// The index of the per-target/per-run constant `name` (for `Const` relocations).
+    pub fn konst(&mut self, name: &str) -> usize {
+        intern(&mut self.consts, name)
+    }
+
+    /// Number of operations so far (labels included).
+    pub fn len(&self) -> usize {
+        self.insts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.insts.is_empty()
+    }
+
+    pub(crate) fn push(&mut self, op: Op) {
+        let comment = self.comment.take();
+        self.insts.push(Inst {
+            op,
+            span: self.span,
+            comment,
+        });
+    }
+
+    // ---- moves and arithmetic ----
+
+    /// `dst = src` (64-bit).
+    pub fn mov(&mut self, dst: VReg, src: impl Into<Src>) {
+        self.alu(true, AluOp::Mov, dst, src);
+    }
+
+    /// `dst = (u32)src`: the upper 32 bits become 0.
+    pub fn mov32(&mut self, dst: VReg, src: impl Into<Src>) {
+        self.alu(false, AluOp::Mov, dst, src);
+    }
+
+    /// `dst OP= src` on 64 or 32 bits (32-bit results are zero-extended, as the ISA does).
+    pub fn alu(&mut self, wide: bool, op: AluOp, dst: VReg, src: impl Into<Src>) {
+        self.push(Op::Alu {
+            wide,
+            op,
+            dst,
+            src: src.into(),
+        });
+    }
+
+    pub fn neg(&mut self, dst: VReg) {
+        self.push(Op::Neg { dst });
+    }
+
+    /// `dst = value`, in one instruction when it fits a sign-extended 32-bit immediate.
+    pub fn mov_const(&mut self, dst: VReg, value: i64) {
+        match i32::try_from(value) {
+            Ok(v) => self.mov(dst, v),
+            Err(_) => self.push(Op::LdImm64 {
+                dst,
+                value: value as u64,
+            }),
+        }
+    }
+
+    /// A new register holding `value`.
+    pub fn constant(&mut self, value: i64) -> VReg {
+        let r = self.vreg();
+        self.mov_const(r, value);
+        r
+    }
+
+    /// A new register holding a copy of `src`.
+    pub fn copy(&mut self, src: VReg) -> VReg {
+        let r = self.vreg();
+        self.mov(r, src);
+        r
+    }
+
+    /// `dst = fd of map` (for helpers taking a map).
+    pub fn ld_map_fd(&mut self, dst: VReg, map: usize) {
+        self.push(Op::LdMap {
+            dst,
+            map,
+            value_off: None,
+        });
+    }
+
+    /// `dst = &value[off]` of a single-entry array map (direct value access).
+    pub fn ld_map_value(&mut self, dst: VReg, map: usize, off: u32) {
+        self.push(Op::LdMap {
+            dst,
+            map,
+            value_off: Some(off),
+        });
+    }
+
+    /// `dst = <32-bit value patched per target>` (target index, named constants).
+    pub fn mov_reloc(&mut self, dst: VReg, kind: RelocKind) {
+        self.push(Op::MovReloc { dst, kind });
+    }
+
+    /// `dst = <64-bit value patched per target or per run>`.
+    pub fn ld_imm64_reloc(&mut self, dst: VReg, kind: RelocKind) {
+        self.push(Op::LdImm64Reloc { dst, kind });
+    }
+
+    // ---- memory ----
+
+    /// `dst = *(size *)(base + off)` (zero-extended).
+    pub fn load(&mut self, size: Size, dst: VReg, base: impl Into<Mem>, off: i32) {
+        self.push(Op::Load {
+            size,
+            dst,
+            base: base.into(),
+            off,
+            reloc: None,
+        });
+    }
+
+    /// `dst = *(size *)(base + <offset patched per target>)` (argument slots of fentry/fexit).
+    pub fn load_reloc(&mut self, size: Size, dst: VReg, base: VReg, kind: RelocKind) {
+        self.push(Op::Load {
+            size,
+            dst,
+            base: Mem::Reg(base),
+            off: 0,
+            reloc: Some(kind),
+        });
+    }
+
+    /// `*(size *)(base + off) = src`.
+    pub fn store(&mut self, size: Size, base: impl Into<Mem>, off: i32, src: impl Into<Src>) {
+        self.push(Op::Store {
+            size,
+            base: base.into(),
+            off,
+            src: src.into(),
+        });
+    }
+
+    /// `lock *(size *)(base + off) += src` (size W or Dw).
+    pub fn atomic_add(&mut self, size: Size, base: VReg, off: i32, src: VReg) {
+        self.push(Op::AtomicAdd {
+            size,
+            base,
+            off,
+            src,
+        });
+    }
+
+    /// `dst = &slot[off]`.
+    pub fn slot_addr(&mut self, dst: VReg, slot: Slot, off: i32) {
+        self.push(Op::SlotAddr { dst, slot, off });
+    }
+
+    // ---- control flow ----
+
+    /// Binds `label` here. Binding a label twice is an internal error.
+    pub fn bind(&mut self, label: Label) {
+        self.push(Op::Bind(label));
+    }
+
+    /// `if a OP b goto target` comparing 64 (`wide`) or 32 bits.
+    pub fn jmp(&mut self, wide: bool, op: JmpOp, a: VReg, b: impl Into<Src>, target: Label) {
+        self.push(Op::Jmp {
+            wide,
+            op,
+            a,
+            b: b.into(),
+            target,
+        });
+    }
+
+    /// 64-bit `if a OP b goto target`.
+    pub fn jmp64(&mut self, op: JmpOp, a: VReg, b: impl Into<Src>, target: Label) {
+        self.jmp(true, op, a, b, target);
+    }
+
+    pub fn ja(&mut self, target: Label) {
+        self.push(Op::Ja { target });
+    }
+
+    /// Calls `helper` with `args` in r1.. and returns a register with its result.
+    pub fn call(&mut self, helper: Helper, args: &[Arg]) -> VReg {
+        let ret = self.vreg();
+        self.push(Op::Call {
+            helper,
+            args: args.to_vec(),
+            ret: Some(ret),
+        });
+        ret
+    }
+
+    /// Calls `helper`, ignoring its result.
+    pub fn call_void(&mut self, helper: Helper, args: &[Arg]) {
+        self.push(Op::Call {
+            helper,
+            args: args.to_vec(),
+            ret: None,
+        });
+    }
+
+    /// `return value`.
+    pub fn exit(&mut self, value: impl Into<Src>) {
+        self.push(Op::Exit {
+            value: value.into(),
+        });
+    }
+}
+
+fn intern(table: &mut Vec<String>, name: &str) -> usize {
+    match table.iter().position(|n| n == name) {
+        Some(i) => i,
+        None => {
+            table.push(name.to_string());
+            table.len() - 1
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! Builtins whose lowering is self-contained (one helper call or a context load), and kernel
+//! memory reads through pointers (`a->b->c`).
+//!
+//! Each returns a normalized value of the builtin's bpftrace type: pid/tid/uid/gid are u32
+//! (upper/lower halves of the helper's u64), cpu u32, nsecs/elapsed/jiffies/cgroup u64, rand
+//! u32, curtask a pointer (u64). `func`/`probe` are one relocated immediate (the target's index
+//! into a userspace string table). fentry/fexit arguments and return values are loads from
+//! the context at a per-target relocated offset.
+
+use super::arith::normalize;
+use super::mem::load_int;
+use super::{IntTy, Place, Value};
+use crate::asm::isa::{AluOp, Helper, Size};
+use crate::codegen::builder::{Arg, Builder, VReg};
+use crate::template::RelocKind;
+
+fn call0(b: &mut Builder, h: Helper) -> VReg {
+    b.call(h, &[])
+}
+
+/// `pid`: the thread group id (upper half of `get_current_pid_tgid`).
+pub fn pid(b: &mut Builder) -> Value {
+    let r = call0(b, Helper::GetCurrentPidTgid);
+    b.alu(true, AluOp::Rsh, r, 32);
+    Value::Reg(r)
+}
+
+/// `tid`: the thread id (lower half).
+pub fn tid(b: &mut Builder) -> Value {
+    let r = call0(b, Helper::GetCurrentPidTgid);
+    b.mov32(r, r);
+    Value::Reg(r)
+}
+
+/// `uid` (lower half of `get_current_uid_gid`).
+pub fn uid(b: &mut Builder) -> Value {
+    let r = call0(b, Helper::GetCurrentUidGid);
+    b.mov32(r, r);
+    Value::Reg(r)
+}
+
+/// `gid` (upper half).
+pub fn gid(b: &mut Builder) -> Value {
+    let r = call0(b, Helper::GetCurrentUidGid);
+    b.alu(true, AluOp::Rsh, r, 32);
+    Value::Reg(r)
+}
+
+/// `cpu`.
+pub fn cpu(b: &mut Builder) -> Value {
+    Value::Reg(call0(b, Helper::GetSmpProcessorId))
+}
+
+/// `nsecs` (monotonic clock).
+pub fn nsecs(b: &mut Builder) -> Value {
+    Value::Reg(call0(b, Helper::KtimeGetNs))
+}
+
+/// `nsecs(boot)`.
+pub fn boot_ns(b: &mut Builder) -> Value {
+    Value::Reg(call0(b, Helper::KtimeGetBootNs))
+}
+
+/// `elapsed`: nanoseconds since the run started; the start time is the per-run constant
+/// `start_const` (an index from `Builder::konst`), patched into an `ld_imm64` at load time.
+pub fn elapsed(b: &mut Builder, start_const: usize) -> Value {
+    let now = call0(b, Helper::KtimeGetNs);
+    let start = b.vreg();
+    b.ld_imm64_reloc(start, RelocKind::Const { id: start_const });
+    b.alu(true, AluOp::Sub, now, start);
+    Value::Reg(now)
+}
+
+/// `jiffies`.
+pub fn jiffies(b: &mut Builder) -> Value {
+    Value::Reg(call0(b, Helper::Jiffies64))
+}
+
+/// `rand` (u32).
+pub fn rand(b: &mut Builder) -> Value {
+    Value::Reg(call0(b, Helper::GetPrandomU32))
+}
+
+/// `curtask`: the current `task_struct` address.
+pub fn curtask(b: &mut Builder) -> Value {
+    Value::Reg(call0(b, Helper::GetCurrentTask))
+}
+
+/// `cgroup`: the current cgroup v2 id.
+pub fn cgroup(b: &mut Builder) -> Value {
+    Value::Reg(call0(b, Helper::GetCurrentCgroupId))
+}
+
+/// `comm`: the current task's name into 16 bytes at `dst`.
+pub fn comm(b: &mut Builder, dst: Place) {
+    b.call_void(Helper::GetCurrentComm, &[dst.arg(), Arg::Imm(16)]);
+}
+
+/// `func` / `probe`: the target's index in the probe's target table.
+pub fn target_index(b: &mut Builder) -> Value {
+    let r = b.vreg();
+    b.mov_reloc(r, RelocKind::TargetIndex);
+    Value::Reg(r)
+}
+
+/// `args.name` of fentry/fexit: the parameter's 8-byte slot at a per-target offset, as `ty`.
+pub fn arg_slot(b: &mut Builder, param: &str, ty: IntTy) -> Value {
+    let p = b.param(param);
+    let r = b.vreg();
+    let ctx = b.ctx();
+    b.load_reloc(Size::Dw, r, ctx, RelocKind::ArgSlot { param: p });
+    normalize(b, r, ty);
+    Value::Reg(r)
+}
+
+/// `retval` of fexit.
+pub fn ret_slot(b: &mut Builder, ty: IntTy) -> Value {
+    let r = b.vreg();
+    let ctx = b.ctx();
+    b.load_reloc(Size::Dw, r, ctx, RelocKind::RetSlot);
+    normalize(b, r, ty);
+    Value::Reg(r)
+}
+
+/// `args[i]` of a raw tracepoint (and `argN` of contexts that are arrays of u64), as `ty`.
+pub fn ctx_u64(b: &mut Builder, i: u32, ty: IntTy) -> Value {
+    let r = b.vreg();
+    let ctx = b.ctx();
+    b.load(Size::Dw, r, ctx, 8 * i as i32);
+    normalize(b, r, ty);
+    Value::Reg(r)
+}
+
+/// Reads `size` bytes of kernel (or user) memory at `src` into `dst`; returns the helper's
+/// result (0 or a negative errno; on error the destination is zeroed by the kernel).
+pub fn read_mem(b: &mut Builder, user: bool, dst: Place, size: u32, src: Value) -> VReg {
+    let h = if user {
+        Helper::ProbeReadUser
+    } else {
+        Helper::ProbeReadKernel
+    };
+    let s = match src {
+        Value::Imm(v) => Arg::Imm(v),
+        Value::Reg(r) => Arg::Reg(r),
+    };
+    b.call(h, &[dst.arg(), Arg::Imm(size as i64), s])
+}
+
+/// `base->f1->f2…`: follows pointers at byte offsets `path[..n-1]` from `base` and reads an
+/// integer of type `ty` at the last offset, each step through `probe_read`.
+pub fn deref(b: &mut Builder, user: bool, base: Value, path: &[i32], ty: IntTy) -> Value {
+    let Some((&last, hops)) = path.split_last() else {
+        return base;
+    };
+    let slot = b.slot(8, 8);
+    let place = Place::new(slot, 0);
+    let mut p = base;
+    for &off in hops {
+        let addr = super::arith::binop(
+            b,
+            super::arith::BinOp::Add,
+            p,
+            Value::Imm(off as i64),
+            IntTy::U64,
+        );
+        read_mem(b, user, place, 8, addr);
+        let r = b.vreg();
+        b.load(Size::Dw, r, slot, 0);
+        p = Value::Reg(r);
+    }
+    let addr = super::arith::binop(
+        b,
+        super::arith::BinOp::Add,
+        p,
+        Value::Imm(last as i64),
+        IntTy::U64,
+    );
+    read_mem(b, user, place, ty.bytes(), addr);
+    load_int(b, place, ty)
+}

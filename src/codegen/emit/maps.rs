@@ -1,0 +1,215 @@
+//! Map operations: keys packed on the stack, lookup (pointer or value-or-zero), update with
+//! map-full accounting, delete, existence, and per-CPU failure counters.
+//!
+//! Keys use C struct layout exactly as `runtime::format::decode::tuple_offsets` computes it,
+//! so userspace decodes them with the same `FieldType`s: a single integer key is a one-field
+//! tuple; `@m[a, b]` is the tuple `(a, b)`; a histogram's key is the user key plus a trailing
+//! `u64` bucket index ([`hist_key_fields`]).
+//! Map-full accounting: an update that fails (E2BIG when full, ENOMEM) increments a
+//! [`Counter`], slot `index` of a `BPF_MAP_TYPE_PERCPU_ARRAY` of `u64` that the runtime sums
+//! and reports at exit (the same convention as the ring buffer's lost-events counter).
+
+use super::mem::{store_int, zero};
+use super::{IntTy, Place, Value};
+use crate::asm::isa::{Helper, JmpOp, Size};
+use crate::codegen::builder::{Arg, Builder, VReg};
+use crate::runtime::format::decode::{tuple_offsets, FieldType};
+
+/// A failure counter: slot `index` of per-CPU array map `map` (an index into the builder's
+/// map table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counter {
+    pub map: usize,
+    pub index: u32,
+}
+
+/// `BPF_ANY`, `BPF_NOEXIST`, `BPF_EXIST` (include/uapi/linux/bpf.h).
+pub const BPF_ANY: i64 = 0;
+pub const BPF_NOEXIST: i64 = 1;
+pub const BPF_EXIST: i64 = 2;
+
+/// A map key being built on the stack.
+#[derive(Clone, Debug)]
+pub struct Key {
+    pub place: Place,
+    pub fields: Vec<FieldType>,
+    pub offsets: Vec<usize>,
+    pub size: u32,
+}
+
+/// The key fields of a histogram map: the user's key fields and the `u64` bucket index.
+pub fn hist_key_fields(user: &[FieldType]) -> Vec<FieldType> {
+    let mut f = user.to_vec();
+    f.push(FieldType::Int {
+        bytes: 8,
+        signed: false,
+    });
+    f
+}
+
+impl Key {
+    /// A stack slot for a key of `fields`, with its padding (and any string or buffer field,
+    /// whose tail a read leaves undefined) zeroed. A key without fields is one zero `u64`,
+    /// as a map without a key in bpftrace.
+    pub fn new(b: &mut Builder, fields: &[FieldType]) -> Key {
+        let fields: Vec<FieldType> = if fields.is_empty() {
+            vec![FieldType::Int {
+                bytes: 8,
+                signed: false,
+            }]
+        } else {
+            fields.to_vec()
+        };
+        let offsets = tuple_offsets(&fields);
+        let size = FieldType::Tuple(fields.clone()).size().max(1) as u32;
+        let slot = b.slot(size, 8);
+        let place = Place::new(slot, 0);
+        // Byte ranges nobody writes fully: padding, strings, buffers.
+        let mut undefined: Vec<(u32, u32)> = Vec::new();
+        let mut at = 0u32;
+        for (f, &off) in fields.iter().zip(&offsets) {
+            let off = off as u32;
+            if off > at {
+                undefined.push((at, off));
+            }
+            let end = off + f.size() as u32;
+            if !matches!(
+                f,
+                FieldType::Int { .. } | FieldType::Bool | FieldType::Pointer
+            ) {
+                undefined.push((off, end));
+            }
+            at = end;
+        }
+        if size > at {
+            undefined.push((at, size));
+        }
+        // Merge adjacent ranges so zeroing uses wide stores.
+        let mut merged: Vec<(u32, u32)> = Vec::new();
+        for r in undefined {
+            match merged.last_mut() {
+                Some(last) if last.1 == r.0 => last.1 = r.1,
+                _ => merged.push(r),
+            }
+        }
+        for (a, z) in merged {
+            zero(b, place.at(a as i32), z - a);
+        }
+        Key {
+            place,
+            fields,
+            offsets,
+            size,
+        }
+    }
+
+    /// Where field `i` goes.
+    pub fn field(&self, i: usize) -> Place {
+        self.place.at(self.offsets[i] as i32)
+    }
+
+    /// Writes integer field `i`.
+    pub fn set_int(&self, b: &mut Builder, i: usize, v: Value) {
+        let bytes = self.fields[i].size() as u32;
+        store_int(b, self.field(i), v, bytes);
+    }
+
+    /// A key holding one integer of type `ty`.
+    pub fn int(b: &mut Builder, v: Value, ty: IntTy) -> Key {
+        let k = Key::new(
+            b,
+            &[FieldType::Int {
+                bytes: ty.bytes() as u8,
+                signed: ty.signed,
+            }],
+        );
+        k.set_int(b, 0, v);
+        k
+    }
+}
+
+/// `bpf_map_lookup_elem(map, key)`: a pointer to the value or 0.
+pub fn lookup(b: &mut Builder, map: usize, key: Place) -> VReg {
+    b.call(Helper::MapLookupElem, &[Arg::Map(map), key.arg()])
+}
+
+/// The integer value under `key`, or 0 when absent.
+pub fn lookup_or_zero(b: &mut Builder, map: usize, key: Place, ty: IntTy) -> Value {
+    let p = lookup(b, map, key);
+    let out = b.constant(0);
+    let done = b.label();
+    b.jmp64(JmpOp::Jeq, p, 0, done);
+    b.load(super::mem::size_of_bytes(ty.bytes()), out, p, 0);
+    if ty.signed {
+        super::arith::normalize(b, out, ty);
+    }
+    b.bind(done);
+    Value::Reg(out)
+}
+
+/// `bpf_map_update_elem(map, key, value, flags)`; a failure increments `drops` when given.
+/// Returns the helper's result (0 or a negative errno).
+pub fn update(
+    b: &mut Builder,
+    map: usize,
+    key: Place,
+    value: Place,
+    flags: i64,
+    drops: Option<Counter>,
+) -> VReg {
+    let r = b.call(
+        Helper::MapUpdateElem,
+        &[Arg::Map(map), key.arg(), value.arg(), Arg::Imm(flags)],
+    );
+    if let Some(c) = drops {
+        let ok = b.label();
+        b.jmp64(JmpOp::Jeq, r, 0, ok);
+        counter_inc(b, c);
+        b.bind(ok);
+    }
+    r
+}
+
+/// Stores an integer under `key` (`@m[k] = v`), counting a failed update in `drops`.
+pub fn store(b: &mut Builder, map: usize, key: Place, v: Value, ty: IntTy, drops: Option<Counter>) {
+    let slot = b.slot(8, 8);
+    let place = Place::new(slot, 0);
+    store_int(b, place, v, ty.bytes().max(8));
+    update(b, map, key, place, BPF_ANY, drops);
+}
+
+/// `delete(@m[k])`: returns 1 when an element was deleted, else 0.
+pub fn delete(b: &mut Builder, map: usize, key: Place) -> Value {
+    let r = b.call(Helper::MapDeleteElem, &[Arg::Map(map), key.arg()]);
+    super::arith::compare(
+        b,
+        super::arith::CmpOp::Eq,
+        Value::Reg(r),
+        Value::Imm(0),
+        false,
+    )
+}
+
+/// `k in @m` / `has_key(@m, k)`: 1 when present, else 0.
+pub fn exists(b: &mut Builder, map: usize, key: Place) -> Value {
+    let p = lookup(b, map, key);
+    super::arith::compare(
+        b,
+        super::arith::CmpOp::Ne,
+        Value::Reg(p),
+        Value::Imm(0),
+        false,
+    )
+}
+
+/// Adds 1 to this CPU's slot of counter `c`.
+pub fn counter_inc(b: &mut Builder, c: Counter) {
+    let slot = b.slot(4, 4);
+    b.store(Size::W, slot, 0, c.index as i32);
+    let p = lookup(b, c.map, Place::new(slot, 0));
+    let done = b.label();
+    b.jmp64(JmpOp::Jeq, p, 0, done);
+    let one = b.constant(1);
+    b.atomic_add(Size::Dw, p, 0, one);
+    b.bind(done);
+}

@@ -1,0 +1,125 @@
+//! Output records through the one ring buffer: printf, print, time, exit and every other
+//! event the runtime formats share one record format.
+//!
+//! Record layout (little-endian): an 8-byte header, `u32 kind` ([`EventKind`]) then `u32 id`
+//! (an index into the userspace table of that kind: printf formats, printed maps, …), followed
+//! at byte 8 by the arguments laid out by `tuple_offsets` (so a printf record's argument area
+//! is exactly what `PrintfCall::offsets()` expects). The record is built on the stack and
+//! copied with `bpf_ringbuf_output`; when that fails (ring full) slot `index` of the lost-events
+//! counter is incremented (`runtime::ringbuf::LostCounter` reads it).
+
+use super::maps::{counter_inc, Counter};
+use super::mem::{store_int, zero};
+use super::{Place, Value};
+use crate::asm::isa::{Helper, JmpOp, Size};
+use crate::codegen::builder::{Arg, Builder};
+use crate::codegen::stack::MAX_STACK;
+use crate::codegen::CodegenError;
+use crate::runtime::format::decode::{tuple_offsets, FieldType};
+
+/// Bytes before the arguments.
+pub const RECORD_HEADER_SIZE: usize = 8;
+
+/// What a record asks the runtime to do (the header's `kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum EventKind {
+    Printf = 1,
+    Print = 2,
+    Time = 3,
+    Exit = 4,
+    Cat = 5,
+    System = 6,
+    Join = 7,
+    Strftime = 8,
+    Clear = 9,
+    Zero = 10,
+}
+
+/// A record being built on the stack.
+#[derive(Clone, Debug)]
+pub struct Record {
+    pub place: Place,
+    pub size: u32,
+    pub fields: Vec<FieldType>,
+    offsets: Vec<usize>,
+}
+
+impl Record {
+    /// A record of `kind`/`id` with room for `args`; padding between arguments is zeroed
+    /// (the verifier insists that bytes handed to a helper are initialized).
+    pub fn new(
+        b: &mut Builder,
+        kind: EventKind,
+        id: u32,
+        args: &[FieldType],
+    ) -> Result<Record, CodegenError> {
+        let offsets = tuple_offsets(args);
+        let args_size = FieldType::Tuple(args.to_vec()).size();
+        let size = RECORD_HEADER_SIZE + args_size;
+        if size > MAX_STACK as usize / 2 {
+            return Err(CodegenError::TooLarge {
+                what: "an output record",
+                size,
+                limit: MAX_STACK as usize / 2,
+            });
+        }
+        let slot = b.slot(size as u32, 8);
+        let place = Place::new(slot, 0);
+        b.store(Size::W, slot, 0, kind as u32 as i32);
+        b.store(Size::W, slot, 4, id as i32);
+        let mut at = 0usize;
+        for (f, &off) in args.iter().zip(&offsets) {
+            if off > at {
+                zero(
+                    b,
+                    place.at((RECORD_HEADER_SIZE + at) as i32),
+                    (off - at) as u32,
+                );
+            }
+            at = off + f.size();
+        }
+        if args_size > at {
+            zero(
+                b,
+                place.at((RECORD_HEADER_SIZE + at) as i32),
+                (args_size - at) as u32,
+            );
+        }
+        Ok(Record {
+            place,
+            size: size as u32,
+            fields: args.to_vec(),
+            offsets,
+        })
+    }
+
+    /// Where argument `i` goes.
+    pub fn arg(&self, i: usize) -> Place {
+        self.place.at((RECORD_HEADER_SIZE + self.offsets[i]) as i32)
+    }
+
+    /// Writes integer argument `i`.
+    pub fn set_int(&self, b: &mut Builder, i: usize, v: Value) {
+        store_int(b, self.arg(i), v, self.fields[i].size() as u32);
+    }
+}
+
+/// `bpf_ringbuf_output(ringbuf, record, size, 0)`; a failure increments `lost`.
+pub fn submit(b: &mut Builder, ringbuf: usize, rec: &Record, lost: Option<Counter>) {
+    let r = b.call(
+        Helper::RingbufOutput,
+        &[
+            Arg::Map(ringbuf),
+            rec.place.arg(),
+            Arg::Imm(rec.size as i64),
+            Arg::Imm(0),
+        ],
+    );
+    if let Some(c) = lost {
+        let ok = b.label();
+        b.jmp64(JmpOp::Jeq, r, 0, ok);
+        counter_inc(b, c);
+        b.bind(ok);
+    }
+}

@@ -1,0 +1,55 @@
+//! The arming flag (see `template::guard`): a one-entry array map the guard reads. Created
+//! disarmed; one map write arms or disarms every program that refers to it.
+
+use std::os::fd::{AsRawFd, RawFd};
+
+use crate::sys::{Map, MapCreateOptions, MapType, SysError, UpdateFlags};
+use crate::template::ARM_MAP_NAME;
+
+#[derive(Debug)]
+pub struct Arming {
+    map: Map,
+}
+
+impl Arming {
+    /// A new, disarmed flag (array maps start zeroed).
+    pub fn create() -> Result<Arming, SysError> {
+        let map = Map::create(
+            MapType::Array,
+            &MapCreateOptions {
+                name: ARM_MAP_NAME,
+                key_size: 4,
+                value_size: 4,
+                max_entries: 1,
+                ..Default::default()
+            },
+        )?;
+        Ok(Arming { map })
+    }
+
+    /// Events flow from every attached program from now on.
+    pub fn arm(&self) -> Result<(), SysError> {
+        self.set(1)
+    }
+
+    /// Events stop at once, before any link is closed.
+    pub fn disarm(&self) -> Result<(), SysError> {
+        self.set(0)
+    }
+
+    pub fn is_armed(&self) -> Result<bool, SysError> {
+        let mut v = [0u8; 4];
+        self.map.lookup(&0u32.to_ne_bytes(), &mut v)?;
+        Ok(u32::from_ne_bytes(v) != 0)
+    }
+
+    /// `(ARM_MAP_NAME, fd)`, to pass with the other maps to [`super::map_fds_for`].
+    pub fn map_entry(&self) -> (&'static str, RawFd) {
+        (ARM_MAP_NAME, self.map.as_raw_fd())
+    }
+
+    fn set(&self, v: u32) -> Result<(), SysError> {
+        self.map
+            .update(&0u32.to_ne_bytes(), &v.to_ne_bytes(), UpdateFlags::empty())
+    }
+}

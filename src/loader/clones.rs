@@ -1,0 +1,244 @@
+//! Parallel load and attach of one clone per target (fentry, fexit, raw tracepoints).
+//!
+//! Workers (scoped threads, one per CPU by default) take the next target index from a shared
+//! counter, instantiate the template into their own buffer, load it (BPF_PROG_LOAD with the
+//! target's BTF id: the verifier is the expensive part, which is why this is parallel) and
+//! attach it. Results are merged in target order, so output does not depend on scheduling.
+
+use std::os::fd::{AsFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use super::progress::Progress;
+use super::report::{Attached, AttachedClone, LoaderError, Refusal, Stage};
+use crate::sys::{AttachType, Errno, Link, LinkTarget, Prog, ProgLoadOptions, SysError};
+use crate::template::{instantiate_into, AttachKind, TargetValues, Template};
+
+/// One attach target of a clone-per-target template.
+#[derive(Clone, Debug, Default)]
+pub struct CloneTarget {
+    /// Function or tracepoint name (what `func`/`probe` print).
+    pub name: String,
+    /// fentry/fexit: the BTF id of the function (in vmlinux or in `btf_obj`).
+    pub btf_id: u32,
+    /// fentry/fexit on a module function: that module's BTF object (`attach_btf_obj_fd`).
+    pub btf_obj: Option<Arc<OwnedFd>>,
+    /// Values for the template's `params` table (ctx offsets).
+    pub arg_slots: Vec<i64>,
+    pub ret_slot: Option<i64>,
+    pub btf_ids: Vec<i32>,
+    pub consts: Vec<i64>,
+}
+
+impl CloneTarget {
+    pub fn named(name: &str, btf_id: u32) -> CloneTarget {
+        CloneTarget {
+            name: name.to_string(),
+            btf_id,
+            ..Default::default()
+        }
+    }
+}
+
+/// How to load and attach.
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    /// Worker threads; 0 = one per CPU.
+    pub threads: usize,
+    /// Any refusal fails the whole attach.
+    pub strict: bool,
+    /// Show a progress line on stderr (the caller decides: a terminal and > ~100 targets).
+    pub progress: bool,
+}
+
+/// The fds of `template.maps`, in order, looked up by name in `maps`.
+pub fn map_fds_for(template: &Template, maps: &[(&str, RawFd)]) -> Result<Vec<RawFd>, LoaderError> {
+    template
+        .maps
+        .iter()
+        .map(|name| {
+            maps.iter()
+                .find(|(n, _)| n == name)
+                .map(|&(_, fd)| fd)
+                .ok_or_else(|| LoaderError::UnknownMap(name.clone()))
+        })
+        .collect()
+}
+
+enum Outcome {
+    Attached(AttachedClone),
+    Refused(Refusal),
+}
+
+/// Loads and attaches one clone of `template` per target. `map_fds` follows `template.maps`.
+/// Refused targets are listed in the result; the call fails only for template bugs, with
+/// `opts.strict` on the first refusal, or when nothing at all could be attached.
+pub fn load_clones(
+    template: &Template,
+    map_fds: &[RawFd],
+    targets: &[CloneTarget],
+    opts: &LoadOptions,
+) -> Result<Attached, LoaderError> {
+    let start = Instant::now();
+    let threads = match opts.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+    .min(targets.len().max(1));
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let fatal: Mutex<Option<LoaderError>> = Mutex::new(None);
+    let progress = Progress::new(opts.progress, targets.len(), template.attach.name());
+
+    let mut outcomes: Vec<(usize, Outcome)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut buf = Vec::with_capacity(template.insns.len());
+                    let mut out = Vec::new();
+                    while !stop.load(Ordering::Relaxed) {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(t) = targets.get(i) else { break };
+                        match one(template, map_fds, i, t, &mut buf) {
+                            Ok(o) => {
+                                if opts.strict && matches!(o, Outcome::Refused(_)) {
+                                    stop.store(true, Ordering::Relaxed);
+                                }
+                                out.push((i, o));
+                            }
+                            Err(e) => {
+                                stop.store(true, Ordering::Relaxed);
+                                *fatal.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                            }
+                        }
+                        done.fetch_add(1, Ordering::Relaxed);
+                    }
+                    out
+                })
+            })
+            .collect();
+        progress.run_until(&done, || workers.iter().all(|w| w.is_finished()));
+        workers
+            .into_iter()
+            .flat_map(|w| match w.join() {
+                Ok(v) => v,
+                Err(p) => std::panic::resume_unwind(p),
+            })
+            .collect()
+    });
+    if let Some(e) = fatal.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
+    outcomes.sort_by_key(|(i, _)| *i);
+    let mut res = Attached {
+        kind: Some(template.attach),
+        total: targets.len(),
+        ..Default::default()
+    };
+    for (_, o) in outcomes {
+        match o {
+            Outcome::Attached(c) => res.clones.push(c),
+            Outcome::Refused(r) if opts.strict => return Err(LoaderError::Strict { refusal: r }),
+            Outcome::Refused(r) => res.refused.push(r),
+        }
+    }
+    if res.clones.is_empty() && !targets.is_empty() {
+        return Err(LoaderError::NothingAttached {
+            refused: res.refused,
+        });
+    }
+    res.elapsed = start.elapsed();
+    Ok(res)
+}
+
+/// Instantiate, load and attach target `i`.
+fn one(
+    t: &Template,
+    map_fds: &[RawFd],
+    i: usize,
+    target: &CloneTarget,
+    buf: &mut Vec<crate::asm::Insn>,
+) -> Result<Outcome, LoaderError> {
+    let values = TargetValues {
+        index: i as u32,
+        map_fds,
+        arg_slots: &target.arg_slots,
+        ret_slot: target.ret_slot,
+        btf_ids: &target.btf_ids,
+        consts: &target.consts,
+    };
+    instantiate_into(t, &values, buf).map_err(|source| LoaderError::Instantiate {
+        target: target.name.clone(),
+        source,
+    })?;
+    let refused = |stage, errno, reason| {
+        Outcome::Refused(Refusal {
+            index: i,
+            name: target.name.clone(),
+            stage,
+            errno,
+            reason,
+        })
+    };
+    let mut o = ProgLoadOptions::new(t.prog_type(), buf);
+    o.name = &t.name;
+    o.license = &t.license;
+    match t.attach {
+        AttachKind::Fentry | AttachKind::Fexit => {
+            o.expected_attach_type = Some(tracing_attach_type(t.attach));
+            o.attach_btf_id = target.btf_id;
+            o.attach_btf_obj_fd = target.btf_obj.as_ref().map(|f| f.as_fd());
+        }
+        AttachKind::RawTracepoint => {}
+        AttachKind::Kprobe { .. } | AttachKind::Uprobe { .. } => {
+            panic!("internal error: load_clones called for a shared-program attach kind")
+        }
+    }
+    let prog = match Prog::load(&o) {
+        Ok(p) => p,
+        Err(e) => return Ok(refused(Stage::Load, e.errno(), e.to_string())),
+    };
+    let link = match attach(t.attach, &prog, &target.name) {
+        Ok(l) => l,
+        Err(e) => return Ok(refused(Stage::Attach, e.errno, e.to_string())),
+    };
+    Ok(Outcome::Attached(AttachedClone {
+        index: i,
+        name: target.name.clone(),
+        prog,
+        link,
+    }))
+}
+
+fn tracing_attach_type(kind: AttachKind) -> AttachType {
+    match kind {
+        AttachKind::Fexit => AttachType::TraceFexit,
+        _ => AttachType::TraceFentry,
+    }
+}
+
+/// fentry/fexit: a tracing link (5.8+), falling back to BPF_RAW_TRACEPOINT_OPEN (which
+/// attaches tracing programs to their trampoline on 5.5+) when BPF_LINK_CREATE is not there.
+fn attach(kind: AttachKind, prog: &Prog, name: &str) -> Result<Link, SysError> {
+    match kind {
+        AttachKind::RawTracepoint => Link::raw_tracepoint_open(prog, Some(name)),
+        _ => {
+            let link = Link::create(
+                prog,
+                &LinkTarget::Tracing {
+                    attach_type: tracing_attach_type(kind),
+                    target_btf_id: 0,
+                    cookie: 0,
+                },
+            );
+            match link {
+                Err(e) if e.errno == Errno::EINVAL => {
+                    Link::raw_tracepoint_open(prog, None).map_err(|_| e)
+                }
+                other => other,
+            }
+        }
+    }
+}

@@ -1,0 +1,35 @@
+//! The clone loader: many attach targets from one template, loaded and attached fast, armed
+//! all at once, detached without making the user wait.
+//!
+//! Input: a [`Template`](crate::template::Template) (with the arming guard), the fds of the
+//! maps it refers to, and the targets: [`CloneTarget`]s for fentry/fexit/raw tracepoints (one
+//! program per target), or [`MultiTargets`] for kprobes/uprobes (one program for all).
+//! Output: an [`Attached`] set (owned programs and links, refusals with reasons) whose
+//! [`summary_line`](Attached::summary_line) is what users see.
+//!
+//! Order of a run: [`prepare_limits`] (RLIMIT_MEMLOCK, RLIMIT_NOFILE, target-count warning) →
+//! [`Arming::create`] → [`load_clones`] or [`attach_multi`] → [`Arming::arm`] → … →
+//! [`Arming::disarm`] → print results → [`detach`] (in the background by default).
+//!
+//! Invariants: every kernel object is an owned fd, so errors, panics and Ctrl-C (when the
+//! caller unwinds or exits) release everything; no target count is capped, only warned about;
+//! a refusing target never stops the others unless [`LoadOptions::strict`].
+
+mod arming;
+mod clones;
+mod detach;
+mod glob;
+mod limits;
+mod multi;
+mod progress;
+mod report;
+pub mod symbols;
+
+pub use arming::Arming;
+pub use clones::{load_clones, map_fds_for, CloneTarget, LoadOptions};
+pub use detach::{detach, detach_in_background, BackgroundDetach, DetachMode};
+pub use glob::glob_match;
+pub use limits::{prepare_limits, LimitReport, DEFAULT_WARN_ABOVE};
+pub use multi::{attach_multi, MultiOptions, MultiTargets, MultiVia};
+pub use progress::{progress_wanted, PROGRESS_ABOVE};
+pub use report::{Attached, AttachedClone, KernelObject, LoaderError, Refusal, Stage};

@@ -1,0 +1,52 @@
+//! The arming guard: all-or-nothing event delivery across many attached clones.
+//!
+//! The kernel cannot attach many trampolines atomically, so every program starts with a test
+//! of a flag in a one-entry array map (read through a direct map-value pointer: the `ld_imm64`
+//! is a constant, so an event costs one load and one branch) and returns at once while the
+//! flag is 0. The loader sets the flag with one map write after the last attach and clears it
+//! first at exit, so users see events from all targets or none.
+
+use super::reloc::{Field, Reloc, RelocKind};
+use super::Template;
+use crate::asm::isa::{JmpOp, Size};
+use crate::asm::{Insn, Reg};
+
+/// The name of the arming map in [`Template::maps`] (`BPF_OBJ_NAME_LEN` is 16).
+pub const ARM_MAP_NAME: &str = "strobe_arm";
+
+/// Instructions the guard puts in front of the program.
+pub(crate) const GUARD_LEN: usize = 6;
+
+impl Template {
+    /// This template with the arming guard in front: `r0 = *(u32 *)map_value(strobe_arm, 0);
+    /// if r0 == 0 return 0`. r1 (ctx) is untouched, relative jumps and calls inside the body
+    /// keep their targets, and relocations and the source map move down by the guard's length.
+    pub fn with_arming_guard(&self) -> Template {
+        let mut t = self.clone();
+        let arm = t.map_index(ARM_MAP_NAME);
+        let [lo, hi] = Insn::ld_map_value(Reg::R0, 0, 0);
+        let guard = [
+            lo,
+            hi,
+            Insn::load(Size::W, Reg::R0, Reg::R0, 0),
+            Insn::jmp_imm(JmpOp::Jne, Reg::R0, 0, 2),
+            Insn::mov64_imm(Reg::R0, 0),
+            Insn::exit(),
+        ];
+        debug_assert_eq!(guard.len(), GUARD_LEN);
+        t.insns = guard
+            .iter()
+            .copied()
+            .chain(self.insns.iter().copied())
+            .collect();
+        t.relocs = std::iter::once(Reloc::new(
+            0,
+            Field::Imm,
+            RelocKind::MapValue { map: arm, off: 0 },
+        ))
+        .chain(self.relocs.iter().map(|r| r.shifted(GUARD_LEN)))
+        .collect();
+        t.source_map = self.source_map.shifted(GUARD_LEN);
+        t
+    }
+}

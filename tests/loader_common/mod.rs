@@ -1,0 +1,83 @@
+//! Shared by the `loader_*` host tests: the capability gate, a counting template (one u64
+//! counter per target in an array map, keyed by the target index or the BPF cookie), and a
+//! reader for those counters.
+#![allow(dead_code)]
+
+use std::os::fd::AsRawFd;
+
+use strobe::asm::assemble_insns;
+use strobe::sys::env::has_capability;
+use strobe::sys::{Capability, Map, MapCreateOptions, MapType};
+use strobe::template::{AttachKind, Field, Reloc, RelocKind, Template};
+
+pub fn can_bpf(test: &str) -> bool {
+    let ok = (has_capability(Capability::Bpf) && has_capability(Capability::Perfmon))
+        || has_capability(Capability::SysAdmin);
+    if !ok {
+        strobe::testkit::skip(test, "needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)");
+    }
+    ok
+}
+
+/// Where the counting program takes its key from.
+pub enum Key {
+    /// A `TargetIndex` relocation (clones).
+    TargetIndex,
+    /// `bpf_get_attach_cookie` (shared programs: the loader sets cookie = target index).
+    Cookie,
+}
+
+/// `counts[key] += 1`, guarded by the arming flag.
+pub fn counting_template(kind: AttachKind, key: Key) -> Template {
+    let first = match key {
+        Key::TargetIndex => "r6 = 0",
+        Key::Cookie => "call bpf_get_attach_cookie\nr6 = r0",
+    };
+    let text = format!(
+        "{first}\n*(u32 *)(r10 - 4) = r6\nr1 = 0 ll\nr2 = r10\nr2 += -4\n\
+         call bpf_map_lookup_elem\nif r0 == 0 goto +2\nr1 = 1\n\
+         lock *(u64 *)(r0 + 0) += r1\nr0 = 0\nexit\n"
+    );
+    let mut insns = assemble_insns(&text).expect("counting program assembles");
+    let map_at = insns
+        .iter()
+        .position(|i| i.code == 0x18)
+        .expect("an ld_imm64");
+    insns[map_at].set_src(1);
+    let mut t = Template::new("strobe_count", kind, insns);
+    let m = t.map_index("counts");
+    t.relocs.push(Reloc::map_fd(map_at, m));
+    if let Key::TargetIndex = key {
+        t.relocs
+            .push(Reloc::new(0, Field::Imm, RelocKind::TargetIndex));
+    }
+    t.with_arming_guard()
+}
+
+pub fn counts_map(n: usize) -> Map {
+    Map::create(
+        MapType::Array,
+        &MapCreateOptions {
+            name: "counts",
+            key_size: 4,
+            value_size: 8,
+            max_entries: n.max(1) as u32,
+            ..Default::default()
+        },
+    )
+    .expect("array map")
+}
+
+pub fn read_counts(m: &Map, n: usize) -> Vec<u64> {
+    (0..n as u32)
+        .map(|k| {
+            let mut v = [0u8; 8];
+            m.lookup(&k.to_ne_bytes(), &mut v).expect("lookup");
+            u64::from_ne_bytes(v)
+        })
+        .collect()
+}
+
+pub fn fd(m: &Map) -> i32 {
+    m.as_raw_fd()
+}
