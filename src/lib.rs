@@ -6,6 +6,7 @@
 
 pub mod asm;
 pub mod btf;
+pub mod builtins;
 pub mod cli;
 pub mod codegen;
 pub mod diag;
@@ -13,6 +14,7 @@ pub mod elf;
 pub mod kernel;
 pub mod loader;
 pub mod runtime;
+pub mod sema;
 pub mod syntax;
 pub mod sys;
 pub mod template;

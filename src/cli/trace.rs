@@ -3,8 +3,8 @@
 //!
 //! Input: the arguments after the program name. Output: diagnostics on stderr, `-d ast` trees
 //! on stdout, and an exit code from [`crate::cli`].
-//! Today this stage parses only: `--dry-run` reports parse diagnostics and exits; semantic
-//! checking (types, BTF, tracefs) and running come in later stages.
+//! `--dry-run` parses and checks the script (types, BTF, tracefs; [`crate::sema`]) and exits;
+//! `-l [PATTERN]` / `-lv` list probes ([`crate::sema::list`]); running comes in a later stage.
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -20,8 +20,8 @@ use crate::diag::{render_all, SourceFile};
     version,
     about = "Trace the kernel and processes with bpftrace scripts (no LLVM needed)",
     override_usage = "strobe [OPTIONS] FILE [ARGS]...\n       strobe [OPTIONS] -e PROGRAM [ARGS]...\n       strobe <SUBCOMMAND> [ARGS]...",
-    after_help = "--dry-run currently parses the script and reports syntax errors; type and \
-                  BTF/tracefs checking will be added to it in a later stage."
+    after_help = "--dry-run parses and checks the script (types, maps, BTF and tracefs) without \
+                  attaching. -l [PATTERN] lists probes (e.g. -l 'fentry:vfs_*'), -lv with arguments."
 )]
 pub struct TraceArgs {
     /// The program text to run.
@@ -59,6 +59,10 @@ pub struct TraceArgs {
     /// Verbose messages.
     #[arg(short = 'v')]
     pub verbose: bool,
+
+    /// List probes matching PATTERN (all when omitted); with -v, show their arguments.
+    #[arg(short = 'l')]
+    pub list: bool,
 
     /// Allow unsafe builtins (system, address probes).
     #[arg(long = "unsafe")]
@@ -113,6 +117,32 @@ impl TraceArgs {
     }
 }
 
+/// `-l [PATTERN]`, `-lv`: the pattern is the first free argument (or `-e`'s text).
+fn list(opts: &TraceArgs) -> i32 {
+    let pattern = opts
+        .rest
+        .first()
+        .or(opts.program.as_ref())
+        .map(String::as_str);
+    let kernel = crate::kernel::info::HostKernel::new();
+    match crate::sema::list::list_probes(pattern, opts.verbose, &kernel) {
+        Ok(lines) => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            for l in lines {
+                if writeln!(out, "{l}").is_err() {
+                    break;
+                }
+            }
+            EXIT_OK
+        }
+        Err(e) => {
+            eprintln!("strobe: {e}");
+            EXIT_USAGE
+        }
+    }
+}
+
 /// Runs the default mode on a thread with a large stack: the passes over the syntax tree are
 /// recursive, and the parser bounds the tree's depth, not each pass's frame sizes.
 pub fn run(args: &[OsString]) -> i32 {
@@ -136,6 +166,9 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
             return code;
         }
     };
+    if opts.list {
+        return list(&opts);
+    }
     for stage in &opts.debug {
         if stage != "ast" && stage != "all" {
             eprintln!("strobe: unknown debug stage '{stage}' (known: ast, all)");
@@ -160,6 +193,42 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
         );
     }
     if parsed.has_errors() {
+        return EXIT_INPUT;
+    }
+    // Imported scripts are appended to the text (spans of the script itself are unchanged).
+    let base = std::path::Path::new(&input.source.name)
+        .parent()
+        .map(|p| p.to_path_buf())
+        .unwrap_or_default();
+    let combined = match crate::sema::imports::inline_imports(&input.source, &parsed.program, &base)
+    {
+        Ok(c) => c,
+        Err(d) => {
+            eprint!("{}", d.render(&input.source));
+            return EXIT_INPUT;
+        }
+    };
+    let parsed = if combined.text.len() == input.source.text.len() {
+        parsed
+    } else {
+        let p = crate::syntax::parse(&combined);
+        if p.has_errors() {
+            eprint!("{}", render_all(&p.diagnostics, &combined));
+            return EXIT_INPUT;
+        }
+        p
+    };
+    let kernel = crate::kernel::info::HostKernel::new();
+    let check_opts = crate::sema::CheckOptions {
+        params: input.params.clone(),
+        unsafe_mode: opts.unsafe_mode,
+        ..crate::sema::CheckOptions::from_env()
+    };
+    let checked = crate::sema::check(&parsed.program, &kernel, &check_opts);
+    if !checked.diagnostics.is_empty() {
+        eprint!("{}", render_all(&checked.diagnostics, &input.source));
+    }
+    if checked.has_errors() {
         return EXIT_INPUT;
     }
     if opts.dry_run || !opts.debug.is_empty() {

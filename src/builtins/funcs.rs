@@ -1,0 +1,281 @@
+//! Value functions: strings and buffers (`str`, `buf`, `path`, `strncmp`, `strcontains`),
+//! symbols and addresses (`ksym`, `usym`, `kaddr`, `uaddr`, `reg`), network (`ntop`,
+//! `macaddr`), time (`strftime`, `nsecs(mode)`), cgroups, stacks with arguments, `bswap`,
+//! `kptr`/`uptr`.
+
+use super::{func, Builtin, CallCtx, RuleError};
+use crate::runtime::format::stack::StackMode;
+use crate::sema::types::{AddrSpace, Pointee, Type, DEFAULT_STACK_LIMIT};
+
+fn str_(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    let t = &c.arg_types[0];
+    if !(t.is_scalar() || t.is_string() || matches!(t, Type::Array { .. })) {
+        return Err(RuleError::arg(
+            0,
+            format!("str() expects an integer or a pointer type as first argument ({t} provided)"),
+        ));
+    }
+    let mut size = c.max_strlen;
+    if c.args.len() > 1 {
+        c.want_int(1, false)?;
+        if let Some(n) = c.args.get(1).and_then(|a| (c.const_int)(a.id)) {
+            if n < 0 {
+                return Err(RuleError::arg(1, "str() length must not be negative"));
+            }
+            size = (n as usize + 1).min(c.max_strlen);
+        }
+    }
+    if let Type::Str { size: s } = t {
+        size = size.min(*s);
+    }
+    Ok(Type::Str { size })
+}
+
+fn buf(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    let t = &c.arg_types[0];
+    if !(t.is_scalar() || t.is_string() || matches!(t, Type::Array { .. })) {
+        return Err(RuleError::arg(
+            0,
+            format!("buf() expects a pointer or an array, got {t}"),
+        ));
+    }
+    let capacity = if c.args.len() > 1 {
+        c.want_int(1, false)?;
+        match (c.const_int)(c.args[1].id) {
+            Some(n) if n < 0 => return Err(RuleError::arg(1, "buf() length must not be negative")),
+            Some(n) => (n as usize).min(c.max_strlen),
+            None => c.max_strlen,
+        }
+    } else {
+        match t {
+            Type::Array { elem, len } => elem.size() * len,
+            Type::Str { size } => *size,
+            _ => {
+                return Err(RuleError::call(
+                    "buf() needs a length when its first argument is not an array",
+                ))
+            }
+        }
+    };
+    Ok(Type::Buf { capacity })
+}
+
+fn ksym(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    c.want_int(0, true)?;
+    Ok(if c.name == "ksym" {
+        Type::KSym
+    } else {
+        Type::USym
+    })
+}
+
+fn kaddr(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    c.str_arg(0, "the symbol name")?;
+    Ok(if c.name == "uaddr" {
+        Type::Pointer {
+            pointee: Pointee::Opaque,
+            space: AddrSpace::User,
+        }
+    } else {
+        Type::U64
+    })
+}
+
+fn reg(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    let r = c.str_arg(0, "the register name")?;
+    const REGS: &[&str] = &[
+        "r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8", "ax", "cx", "dx", "si",
+        "di", "orig_ax", "ip", "cs", "flags", "sp", "ss",
+    ];
+    if !REGS.contains(&r.as_str()) {
+        return Err(RuleError::arg(0, format!("'{r}' is not a valid register")));
+    }
+    Ok(Type::U64)
+}
+
+fn ntop(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    let addr = c.arg_types.len() - 1;
+    if c.arg_types.len() == 2 {
+        c.want_int(0, false)?;
+    }
+    let t = &c.arg_types[addr];
+    let ok = t.is_integer()
+        || matches!(t, Type::Array { elem, len } if elem.size() == 1 && (*len == 4 || *len == 16))
+        || matches!(t, Type::Str { size } if *size == 4 || *size == 16);
+    if !ok {
+        return Err(RuleError::arg(
+            addr,
+            format!("ntop() expects an integer or array argument, got {t}"),
+        ));
+    }
+    Ok(Type::Inet)
+}
+
+fn macaddr(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    let t = &c.arg_types[0];
+    if !(t.is_pointer() || matches!(t, Type::Array { .. } | Type::Str { .. })) {
+        return Err(RuleError::arg(
+            0,
+            format!("macaddr() expects an array or pointer, got {t}"),
+        ));
+    }
+    Ok(Type::MacAddr)
+}
+
+fn cgroupid(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    c.str_arg(0, "the cgroup path")?;
+    Ok(Type::U64)
+}
+
+fn cgroup_path(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    c.want_int(0, false)?;
+    Ok(Type::CgroupPath)
+}
+
+fn strftime(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    let format = c.str_arg(0, "the format")?;
+    c.want_int(1, false)?;
+    Ok(Type::Timestamp { format })
+}
+
+fn strncmp(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    for i in 0..2 {
+        if !c.arg_types[i].is_string() {
+            return Err(RuleError::arg(
+                i,
+                format!("strncmp() expects string arguments, got {}", c.arg_types[i]),
+            ));
+        }
+    }
+    c.int_arg(2, "the length")?;
+    Ok(Type::I64)
+}
+
+fn strcontains(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    for i in 0..2 {
+        if !c.arg_types[i].is_string() {
+            return Err(RuleError::arg(
+                i,
+                format!(
+                    "strcontains() expects string arguments, got {}",
+                    c.arg_types[i]
+                ),
+            ));
+        }
+    }
+    Ok(Type::Bool)
+}
+
+fn path(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    c.want_int(0, true)?;
+    Ok(Type::Str { size: c.max_strlen })
+}
+
+fn stack(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    let mut mode = StackMode::Bpftrace;
+    let mut limit = DEFAULT_STACK_LIMIT;
+    for (i, a) in c.args.iter().enumerate() {
+        if let crate::syntax::ast::ExprKind::Ident(m) = &a.kind {
+            mode = match m.as_str() {
+                "bpftrace" => StackMode::Bpftrace,
+                "perf" => StackMode::Perf,
+                "raw" => StackMode::Raw,
+                other => {
+                    return Err(RuleError::arg(
+                        i,
+                        format!("{}: invalid mode '{other}' (bpftrace, perf, raw)", c.name),
+                    ))
+                }
+            };
+        } else {
+            let n = c.int_arg(i, "the limit")?;
+            if !(0..=1024).contains(&n) {
+                return Err(RuleError::arg(
+                    i,
+                    format!("{}: limit {n} must be between 0 and 1024", c.name),
+                ));
+            }
+            limit = n as usize;
+        }
+    }
+    Ok(if c.name == "kstack" {
+        Type::KStack { mode, limit }
+    } else {
+        Type::UStack { mode, limit }
+    })
+}
+
+fn nsecs(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    if let Some(a) = c.args.first() {
+        match &a.kind {
+            crate::syntax::ast::ExprKind::Ident(m)
+                if ["boot", "monotonic", "tai", "sw_tai"].contains(&m.as_str()) => {}
+            _ => {
+                return Err(RuleError::arg(
+                    0,
+                    "nsecs: mode must be one of boot, monotonic, tai, sw_tai",
+                ))
+            }
+        }
+    }
+    Ok(Type::U64)
+}
+
+fn bswap(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    Ok(c.want_int(0, false)?.clone())
+}
+
+fn kptr(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    let t = c.want_int(0, true)?.clone();
+    let space = if c.name == "uptr" {
+        AddrSpace::User
+    } else {
+        AddrSpace::Kernel
+    };
+    Ok(match t {
+        Type::Pointer { pointee, .. } => Type::Pointer { pointee, space },
+        t => t,
+    })
+}
+
+fn strerror(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    c.want_int(0, false)?;
+    Ok(Type::Str { size: 64 })
+}
+
+pub const BUILTINS: &[Builtin] = &[
+    func("str", 1, 2, str_, "read a NUL-terminated string"),
+    func("buf", 1, 2, buf, "read bytes into a printable buffer"),
+    func("ksym", 1, 1, ksym, "kernel symbol of an address"),
+    func("usym", 1, 1, ksym, "user symbol of an address"),
+    func("kaddr", 1, 1, kaddr, "address of a kernel symbol"),
+    func("uaddr", 1, 1, kaddr, "address of a user symbol"),
+    func("reg", 1, 1, reg, "value of a register"),
+    func("ntop", 1, 2, ntop, "IPv4/IPv6 address as text"),
+    func("macaddr", 1, 1, macaddr, "MAC address as text"),
+    func("cgroupid", 1, 1, cgroupid, "id of a cgroup path"),
+    func("cgroup_path", 1, 2, cgroup_path, "path of a cgroup id"),
+    func("strftime", 2, 2, strftime, "format a time"),
+    func(
+        "strncmp",
+        3,
+        3,
+        strncmp,
+        "compare up to n bytes of two strings",
+    ),
+    func(
+        "strcontains",
+        2,
+        2,
+        strcontains,
+        "whether a string contains another",
+    ),
+    func("path", 1, 2, path, "full path of a struct path"),
+    func("kstack", 0, 2, stack, "kernel stack with mode/limit"),
+    func("ustack", 0, 2, stack, "user stack with mode/limit"),
+    func("nsecs", 0, 1, nsecs, "time in nanoseconds of a clock"),
+    func("bswap", 1, 1, bswap, "reverse byte order"),
+    func("kptr", 1, 1, kptr, "mark a pointer as kernel"),
+    func("uptr", 1, 1, kptr, "mark a pointer as user"),
+    func("strerror", 1, 1, strerror, "errno as text"),
+];

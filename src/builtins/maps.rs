@@ -1,0 +1,35 @@
+//! Map operations: `delete`, `clear`, `zero`, `len`, `has_key`.
+
+use super::{func, Builtin, CallCtx, RuleError};
+use crate::sema::types::Type;
+
+fn none(_: &CallCtx<'_>) -> Result<Type, RuleError> {
+    Ok(Type::None)
+}
+fn len(_: &CallCtx<'_>) -> Result<Type, RuleError> {
+    Ok(Type::I64)
+}
+fn has_key(_: &CallCtx<'_>) -> Result<Type, RuleError> {
+    Ok(Type::Bool)
+}
+
+const fn map(b: Builtin) -> Builtin {
+    Builtin {
+        takes_map: true,
+        ..b
+    }
+}
+
+pub const BUILTINS: &[Builtin] = &[
+    map(func("delete", 1, 2, none, "delete a map element")),
+    map(func("clear", 1, 1, none, "delete every element of a map")),
+    map(func("zero", 1, 1, none, "set every value of a map to zero")),
+    map(func(
+        "len",
+        1,
+        1,
+        len,
+        "number of elements of a map or stack",
+    )),
+    map(func("has_key", 2, 2, has_key, "whether a map has a key")),
+];

@@ -1,0 +1,280 @@
+//! The one registry of builtins: every builtin value (`pid`, `comm`, `retval`, `args`) and
+//! function (`count()`, `printf()`, `str()`) is a [`Builtin`] entry, defined once, with its
+//! arity, the probe kinds it is valid in, whether it needs `--unsafe`, whether it is an
+//! aggregation (map values only), and its type rule.
+//!
+//! Input: a name (and, for the type rule, a [`CallCtx`] with the argument types). Output: the
+//! entry, or the nearest known name for a did-you-mean hint.
+//! Invariant: names are unique across [`REGISTRY`] (a test checks it). Adding a builtin is one
+//! entry in a topic file (`values.rs`, `agg.rs`, `output.rs`, `funcs.rs`, `maps.rs`) plus, for
+//! a new topic, one line in [`REGISTRY`]; the code generator will add its lowering hook as a
+//! field of [`Builtin`] so everything about one builtin stays in one place.
+
+mod agg;
+mod funcs;
+mod maps;
+mod output;
+mod values;
+
+use crate::sema::context::ProbeContext;
+use crate::sema::types::Type;
+use crate::syntax::ast::{Expr, ExprId, ProbeKind};
+
+/// Where a builtin may be used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Probes {
+    Any,
+    Only(&'static [ProbeKind]),
+}
+
+impl Probes {
+    pub fn allows(self, k: ProbeKind) -> bool {
+        match self {
+            Probes::Any => true,
+            Probes::Only(ks) => ks.contains(&k),
+        }
+    }
+
+    /// The probe kinds' names joined for messages: `fexit, kretprobe, uretprobe`.
+    pub fn describe(self) -> String {
+        match self {
+            Probes::Any => "any".into(),
+            Probes::Only(ks) => ks.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "),
+        }
+    }
+}
+
+/// A builtin value (`pid`) or a function (`count()`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Form {
+    Value,
+    Function,
+}
+
+/// Why a type rule refused a call: the message, and the argument it is about (`None`: the
+/// call itself).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleError {
+    pub arg: Option<usize>,
+    pub message: String,
+}
+
+impl RuleError {
+    pub fn call(message: impl Into<String>) -> RuleError {
+        RuleError {
+            arg: None,
+            message: message.into(),
+        }
+    }
+    pub fn arg(i: usize, message: impl Into<String>) -> RuleError {
+        RuleError {
+            arg: Some(i),
+            message: message.into(),
+        }
+    }
+}
+
+/// What a type rule sees of a call site.
+pub struct CallCtx<'a> {
+    pub name: &'a str,
+    pub args: &'a [Expr],
+    /// The arguments' types, already checked.
+    pub arg_types: &'a [Type],
+    pub probe: ProbeKind,
+    /// The probe's argument context (`args`, `retval`, `argN`, `func`).
+    pub context: &'a ProbeContext,
+    /// Constant value of an argument expression, when the checker could fold it.
+    pub const_int: &'a dyn Fn(ExprId) -> Option<i64>,
+    /// Literal string value of an argument expression.
+    pub const_str: &'a dyn Fn(ExprId) -> Option<Vec<u8>>,
+    /// `max_strlen` in force.
+    pub max_strlen: usize,
+}
+
+impl CallCtx<'_> {
+    /// The folded integer constant of argument `i`, or an error saying it must be one.
+    pub fn int_arg(&self, i: usize, what: &str) -> Result<i64, RuleError> {
+        self.args
+            .get(i)
+            .and_then(|a| (self.const_int)(a.id))
+            .ok_or_else(|| {
+                RuleError::arg(
+                    i,
+                    format!("{}: {what} must be an integer literal", self.name),
+                )
+            })
+    }
+
+    /// The literal string of argument `i`, or an error saying it must be one.
+    pub fn str_arg(&self, i: usize, what: &str) -> Result<String, RuleError> {
+        self.args
+            .get(i)
+            .and_then(|a| (self.const_str)(a.id))
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .ok_or_else(|| {
+                RuleError::arg(i, format!("{}: {what} must be a string literal", self.name))
+            })
+    }
+
+    /// Requires argument `i` to be an integer (or, with `ptr_ok`, a pointer).
+    pub fn want_int(&self, i: usize, ptr_ok: bool) -> Result<&Type, RuleError> {
+        let t = &self.arg_types[i];
+        if t.is_integer() || (ptr_ok && t.is_pointer()) {
+            Ok(t)
+        } else {
+            Err(RuleError::arg(
+                i,
+                format!("{}() expects an integer argument, got {t}", self.name),
+            ))
+        }
+    }
+}
+
+/// A type rule: the call's (or value's) result type.
+pub type TypeRule = fn(&CallCtx<'_>) -> Result<Type, RuleError>;
+
+/// One builtin.
+#[derive(Clone, Copy)]
+pub struct Builtin {
+    pub name: &'static str,
+    pub form: Form,
+    /// Argument count range for functions (`0, 0` for values).
+    pub min_args: usize,
+    pub max_args: usize,
+    pub probes: Probes,
+    /// Needs `--unsafe` (`system`, `signal`, `override`).
+    pub needs_unsafe: bool,
+    /// An aggregation: valid only as a map's assigned value (`@x = count()`).
+    pub aggregation: bool,
+    /// Whether a map argument is passed by name (`delete(@m, k)`, `clear(@m)`), so the
+    /// argument is not read as a value.
+    pub takes_map: bool,
+    /// The first argument is a printf format string checked against the others
+    /// (`printf`, `system`, `cat`, `errorf`…): the checker records a format site.
+    pub format: bool,
+    pub ty: TypeRule,
+    /// One line for listings and hints.
+    pub about: &'static str,
+}
+
+impl std::fmt::Debug for Builtin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Builtin").field("name", &self.name).finish()
+    }
+}
+
+/// Shorthands for entries: a value valid everywhere.
+pub(crate) const fn value(name: &'static str, ty: TypeRule, about: &'static str) -> Builtin {
+    Builtin {
+        name,
+        form: Form::Value,
+        min_args: 0,
+        max_args: 0,
+        probes: Probes::Any,
+        needs_unsafe: false,
+        aggregation: false,
+        takes_map: false,
+        format: false,
+        ty,
+        about,
+    }
+}
+
+/// A function valid everywhere with `min..=max` arguments.
+pub(crate) const fn func(
+    name: &'static str,
+    min_args: usize,
+    max_args: usize,
+    ty: TypeRule,
+    about: &'static str,
+) -> Builtin {
+    Builtin {
+        name,
+        form: Form::Function,
+        min_args,
+        max_args,
+        probes: Probes::Any,
+        needs_unsafe: false,
+        aggregation: false,
+        takes_map: false,
+        format: false,
+        ty,
+        about,
+    }
+}
+
+/// Every topic's table; one line per topic file.
+pub const REGISTRY: &[&[Builtin]] = &[
+    values::BUILTINS,
+    agg::BUILTINS,
+    output::BUILTINS,
+    funcs::BUILTINS,
+    maps::BUILTINS,
+];
+
+/// Every builtin.
+pub fn all() -> impl Iterator<Item = &'static Builtin> {
+    REGISTRY.iter().flat_map(|t| t.iter())
+}
+
+/// The builtin called `name` in the given form; `arg3`/`sarg2` find the `argN`/`sargN` entry.
+pub fn lookup(name: &str, form: Form) -> Option<&'static Builtin> {
+    let key = match numbered(name) {
+        Some((prefix, _)) if form == Form::Value => match prefix {
+            "arg" => "argN",
+            _ => "sargN",
+        },
+        _ => name,
+    };
+    all().find(|b| b.name == key && b.form == form)
+}
+
+/// `arg3` → `("arg", 3)`, `sarg0` → `("sarg", 0)`.
+pub fn numbered(name: &str) -> Option<(&'static str, u32)> {
+    for prefix in ["sarg", "arg"] {
+        if let Some(n) = name.strip_prefix(prefix) {
+            if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && n.len() <= 3 {
+                return Some((
+                    if prefix == "arg" { "arg" } else { "sarg" },
+                    n.parse().ok()?,
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// The nearest known builtin name of a form, for "did you mean" hints.
+pub fn nearest(name: &str, form: Form) -> Option<&'static str> {
+    crate::diag::nearest(
+        name,
+        all()
+            .filter(|b| b.form == form && !b.name.ends_with('N'))
+            .map(|b| b.name),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_per_form() {
+        let mut seen = std::collections::HashSet::new();
+        for b in all() {
+            assert!(
+                seen.insert((b.name, b.form)),
+                "duplicate builtin {}",
+                b.name
+            );
+        }
+    }
+
+    #[test]
+    fn numbered_args_find_their_entry() {
+        assert_eq!(lookup("arg3", Form::Value).unwrap().name, "argN");
+        assert_eq!(lookup("sarg0", Form::Value).unwrap().name, "sargN");
+        assert!(lookup("argx", Form::Value).is_none());
+        assert_eq!(nearest("cout", Form::Function), Some("count"));
+    }
+}

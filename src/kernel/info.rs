@@ -1,0 +1,207 @@
+//! [`KernelInfo`]: everything the checker and the target expansion ask of the system — kernel
+//! BTF (vmlinux and modules), tracepoints and their formats, the kprobe-able function list,
+//! ELF symbols and USDT notes of user binaries — behind one trait, so the checker is tested
+//! against [`MockKernel`] and runs against [`HostKernel`].
+//!
+//! Input: the running system (sysfs, tracefs, ELF files) or a mock's tables. Output: parsed
+//! BTF, [`TracepointFormat`]s, function and symbol names.
+//! Invariant: every method answers for the whole system it describes and never panics; a
+//! missing source (no BTF, tracefs unmountable, unreadable binary) is an `Err`/`None` the
+//! caller turns into a diagnostic that says what was missing.
+
+mod elf;
+mod mock;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use crate::btf::{Btf, FuncTarget, Glob, KernelBtf};
+use crate::kernel::tracefs::{Tracefs, Tracepoint, TracepointFormat};
+
+pub use elf::{find_binary, read_elf_symbols, read_usdt_notes, UsdtNote};
+pub use mock::MockKernel;
+
+/// Why the system could not answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KernelInfoError {
+    /// A source of information is absent (no BTF, tracefs, …): `what` names it.
+    #[error("{what} is not available: {reason}")]
+    Unavailable { what: String, reason: String },
+    #[error("no tracepoint {category}:{name}")]
+    NoTracepoint { category: String, name: String },
+    #[error("cannot read {path}: {reason}")]
+    Binary { path: PathBuf, reason: String },
+}
+
+/// What the checker and the expansion need from the system.
+pub trait KernelInfo {
+    /// BTF of vmlinux (`module` `None`) or of a kernel module, parsed on first use.
+    fn btf(&self, module: Option<&str>) -> Result<Arc<Btf>, KernelInfoError>;
+
+    /// Functions with BTF whose name matches `glob`, vmlinux first then modules by name;
+    /// `module` restricts the search to one object (`"vmlinux"` is vmlinux).
+    fn btf_functions(
+        &self,
+        module: Option<&str>,
+        glob: &Glob,
+    ) -> Result<Vec<FuncTarget>, KernelInfoError>;
+
+    /// Functions kprobes can attach to (`available_filter_functions`: `(module, name)`), or
+    /// `None` when that list cannot be read (EPERM under lockdown): callers fall back to BTF.
+    fn kprobe_functions(&self) -> Option<Vec<(Option<String>, String)>>;
+
+    /// Tracepoints matching `category:name` (both parts may be globs).
+    fn tracepoints(&self, pattern: &str) -> Result<Vec<Tracepoint>, KernelInfoError>;
+
+    /// The parsed `format` file of one tracepoint.
+    fn tracepoint_format(
+        &self,
+        category: &str,
+        name: &str,
+    ) -> Result<TracepointFormat, KernelInfoError>;
+
+    /// The file a uprobe/usdt target names: a path, or a bare library/program name searched
+    /// like bpftrace (`$PATH` for programs; `/lib`, `/usr/lib`, the ld.so cache for libraries).
+    fn find_binary(&self, target: &str) -> Option<PathBuf>;
+
+    /// Function symbols (`.symtab` and `.dynsym`) of an ELF file, sorted and deduplicated.
+    fn elf_symbols(&self, path: &Path) -> Result<Vec<String>, KernelInfoError>;
+
+    /// The USDT probes (`.note.stapsdt`) of an ELF file.
+    fn usdt_probes(&self, path: &Path) -> Result<Vec<UsdtNote>, KernelInfoError>;
+}
+
+/// The running system.
+#[derive(Default)]
+pub struct HostKernel {
+    btf: OnceLock<Result<KernelBtf, KernelInfoError>>,
+    tracefs: OnceLock<Result<Tracefs, KernelInfoError>>,
+}
+
+impl HostKernel {
+    pub fn new() -> HostKernel {
+        HostKernel::default()
+    }
+
+    /// Kernel BTF, loaded once (the first BTF question pays for the parse: ~5-12 ms).
+    pub fn kernel_btf(&self) -> Result<&KernelBtf, KernelInfoError> {
+        self.btf
+            .get_or_init(|| {
+                KernelBtf::load().map_err(|e| KernelInfoError::Unavailable {
+                    what: "kernel BTF (/sys/kernel/btf/vmlinux)".into(),
+                    reason: e.to_string(),
+                })
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    fn tracefs(&self) -> Result<&Tracefs, KernelInfoError> {
+        self.tracefs
+            .get_or_init(|| {
+                Tracefs::open().map_err(|e| KernelInfoError::Unavailable {
+                    what: "tracefs".into(),
+                    reason: e.to_string(),
+                })
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+fn unavailable(what: &str, e: impl std::fmt::Display) -> KernelInfoError {
+    KernelInfoError::Unavailable {
+        what: what.to_string(),
+        reason: e.to_string(),
+    }
+}
+
+impl KernelInfo for HostKernel {
+    fn btf(&self, module: Option<&str>) -> Result<Arc<Btf>, KernelInfoError> {
+        let k = self.kernel_btf()?;
+        match module {
+            None | Some("vmlinux") => Ok(k.vmlinux().clone()),
+            Some(m) => k
+                .module(m)
+                .map_err(|e| unavailable(&format!("BTF of module {m}"), e)),
+        }
+    }
+
+    fn btf_functions(
+        &self,
+        module: Option<&str>,
+        glob: &Glob,
+    ) -> Result<Vec<FuncTarget>, KernelInfoError> {
+        let k = self.kernel_btf()?;
+        let own = |btf: &Btf, module: Option<String>| -> Vec<FuncTarget> {
+            btf.funcs_matching(glob)
+                .map(|(name, btf_id)| FuncTarget {
+                    module: module.clone(),
+                    name: name.to_string(),
+                    btf_id,
+                })
+                .collect()
+        };
+        match module {
+            None => k
+                .funcs_matching(glob)
+                .map(|(v, _)| v)
+                .map_err(|e| unavailable("kernel BTF", e)),
+            Some("vmlinux") => Ok(own(k.vmlinux(), None)),
+            Some(m) => {
+                let btf = k
+                    .module(m)
+                    .map_err(|e| unavailable(&format!("BTF of module {m}"), e))?;
+                Ok(own(&btf, Some(m.to_string())))
+            }
+        }
+    }
+
+    fn kprobe_functions(&self) -> Option<Vec<(Option<String>, String)>> {
+        let root = self.tracefs().ok()?.root().to_path_buf();
+        let text = std::fs::read_to_string(root.join("available_filter_functions")).ok()?;
+        Some(
+            text.lines()
+                .filter_map(|l| {
+                    let mut parts = l.split_whitespace();
+                    let name = parts.next()?.to_string();
+                    let module = parts
+                        .next()
+                        .map(|m| m.trim_start_matches('[').trim_end_matches(']').to_string());
+                    Some((module, name))
+                })
+                .collect(),
+        )
+    }
+
+    fn tracepoints(&self, pattern: &str) -> Result<Vec<Tracepoint>, KernelInfoError> {
+        self.tracefs()?
+            .tracepoints_matching(pattern)
+            .map_err(|e| unavailable("tracefs", e))
+    }
+
+    fn tracepoint_format(
+        &self,
+        category: &str,
+        name: &str,
+    ) -> Result<TracepointFormat, KernelInfoError> {
+        self.tracefs()?
+            .format(category, name)
+            .map_err(|_| KernelInfoError::NoTracepoint {
+                category: category.into(),
+                name: name.into(),
+            })
+    }
+
+    fn find_binary(&self, target: &str) -> Option<PathBuf> {
+        find_binary(target)
+    }
+
+    fn elf_symbols(&self, path: &Path) -> Result<Vec<String>, KernelInfoError> {
+        read_elf_symbols(path)
+    }
+
+    fn usdt_probes(&self, path: &Path) -> Result<Vec<UsdtNote>, KernelInfoError> {
+        read_usdt_notes(path)
+    }
+}

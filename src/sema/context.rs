@@ -1,0 +1,384 @@
+//! Per-probe context: what `args`, `args.NAME`, `argN`, `retval` and `func` mean in a probe,
+//! built from its expanded targets — BTF prototypes (fentry/fexit), `btf_trace_<name>`
+//! (rawtracepoint), tracefs formats (tracepoint).
+//!
+//! Input: the probe's attach points with their [`Target`]s and a [`KernelInfo`]. Output: a
+//! [`ProbeContext`] the type rules query; per target, the named arguments with their types, so
+//! a field missing in some targets of a wildcard is a warning naming them.
+//! Invariant: building a context never fails; a target whose prototype/format cannot be read
+//! has no arguments and is named in [`ProbeContext::unreadable`].
+
+use std::sync::Arc;
+
+use super::ctypes::btf_to_type;
+use super::expand::{Target, TargetKind};
+use super::types::{AddrSpace, Type};
+use crate::btf::{Btf, TypeClass as BtfClass};
+use crate::kernel::info::KernelInfo;
+use crate::kernel::tracefs::{Field, FieldLayout};
+use crate::syntax::ast::ProbeKind;
+use crate::template::{TargetProto, TypeClass as FactClass};
+
+/// Probe kinds that have `args`.
+pub const ARGS_KINDS: &[ProbeKind] = &[
+    ProbeKind::Tracepoint,
+    ProbeKind::RawTracepoint,
+    ProbeKind::Fentry,
+    ProbeKind::Fexit,
+];
+
+/// Probe kinds that have `retval`.
+pub const RETVAL_KINDS: &[ProbeKind] =
+    &[ProbeKind::Fexit, ProbeKind::Kretprobe, ProbeKind::Uretprobe];
+
+/// Probe kinds that have `arg0`…`argN`.
+pub const ARGN_KINDS: &[ProbeKind] = &[
+    ProbeKind::Kprobe,
+    ProbeKind::Uprobe,
+    ProbeKind::Usdt,
+    ProbeKind::RawTracepoint,
+];
+
+/// Probe kinds that have `func`.
+pub const FUNC_KINDS: &[ProbeKind] = &[
+    ProbeKind::Kprobe,
+    ProbeKind::Kretprobe,
+    ProbeKind::Uprobe,
+    ProbeKind::Uretprobe,
+    ProbeKind::Fentry,
+    ProbeKind::Fexit,
+    ProbeKind::Usdt,
+];
+
+/// One target's arguments.
+#[derive(Clone, Debug, Default)]
+pub struct TargetArgs {
+    /// Full probe name of the target (`fentry:vmlinux:vfs_read`).
+    pub name: String,
+    /// Named arguments in order, with their types (`None`: a type strobe cannot hold).
+    pub args: Vec<(String, Option<Type>)>,
+    pub retval: Option<Type>,
+    /// Fact shapes, for grouping (fentry/fexit).
+    pub proto: Option<TargetProto>,
+}
+
+/// What a probe's body can refer to.
+#[derive(Clone, Debug, Default)]
+pub struct ProbeContext {
+    /// The kinds of the probe's attach points (a probe may mix them).
+    pub kinds: Vec<ProbeKind>,
+    /// Per target of every attach point, in order.
+    pub targets: Vec<TargetArgs>,
+    /// Targets whose arguments could not be read, with why.
+    pub unreadable: Vec<(String, String)>,
+    /// `ctx` of an iter probe: a pointer to BTF's `struct bpf_iter__<name>`.
+    pub iter_ctx: Option<Type>,
+}
+
+/// The result of looking `args.NAME` up across a probe's targets.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArgLookup {
+    /// Found (in at least one target): its type, and the targets lacking it.
+    Found { ty: Type, missing_in: Vec<String> },
+    /// Found but of a type strobe cannot hold.
+    Unsupported,
+    /// In no target: the names of the first target's arguments.
+    Missing { available: Vec<String> },
+}
+
+fn tracepoint_field_type(f: &Field, category: &str, max_strlen: usize) -> Option<Type> {
+    let space = if category == "syscalls" {
+        AddrSpace::User
+    } else {
+        AddrSpace::Kernel
+    };
+    match f.layout {
+        FieldLayout::DataLoc | FieldLayout::RelLoc | FieldLayout::FlexibleArray
+            if f.type_text == "char" =>
+        {
+            return Some(Type::Str { size: max_strlen })
+        }
+        FieldLayout::Array { len } if f.type_text == "char" => {
+            return Some(Type::Str { size: len as usize })
+        }
+        _ => {}
+    }
+    let t = f.type_text.trim();
+    if t.ends_with('*') {
+        let base = t
+            .trim_end_matches('*')
+            .trim()
+            .trim_start_matches("const ")
+            .trim();
+        let pointee = super::ctypes::named_type(base, max_strlen).filter(|t| !t.is_string());
+        return Some(match pointee {
+            Some(Type::None) | None => Type::Pointer {
+                pointee: super::types::Pointee::Opaque,
+                space,
+            },
+            Some(p) => Type::ptr_to(p, space),
+        });
+    }
+    let scalar = match (f.size, f.layout) {
+        (_, FieldLayout::Array { len }) if len > 0 => {
+            let elem = (f.size / len).clamp(1, 8) as u8;
+            return Some(Type::Array {
+                elem: Box::new(Type::Int {
+                    bytes: elem,
+                    signed: f.signed,
+                }),
+                len: len as usize,
+            });
+        }
+        (1 | 2 | 4 | 8, FieldLayout::Scalar) => Type::Int {
+            bytes: f.size as u8,
+            signed: f.signed,
+        },
+        _ => return None,
+    };
+    Some(if t == "bool" { Type::Bool } else { scalar })
+}
+
+fn fact_class(btf: &Btf, id: u32) -> FactClass {
+    match btf.classify(id) {
+        Ok(BtfClass::Void) => FactClass::Void,
+        Ok(BtfClass::Int { size, signed, .. }) | Ok(BtfClass::Enum { size, signed }) => {
+            FactClass::Int { size, signed }
+        }
+        Ok(BtfClass::Pointer { .. }) => FactClass::Pointer,
+        Ok(BtfClass::Float { size }) => FactClass::Float { size },
+        Ok(BtfClass::Record {
+            size, union: false, ..
+        }) => FactClass::Struct { size },
+        Ok(BtfClass::Record {
+            size, union: true, ..
+        }) => FactClass::Union { size },
+        _ => FactClass::Other,
+    }
+}
+
+fn func_args(
+    btf: &Btf,
+    module: Option<&str>,
+    func: &str,
+    btf_id: Option<u32>,
+    name: &str,
+) -> Result<TargetArgs, String> {
+    let id = btf_id
+        .or_else(|| btf.find_func(func))
+        .ok_or_else(|| format!("no BTF for function {func}"))?;
+    let proto = btf.func_proto(id).map_err(|e| e.to_string())?;
+    let mut out = TargetArgs {
+        name: name.to_string(),
+        ..TargetArgs::default()
+    };
+    let mut fact = TargetProto {
+        name: name.to_string(),
+        params: Vec::new(),
+        ret: fact_class(btf, proto.ret),
+    };
+    for p in proto.params() {
+        out.args.push((
+            p.name.to_string(),
+            btf_to_type(btf, module, p.type_id, AddrSpace::Kernel),
+        ));
+        fact.params
+            .push((p.name.to_string(), fact_class(btf, p.type_id)));
+    }
+    out.retval = btf_to_type(btf, module, proto.ret, AddrSpace::Kernel);
+    out.proto = Some(fact);
+    Ok(out)
+}
+
+impl ProbeContext {
+    /// Builds the context of a probe from its attach points' kinds and targets.
+    pub fn build(
+        attach: &[(ProbeKind, Vec<Target>)],
+        kernel: &dyn KernelInfo,
+        max_strlen: usize,
+    ) -> ProbeContext {
+        let mut cx = ProbeContext::default();
+        for (kind, targets) in attach {
+            if !cx.kinds.contains(kind) {
+                cx.kinds.push(*kind);
+            }
+            for t in targets {
+                match cx.target_args(*kind, t, kernel, max_strlen) {
+                    Ok(Some(a)) => cx.targets.push(a),
+                    Ok(None) => {}
+                    Err(why) => {
+                        cx.unreadable.push((t.name.clone(), why));
+                        cx.targets.push(TargetArgs {
+                            name: t.name.clone(),
+                            ..TargetArgs::default()
+                        });
+                    }
+                }
+            }
+        }
+        cx
+    }
+
+    fn iter_ctx_set(&mut self, t: Option<Type>) {
+        if let Some(t) = t {
+            self.iter_ctx
+                .get_or_insert(Type::ptr_to(t, AddrSpace::Kernel));
+        }
+    }
+
+    fn target_args(
+        &mut self,
+        kind: ProbeKind,
+        t: &Target,
+        kernel: &dyn KernelInfo,
+        max_strlen: usize,
+    ) -> Result<Option<TargetArgs>, String> {
+        let btf = |m: Option<&str>| -> Result<Arc<Btf>, String> {
+            kernel.btf(m).map_err(|e| e.to_string())
+        };
+        Ok(Some(match (&t.kind, kind) {
+            (
+                TargetKind::KernelFunc {
+                    module,
+                    func,
+                    btf_id,
+                    ..
+                },
+                ProbeKind::Fentry | ProbeKind::Fexit,
+            ) => {
+                let b = btf(module.as_deref())?;
+                func_args(&b, module.as_deref(), func, *btf_id, &t.name)?
+            }
+            (TargetKind::KernelFunc { module, func, .. }, ProbeKind::Kretprobe) => {
+                // kretprobe's retval has the function's return type when BTF knows it.
+                let retval = btf(module.as_deref())
+                    .ok()
+                    .and_then(|b| {
+                        let p = b.func_proto_by_name(func).ok()?;
+                        btf_to_type(&b, module.as_deref(), p.ret, AddrSpace::Kernel)
+                    })
+                    .filter(|t| t.is_scalar())
+                    .unwrap_or(Type::I64);
+                TargetArgs {
+                    name: t.name.clone(),
+                    retval: Some(retval),
+                    ..TargetArgs::default()
+                }
+            }
+            (TargetKind::Tracepoint { category, name }, _) => {
+                let f = kernel
+                    .tracepoint_format(category, name)
+                    .map_err(|e| e.to_string())?;
+                TargetArgs {
+                    name: t.name.clone(),
+                    args: f
+                        .fields
+                        .iter()
+                        .map(|fl| {
+                            (
+                                fl.name.clone(),
+                                tracepoint_field_type(fl, category, max_strlen),
+                            )
+                        })
+                        .collect(),
+                    ..TargetArgs::default()
+                }
+            }
+            (TargetKind::RawTracepoint { module, name }, _) => {
+                let b = btf(module.as_deref())?;
+                let params = b.raw_tracepoint_args(name).map_err(|e| e.to_string())?;
+                TargetArgs {
+                    name: t.name.clone(),
+                    args: params
+                        .iter()
+                        .map(|p| {
+                            (
+                                p.name.to_string(),
+                                btf_to_type(&b, module.as_deref(), p.type_id, AddrSpace::Kernel),
+                            )
+                        })
+                        .collect(),
+                    ..TargetArgs::default()
+                }
+            }
+            (_, ProbeKind::Iter) => {
+                let iter = t.name.strip_prefix("iter:").unwrap_or(&t.name);
+                let iter = iter.split(':').next().unwrap_or(iter);
+                if let Ok(b) = btf(None) {
+                    if let Some(id) = b.find_struct(&format!("bpf_iter__{iter}")) {
+                        self.iter_ctx_set(btf_to_type(&b, None, id, AddrSpace::Kernel));
+                    }
+                }
+                TargetArgs {
+                    name: t.name.clone(),
+                    ..TargetArgs::default()
+                }
+            }
+            _ => TargetArgs {
+                name: t.name.clone(),
+                retval: Some(Type::U64),
+                ..TargetArgs::default()
+            },
+        }))
+    }
+
+    /// `args.NAME` across all targets.
+    pub fn arg(&self, name: &str) -> ArgLookup {
+        let mut found: Option<Option<Type>> = None;
+        let mut missing_in = Vec::new();
+        for t in &self.targets {
+            match t.args.iter().find(|(n, _)| n == name) {
+                Some((_, ty)) => {
+                    if found.is_none() {
+                        found = Some(ty.clone());
+                    }
+                }
+                None => missing_in.push(t.name.clone()),
+            }
+        }
+        match found {
+            Some(Some(ty)) => ArgLookup::Found { ty, missing_in },
+            Some(None) => ArgLookup::Unsupported,
+            None => ArgLookup::Missing {
+                available: self
+                    .targets
+                    .first()
+                    .map(|t| t.args.iter().map(|a| a.0.clone()).collect())
+                    .unwrap_or_default(),
+            },
+        }
+    }
+
+    /// `args` as one value: a record of the first target's arguments.
+    pub fn args_record(&self) -> Type {
+        Type::Record(
+            self.targets
+                .first()
+                .map(|t| {
+                    t.args
+                        .iter()
+                        .map(|(n, ty)| (n.clone(), ty.clone().unwrap_or(Type::U64)))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        )
+    }
+
+    /// `retval`'s type: the first target's return type (`int64` when unknown).
+    pub fn retval(&self) -> Type {
+        self.targets
+            .iter()
+            .find_map(|t| t.retval.clone())
+            .filter(|t| !t.is_none())
+            .unwrap_or(Type::I64)
+    }
+
+    /// `func`'s type for the probe's first kind.
+    pub fn func_type(&self) -> Type {
+        match self.kinds.first() {
+            Some(ProbeKind::Uprobe | ProbeKind::Uretprobe) => Type::USym,
+            Some(ProbeKind::Kprobe | ProbeKind::Kretprobe) => Type::KSym,
+            _ => Type::Str { size: 128 },
+        }
+    }
+}

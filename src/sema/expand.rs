@@ -1,0 +1,337 @@
+//! Target expansion: an attach point (possibly a wildcard) → the concrete targets it names, each
+//! with the full probe name bpftrace prints (`fentry:vmlinux:vfs_read`,
+//! `tracepoint:syscalls:sys_enter_read`, `uprobe:/bin/bash:readline`).
+//!
+//! Sources, through [`KernelInfo`]: fentry/fexit from BTF functions (vmlinux, then modules,
+//! qualified by module); kprobe/kretprobe from `available_filter_functions` when readable, else
+//! from BTF functions; tracepoints from tracefs; rawtracepoints from BTF `btf_trace_*` typedefs;
+//! uprobes from the binary's ELF symbols; usdt from its `.note.stapsdt` notes.
+//! Input: an [`AttachPoint`]. Output: [`Target`]s, or an [`ExpandError`] saying what matched
+//! nothing or what could not be read. Kinds without targets to look up (begin, interval, …)
+//! give one target named by the attach point's text.
+
+use std::path::PathBuf;
+
+use super::super::kernel::info::{KernelInfo, KernelInfoError, UsdtNote};
+use crate::btf::{Glob, Kind, TypeKind};
+use crate::syntax::ast::{AttachPoint, AttachSpec, ProbeKind};
+use crate::syntax::attach::glob_match;
+
+/// One concrete target of an attach point.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    /// The probe's full name as bpftrace lists and prints it (`probe` builtin).
+    pub name: String,
+    pub kind: TargetKind,
+}
+
+/// Where a target attaches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TargetKind {
+    /// begin/end, interval, profile, software, hardware, watchpoints, self, test, bench, iter.
+    Other,
+    /// fentry/fexit/kprobe/kretprobe: a kernel function (`module` `None` = vmlinux).
+    KernelFunc {
+        module: Option<String>,
+        func: String,
+        /// The function's BTF id (in its module's BTF), when known.
+        btf_id: Option<u32>,
+        offset: Option<u64>,
+    },
+    Tracepoint {
+        category: String,
+        name: String,
+    },
+    RawTracepoint {
+        module: Option<String>,
+        name: String,
+    },
+    /// uprobe/uretprobe: a function of a binary, or an address in it.
+    User {
+        path: PathBuf,
+        func: String,
+        offset: Option<u64>,
+        address: Option<u64>,
+    },
+    Usdt {
+        path: PathBuf,
+        note: UsdtNote,
+    },
+}
+
+/// Why an attach point expanded to nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExpandError {
+    #[error("{probe}: no {what} matches '{pattern}'")]
+    NoMatch {
+        probe: String,
+        what: &'static str,
+        pattern: String,
+    },
+    #[error("{probe}: {source}")]
+    Kernel {
+        probe: String,
+        #[source]
+        source: KernelInfoError,
+    },
+    #[error("{probe}: cannot find binary '{target}'")]
+    NoBinary { probe: String, target: String },
+    #[error("{probe}: invalid pattern: {reason}")]
+    Pattern { probe: String, reason: String },
+}
+
+fn glob(probe: &str, p: &str) -> Result<Glob, ExpandError> {
+    Glob::new(p).map_err(|e| ExpandError::Pattern {
+        probe: probe.to_string(),
+        reason: e.to_string(),
+    })
+}
+
+/// Expands one attach point.
+pub fn expand(ap: &AttachPoint, k: &dyn KernelInfo) -> Result<Vec<Target>, ExpandError> {
+    let probe = ap.raw.clone();
+    let kerr = |source| ExpandError::Kernel {
+        probe: probe.clone(),
+        source,
+    };
+    let none = |what: &'static str, pattern: &str| ExpandError::NoMatch {
+        probe: probe.clone(),
+        what,
+        pattern: pattern.to_string(),
+    };
+    let kind_name = ap.kind.name();
+    let out: Vec<Target> = match &ap.spec {
+        AttachSpec::Fentry { module, func, .. } => {
+            let m = module.as_deref();
+            let g = glob(&probe, func)?;
+            k.btf_functions(m, &g)
+                .map_err(kerr)?
+                .into_iter()
+                .map(|f| Target {
+                    name: format!(
+                        "{kind_name}:{}:{}",
+                        f.module.as_deref().unwrap_or("vmlinux"),
+                        f.name
+                    ),
+                    kind: TargetKind::KernelFunc {
+                        module: f.module,
+                        func: f.name,
+                        btf_id: Some(f.btf_id),
+                        offset: None,
+                    },
+                })
+                .collect()
+        }
+        AttachSpec::Kprobe {
+            module,
+            func,
+            offset,
+            address,
+        } => {
+            if let Some(addr) = address {
+                vec![Target {
+                    name: format!("{kind_name}:0x{addr:x}"),
+                    kind: TargetKind::KernelFunc {
+                        module: None,
+                        func: String::new(),
+                        btf_id: None,
+                        offset: Some(*addr),
+                    },
+                }]
+            } else {
+                kprobe_targets(k, kind_name, module.as_deref(), func, *offset, &probe)?
+            }
+        }
+        AttachSpec::Tracepoint { category, name } => k
+            .tracepoints(&format!("{category}:{name}"))
+            .map_err(kerr)?
+            .into_iter()
+            .map(|t| Target {
+                name: format!("tracepoint:{}:{}", t.category, t.name),
+                kind: TargetKind::Tracepoint {
+                    category: t.category,
+                    name: t.name,
+                },
+            })
+            .collect(),
+        AttachSpec::RawTracepoint { module, name } => {
+            raw_tracepoints(k, module.as_deref(), name).map_err(kerr)?
+        }
+        AttachSpec::Uprobe {
+            target,
+            func,
+            offset,
+            address,
+            ..
+        } => {
+            let path = k.find_binary(target).ok_or_else(|| ExpandError::NoBinary {
+                probe: probe.clone(),
+                target: target.clone(),
+            })?;
+            let p = path.display().to_string();
+            if let Some(addr) = address {
+                vec![Target {
+                    name: format!("{kind_name}:{p}:0x{addr:x}"),
+                    kind: TargetKind::User {
+                        path,
+                        func: String::new(),
+                        offset: None,
+                        address: Some(*addr),
+                    },
+                }]
+            } else {
+                let g = glob(&probe, func)?;
+                k.elf_symbols(&path)
+                    .map_err(kerr)?
+                    .into_iter()
+                    .filter(|s| g.matches(s))
+                    .map(|s| Target {
+                        name: format!("{kind_name}:{p}:{s}"),
+                        kind: TargetKind::User {
+                            path: path.clone(),
+                            func: s,
+                            offset: *offset,
+                            address: None,
+                        },
+                    })
+                    .collect()
+            }
+        }
+        AttachSpec::Usdt {
+            target,
+            provider,
+            name,
+        } => {
+            let path = k.find_binary(target).ok_or_else(|| ExpandError::NoBinary {
+                probe: probe.clone(),
+                target: target.clone(),
+            })?;
+            let p = path.display().to_string();
+            let prov = provider.as_deref().unwrap_or("*");
+            k.usdt_probes(&path)
+                .map_err(kerr)?
+                .into_iter()
+                .filter(|n| glob_match(prov, &n.provider) && glob_match(name, &n.name))
+                .map(|n| Target {
+                    name: format!("usdt:{p}:{}:{}", n.provider, n.name),
+                    kind: TargetKind::Usdt {
+                        path: path.clone(),
+                        note: n,
+                    },
+                })
+                .collect()
+        }
+        _ => vec![Target {
+            name: canonical_other(ap),
+            kind: TargetKind::Other,
+        }],
+    };
+    if out.is_empty() {
+        let what = match ap.kind {
+            ProbeKind::Tracepoint => "tracepoint",
+            ProbeKind::RawTracepoint => "raw tracepoint",
+            ProbeKind::Uprobe | ProbeKind::Uretprobe => "symbol",
+            ProbeKind::Usdt => "USDT probe",
+            _ => "function",
+        };
+        let pattern = ap.raw.split_once(':').map_or(ap.raw.as_str(), |(_, r)| r);
+        return Err(none(what, pattern));
+    }
+    Ok(out)
+}
+
+fn canonical_other(ap: &AttachPoint) -> String {
+    match ap.kind {
+        ProbeKind::Begin => "BEGIN".into(),
+        ProbeKind::End => "END".into(),
+        _ => ap.raw.clone(),
+    }
+}
+
+fn kprobe_targets(
+    k: &dyn KernelInfo,
+    kind_name: &str,
+    module: Option<&str>,
+    func: &str,
+    offset: Option<u64>,
+    probe: &str,
+) -> Result<Vec<Target>, ExpandError> {
+    let g = glob(probe, func)?;
+    let name = |m: &Option<String>, f: &str| match m {
+        Some(m) => format!("{kind_name}:{m}:{f}"),
+        None => format!("{kind_name}:{f}"),
+    };
+    let funcs: Vec<(Option<String>, String, Option<u32>)> = match k.kprobe_functions() {
+        Some(list) => list
+            .into_iter()
+            .filter(|(m, f)| g.matches(f) && (module.is_none() || m.as_deref() == module))
+            .map(|(m, f)| (m, f, None))
+            .collect(),
+        // available_filter_functions unreadable (lockdown): BTF functions are the best guess.
+        None => k
+            .btf_functions(module, &g)
+            .map_err(|source| ExpandError::Kernel {
+                probe: probe.to_string(),
+                source,
+            })?
+            .into_iter()
+            .map(|f| (f.module, f.name, Some(f.btf_id)))
+            .collect(),
+    };
+    Ok(funcs
+        .into_iter()
+        .map(|(m, f, id)| Target {
+            name: name(&m, &f),
+            kind: TargetKind::KernelFunc {
+                module: m,
+                func: f,
+                btf_id: id,
+                offset,
+            },
+        })
+        .collect())
+}
+
+fn raw_tracepoints(
+    k: &dyn KernelInfo,
+    module: Option<&str>,
+    pattern: &str,
+) -> Result<Vec<Target>, KernelInfoError> {
+    let g = Glob::new(pattern).map_err(|e| KernelInfoError::Unavailable {
+        what: "raw tracepoint pattern".into(),
+        reason: e.to_string(),
+    })?;
+    let btf = k.btf(module)?;
+    let mut names: Vec<&str> = Vec::new();
+    if g.is_literal() {
+        if btf
+            .find_type(Kind::Typedef, &format!("btf_trace_{pattern}"))
+            .is_some()
+        {
+            names.push(pattern);
+        }
+    } else {
+        for t in btf.types() {
+            if let TypeKind::Typedef(_) = t.kind {
+                if let Some(n) = t.name.strip_prefix("btf_trace_") {
+                    if g.matches(n) {
+                        names.push(n);
+                    }
+                }
+            }
+        }
+        names.sort_unstable();
+        names.dedup();
+    }
+    let m = module.unwrap_or("vmlinux");
+    Ok(names
+        .into_iter()
+        .map(|n| Target {
+            name: format!("rawtracepoint:{m}:{n}"),
+            kind: TargetKind::RawTracepoint {
+                module: module.filter(|m| *m != "vmlinux").map(str::to_string),
+                name: n.to_string(),
+            },
+        })
+        .collect())
+}

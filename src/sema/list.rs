@@ -1,0 +1,213 @@
+//! `strobe -l [PATTERN]` and `-lv`: the probes a pattern names, one per line, in bpftrace's
+//! spelling (`fentry:vmlinux:vfs_read`, `tracepoint:syscalls:sys_enter_read`,
+//! `rawtracepoint:vmlinux:sched_switch`, `kprobe:vfs_read`), and with `-lv` their arguments
+//! indented by four spaces (`    struct file * file`, fexit/fentry also `    ssize_t retval`).
+//!
+//! Uses the same expansion as attaching ([`super::expand`]), so what `-l` shows is what a
+//! probe with that pattern would attach to. `kfunc`/`kretfunc` are accepted and listed under
+//! their current names `fentry`/`fexit`.
+
+use std::fmt::Write;
+
+use super::expand::{expand, Target, TargetKind};
+use crate::kernel::info::KernelInfo;
+use crate::kernel::tracefs::FieldLayout;
+use crate::syntax::ast::ProbeKind;
+use crate::syntax::attach::{glob_match, parse_attach_point};
+
+/// Probe kinds `-l` without a kind (or with a wildcard kind) lists, in bpftrace's order.
+const LISTED: &[ProbeKind] = &[
+    ProbeKind::Kprobe,
+    ProbeKind::Tracepoint,
+    ProbeKind::RawTracepoint,
+    ProbeKind::Software,
+    ProbeKind::Hardware,
+    ProbeKind::Fentry,
+];
+
+const SOFTWARE: &[&str] = &[
+    "alignment-faults",
+    "bpf-output",
+    "context-switches",
+    "cpu-clock",
+    "cpu-migrations",
+    "dummy",
+    "emulation-faults",
+    "major-faults",
+    "minor-faults",
+    "page-faults",
+    "task-clock",
+];
+
+const HARDWARE: &[&str] = &[
+    "backend-stalls",
+    "branch-instructions",
+    "branch-misses",
+    "bus-cycles",
+    "cache-misses",
+    "cache-references",
+    "cpu-cycles",
+    "frontend-stalls",
+    "instructions",
+    "ref-cycles",
+];
+
+/// Why listing failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ListError {
+    #[error("invalid probe pattern '{pattern}': {reason}")]
+    Pattern { pattern: String, reason: String },
+}
+
+/// The lines `strobe -l PATTERN` (`-lv` with `verbose`) prints, without trailing newlines
+/// (argument lines included in `-lv`). Kinds whose source is unavailable are skipped.
+pub fn list_probes(
+    pattern: Option<&str>,
+    verbose: bool,
+    k: &dyn KernelInfo,
+) -> Result<Vec<String>, ListError> {
+    let pattern = pattern.unwrap_or("*");
+    let (kind_pat, rest) = match pattern.split_once(':') {
+        Some((kp, r)) => (kp, r),
+        None => ("*", pattern),
+    };
+    let kinds: Vec<ProbeKind> = match ProbeKind::from_name(kind_pat) {
+        Some(k) => vec![k],
+        None if kind_pat.contains(['*', '?', '[']) => LISTED
+            .iter()
+            .copied()
+            .filter(|k| glob_match(kind_pat, k.name()))
+            .collect(),
+        None => {
+            return Err(ListError::Pattern {
+                pattern: pattern.to_string(),
+                reason: format!("unknown probe type '{kind_pat}'"),
+            })
+        }
+    };
+    let mut out = Vec::new();
+    for kind in kinds {
+        let rest = if rest.is_empty() { "*" } else { rest };
+        match kind {
+            ProbeKind::Software | ProbeKind::Hardware => {
+                let (names, kn) = if kind == ProbeKind::Software {
+                    (SOFTWARE, "software")
+                } else {
+                    (HARDWARE, "hardware")
+                };
+                let name_pat = rest.split(':').next().unwrap_or("*");
+                out.extend(
+                    names
+                        .iter()
+                        .filter(|n| glob_match(name_pat, n))
+                        .map(|n| format!("{kn}:{n}:")),
+                );
+                continue;
+            }
+            ProbeKind::Tracepoint if !rest.contains(':') && kind_pat == "*" => {
+                list_kind(kind, &format!("*:{rest}"), verbose, k, &mut out);
+                continue;
+            }
+            _ => {}
+        }
+        list_kind(kind, rest, verbose, k, &mut out);
+    }
+    Ok(out)
+}
+
+fn list_kind(
+    kind: ProbeKind,
+    rest: &str,
+    verbose: bool,
+    k: &dyn KernelInfo,
+    out: &mut Vec<String>,
+) {
+    let text = format!("{}:{rest}", kind.name());
+    let Ok(points) = parse_attach_point(&text, 0) else {
+        return;
+    };
+    for ap in points {
+        let Ok(targets) = expand(&ap, k) else {
+            continue;
+        };
+        for t in &targets {
+            out.push(t.name.clone());
+            if verbose {
+                out.extend(arg_lines(kind, t, k));
+            }
+        }
+    }
+}
+
+/// `-lv` lines for one target.
+pub fn arg_lines(kind: ProbeKind, t: &Target, k: &dyn KernelInfo) -> Vec<String> {
+    let mut lines = Vec::new();
+    match &t.kind {
+        TargetKind::Tracepoint { category, name } => {
+            if let Ok(f) = k.tracepoint_format(category, name) {
+                for fl in &f.fields {
+                    let mut s = String::from("    ");
+                    match fl.layout {
+                        FieldLayout::Scalar => {
+                            let _ = write!(s, "{} {}", fl.type_text, fl.name);
+                        }
+                        FieldLayout::Array { len } => {
+                            let _ = write!(s, "{} {}[{len}]", fl.type_text, fl.name);
+                        }
+                        FieldLayout::FlexibleArray => {
+                            let _ = write!(s, "{} {}[]", fl.type_text, fl.name);
+                        }
+                        FieldLayout::DataLoc | FieldLayout::RelLoc => {
+                            let _ = write!(s, "__data_loc {}[] {}", fl.type_text, fl.name);
+                        }
+                    }
+                    lines.push(s);
+                }
+            }
+        }
+        TargetKind::KernelFunc {
+            module,
+            func,
+            btf_id,
+            ..
+        } if matches!(kind, ProbeKind::Fentry | ProbeKind::Fexit) => {
+            let Ok(btf) = k.btf(module.as_deref()) else {
+                return lines;
+            };
+            let Some(id) = btf_id.or_else(|| btf.find_func(func)) else {
+                return lines;
+            };
+            if let Ok(p) = btf.func_proto(id) {
+                for prm in p.params() {
+                    lines.push(format!(
+                        "    {} {}",
+                        btf.type_to_string(prm.type_id),
+                        prm.name
+                    ));
+                }
+                lines.push(format!("    {} retval", btf.type_to_string(p.ret)));
+            }
+        }
+        TargetKind::RawTracepoint { module, name } => {
+            let Ok(btf) = k.btf(module.as_deref()) else {
+                return lines;
+            };
+            if let Ok(params) = btf.raw_tracepoint_args(name) {
+                for prm in params {
+                    lines.push(format!(
+                        "    {} {}",
+                        btf.type_to_string(prm.type_id),
+                        prm.name
+                    ));
+                }
+            }
+        }
+        TargetKind::Usdt { note, .. } => {
+            for (i, a) in note.args.split_whitespace().enumerate() {
+                lines.push(format!("    arg{i}: {a}"));
+            }
+        }
+        _ => {}
+    }
+    lines
+}

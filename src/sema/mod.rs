@@ -1,0 +1,125 @@
+//! Semantic checking: a parsed [`Program`] → a [`CheckedProgram`] (types, names, maps, formats,
+//! expanded targets) or diagnostics, with bpftrace's rules.
+//!
+//! Stages (one file each):
+//! - [`expand`]: attach points → targets through [`KernelInfo`] (BTF, tracefs, ELF);
+//! - [`context`]: per probe, what `args`/`argN`/`retval`/`func` are for its targets;
+//! - `resolve`: scopes of `$variables` (block-scoped, bpftrace's current rules), macros
+//!   expanded at their call sites, `#define` constants, positional parameters;
+//! - `typeck`: a [`Type`] for every expression, checked against builtins
+//!   ([`crate::builtins`]), BTF and tracepoint formats;
+//! - `resources`: the map table (key/value types consistent across uses, aggregations) and
+//!   the printf-like format sites (checked with [`crate::runtime::format::PrintfCall`]).
+//!
+//! Maps may be read in one probe and assigned in a later one, so typing runs twice: the first
+//! round only learns each map's key and value types (its diagnostics are dropped), the second
+//! checks every use against them and reports.
+//!
+//! Input: a program, its [`SourceFile`] (for nothing but names), a [`KernelInfo`] and
+//! [`CheckOptions`]. Output: [`CheckOutput`] — the checked program when there was no error,
+//! and every diagnostic (errors and warnings) in source order.
+//!
+//! ```
+//! use strobe::diag::SourceFile;
+//! use strobe::kernel::info::MockKernel;
+//! use strobe::sema::{check, CheckOptions, types::Type};
+//!
+//! let src = SourceFile::new("t.bt", "fentry:vfs_read { @bytes[comm] = sum(args.count); }");
+//! let program = strobe::syntax::parse_ok(&src).unwrap();
+//! let out = check(&program, &MockKernel::fixture(), &CheckOptions::default());
+//! let checked = out.program.expect("no errors");
+//! let (_, map) = checked.map("@bytes").unwrap();
+//! assert_eq!(map.keys, [Type::Str { size: 16 }]);
+//! assert_eq!(checked.probes[0].attach[0].targets[0].name, "fentry:vmlinux:vfs_read");
+//! ```
+
+pub mod context;
+pub mod ctypes;
+pub mod expand;
+pub mod imports;
+pub mod list;
+pub mod program;
+mod resolve;
+mod resources;
+mod typeck;
+pub mod types;
+
+pub use program::{
+    AttachTargets, CheckedProbe, CheckedProgram, FormatId, FormatSite, MapId, MapInfo, VarSlot,
+    VarTable,
+};
+pub use types::Type;
+
+use crate::diag::Diagnostic;
+use crate::kernel::info::KernelInfo;
+use crate::syntax::ast::Program;
+
+/// bpftrace's default string size (`BPFTRACE_MAX_STRLEN`).
+pub const DEFAULT_MAX_STRLEN: usize = 64;
+/// bpftrace's default map size (`BPFTRACE_MAX_MAP_KEYS`).
+pub const DEFAULT_MAX_MAP_KEYS: u64 = 4096;
+
+/// What the command line and environment decide for checking.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckOptions {
+    /// `$1`… as given after the script.
+    pub params: Vec<String>,
+    /// `--unsafe`.
+    pub unsafe_mode: bool,
+    /// String size; a script's `config = { max_strlen = N }` overrides it.
+    pub max_strlen: usize,
+    /// Default map size; `config = { max_map_keys = N }` overrides it.
+    pub max_map_keys: u64,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        CheckOptions {
+            params: Vec::new(),
+            unsafe_mode: false,
+            max_strlen: DEFAULT_MAX_STRLEN,
+            max_map_keys: DEFAULT_MAX_MAP_KEYS,
+        }
+    }
+}
+
+impl CheckOptions {
+    /// Defaults overridden by the environment: `STROBE_MAX_STRLEN` (alias
+    /// `BPFTRACE_MAX_STRLEN`) and `STROBE_MAX_MAP_KEYS` (alias `BPFTRACE_MAX_MAP_KEYS`); the
+    /// STROBE_ name wins when both are set. Unparsable values are ignored.
+    pub fn from_env() -> CheckOptions {
+        let get = |names: [&str; 2]| {
+            names
+                .iter()
+                .find_map(|n| std::env::var(n).ok()?.trim().parse::<u64>().ok())
+        };
+        let mut o = CheckOptions::default();
+        if let Some(n) = get(["STROBE_MAX_STRLEN", "BPFTRACE_MAX_STRLEN"]) {
+            o.max_strlen = n.clamp(1, 1 << 20) as usize;
+        }
+        if let Some(n) = get(["STROBE_MAX_MAP_KEYS", "BPFTRACE_MAX_MAP_KEYS"]) {
+            o.max_map_keys = n.max(1);
+        }
+        o
+    }
+}
+
+/// The checker's result.
+#[derive(Debug)]
+pub struct CheckOutput {
+    /// `Some` when no error was found.
+    pub program: Option<CheckedProgram>,
+    /// Errors and warnings, in source order.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl CheckOutput {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// Checks `program` (see the module documentation).
+pub fn check(program: &Program, kernel: &dyn KernelInfo, opts: &CheckOptions) -> CheckOutput {
+    resolve::run(program, kernel, opts)
+}

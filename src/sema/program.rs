@@ -1,0 +1,132 @@
+//! The checker's output: [`CheckedProgram`], the AST plus side tables that the code generator
+//! reads — a type per expression, what each name resolved to, the maps, the printf-like call
+//! sites and, per probe, the expanded targets grouped by the argument facts they share.
+//!
+//! Invariant: a `CheckedProgram` exists only for a script without errors; every expression
+//! reachable from a probe has a type (`types[id]`), every `$var` use a slot, every map use a
+//! [`MapId`], every printf/print call site a [`FormatId`].
+
+use std::collections::HashMap;
+
+use super::expand::Target;
+use super::types::Type;
+use crate::diag::{Diagnostic, Span};
+use crate::runtime::format::agg::AggKind;
+use crate::runtime::format::PrintfCall;
+use crate::syntax::ast::{ExprId, ProbeKind, Program};
+use crate::template::{Fact, Grouping};
+
+/// Index into [`CheckedProgram::maps`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MapId(pub u32);
+
+/// Index into [`CheckedProgram::formats`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FormatId(pub u32);
+
+/// A scratch variable's storage slot within its probe (or function): one per declaration, so
+/// two `let $x` in sibling blocks are two slots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct VarSlot(pub u32);
+
+/// One map of the script.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MapInfo {
+    /// As written, with `@` (`@` alone for the unnamed map).
+    pub name: String,
+    /// Key types; empty for a scalar map (`@x = 1`), which bpftrace keys by a constant 0.
+    pub keys: Vec<Type>,
+    /// The value type (an aggregation's is [`Type::Agg`]).
+    pub value: Type,
+    /// Set when the value is an aggregation (per-CPU map; merged when printed).
+    pub agg: Option<AggKind>,
+    /// From a `let @m = hash(N)` declaration or config/env `max_map_keys`.
+    pub max_entries: u64,
+    /// The kind from a declaration (`hash`, `lruhash`, `percpuhash`, …), if declared.
+    pub declared_kind: Option<String>,
+    /// Where it is first used (or declared).
+    pub span: Span,
+}
+
+/// What a printf-like call site prints (`printf`, `errorf`, `warnf`, `system`, `cat`…).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FormatSite {
+    pub call: ExprId,
+    /// The builtin called.
+    pub function: &'static str,
+    /// Format and argument layouts, checked against each other.
+    pub printf: PrintfCall,
+}
+
+/// The variables of one probe or function: one entry per slot.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct VarTable {
+    /// `(name, type, declaration span)` by slot.
+    pub slots: Vec<(String, Type, Span)>,
+}
+
+/// One probe after checking.
+#[derive(Clone, Debug)]
+pub struct CheckedProbe {
+    /// Index into `Program::probes()`.
+    pub index: usize,
+    /// Per attach point: its kind, the targets it expanded to, and how they group by facts.
+    pub attach: Vec<AttachTargets>,
+    pub vars: VarTable,
+}
+
+/// The targets of one attach point.
+#[derive(Clone, Debug)]
+pub struct AttachTargets {
+    pub kind: ProbeKind,
+    /// The attach point's text as written.
+    pub raw: String,
+    pub targets: Vec<Target>,
+    /// What the probe's body assumes about each target (fentry/fexit/rawtracepoint).
+    pub facts: Vec<Fact>,
+    /// Targets grouped by those facts (`strobe::template::group_targets`); targets that fail a
+    /// fact are in `grouping.skipped` with the reason (and were warned about).
+    pub grouping: Grouping,
+}
+
+/// The result of checking a script without errors.
+#[derive(Clone, Debug)]
+pub struct CheckedProgram {
+    pub program: Program,
+    /// Indexed by `ExprId::index()`; [`Type::None`] for ids not reached (macros' bodies are
+    /// typed at their call sites, so their own ids may stay `None`).
+    pub types: Vec<Type>,
+    /// `$var` uses (and `Let`/assignment targets' expression ids where they have one) → slot.
+    pub var_slots: HashMap<ExprId, VarSlot>,
+    /// Map expressions (`@m[..]` uses) → map.
+    pub map_refs: HashMap<ExprId, MapId>,
+    pub maps: Vec<MapInfo>,
+    pub formats: Vec<FormatSite>,
+    /// Call expression → its format site.
+    pub format_of: HashMap<ExprId, FormatId>,
+    /// Integer constants folded by the checker (`#define`, positional params, `sizeof`,
+    /// `offsetof`, enum values), by expression.
+    pub consts: HashMap<ExprId, i64>,
+    /// String constants (string positional parameters, `#define` strings), by expression.
+    pub str_consts: HashMap<ExprId, Vec<u8>>,
+    /// The script's own C types (`CTypeRef::Script` indexes `script_types.defs`).
+    pub script_types: super::ctypes::ScriptTypes,
+    pub probes: Vec<CheckedProbe>,
+    pub warnings: Vec<Diagnostic>,
+}
+
+impl CheckedProgram {
+    /// The type of expression `id`.
+    pub fn type_of(&self, id: ExprId) -> &Type {
+        self.types.get(id.index()).unwrap_or(&Type::None)
+    }
+
+    /// The map called `name` (with its `@`).
+    pub fn map(&self, name: &str) -> Option<(MapId, &MapInfo)> {
+        self.maps
+            .iter()
+            .enumerate()
+            .find(|(_, m)| m.name == name)
+            .map(|(i, m)| (MapId(i as u32), m))
+    }
+}

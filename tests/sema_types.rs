@@ -1,0 +1,262 @@
+//! Positive checks: scripts that must check clean against the mock kernel, and the types,
+//! maps, formats, constants and target groups the checker records for them.
+
+mod sema_support;
+
+use sema_support::{check_text, located};
+use strobe::runtime::format::agg::AggKind;
+use strobe::runtime::format::hist::HistKind;
+use strobe::runtime::format::FieldType;
+use strobe::sema::types::{AddrSpace, Pointee, Type};
+use strobe::sema::{CheckOptions, CheckedProgram};
+use strobe::syntax::ast::{ExprKind, StmtKind};
+
+fn ok(text: &str) -> CheckedProgram {
+    ok_with(text, &CheckOptions::default())
+}
+
+fn ok_with(text: &str, opts: &CheckOptions) -> CheckedProgram {
+    let (src, out) = check_text(text, opts);
+    let errs: Vec<String> = out
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| located(&src, d))
+        .collect();
+    assert!(errs.is_empty(), "{text}: {errs:?}");
+    out.program.expect("no errors, so a program")
+}
+
+fn map_value(p: &CheckedProgram, name: &str) -> Type {
+    p.map(name).expect("map exists").1.value.clone()
+}
+
+fn map_keys(p: &CheckedProgram, name: &str) -> Vec<Type> {
+    p.map(name).expect("map exists").1.keys.clone()
+}
+
+#[test]
+fn builtins_have_bpftrace_types() {
+    let p = ok("BEGIN { @a = pid; @b = nsecs; @c = comm; @d = kstack; @e = cpu; @f = username; }");
+    assert_eq!(map_value(&p, "@a"), Type::U32);
+    assert_eq!(map_value(&p, "@b"), Type::U64);
+    assert_eq!(map_value(&p, "@c"), Type::Str { size: 16 });
+    assert!(matches!(
+        map_value(&p, "@d"),
+        Type::KStack { limit: 127, .. }
+    ));
+    assert_eq!(map_value(&p, "@f"), Type::Username);
+}
+
+#[test]
+fn aggregations_record_their_kind_and_signedness() {
+    let p = ok(
+        r#"kprobe:vfs_read { @c[comm] = count(); @s = sum(arg2); @m = min(-1); @h = hist(arg2, 2); @l = lhist(arg2, 0, 100, 10); @st = stats((int32)arg1); }"#,
+    );
+    assert_eq!(p.map("@c").unwrap().1.agg, Some(AggKind::Count));
+    assert_eq!(
+        p.map("@s").unwrap().1.agg,
+        Some(AggKind::Sum { signed: false })
+    );
+    assert_eq!(
+        p.map("@m").unwrap().1.agg,
+        Some(AggKind::Min { signed: true })
+    );
+    assert_eq!(
+        p.map("@h").unwrap().1.agg,
+        Some(AggKind::Hist(HistKind::Log2 { k: 2 }))
+    );
+    assert_eq!(
+        p.map("@l").unwrap().1.agg,
+        Some(AggKind::Hist(HistKind::Linear {
+            min: 0,
+            max: 100,
+            step: 10
+        }))
+    );
+    assert_eq!(
+        p.map("@st").unwrap().1.agg,
+        Some(AggKind::Stats { signed: true })
+    );
+    assert_eq!(map_keys(&p, "@c"), [Type::Str { size: 16 }]);
+}
+
+#[test]
+fn fentry_args_and_retval_come_from_btf() {
+    let p = ok("fexit:vfs_read { @r = retval; @n = args.count; @f = args.file; @i = args.file->f_inode->i_ino; @p = args.file.f_path.dentry; }");
+    assert_eq!(map_value(&p, "@r"), Type::I64, "ssize_t");
+    assert_eq!(map_value(&p, "@n"), Type::U64, "size_t");
+    match map_value(&p, "@f") {
+        Type::Pointer {
+            pointee: Pointee::Type(t),
+            space: AddrSpace::Kernel,
+        } => {
+            assert_eq!(t.to_string(), "struct file")
+        }
+        t => panic!("args.file is {t}"),
+    }
+    assert_eq!(map_value(&p, "@i"), Type::U64);
+    assert!(map_value(&p, "@p").is_pointer());
+}
+
+#[test]
+fn tracepoint_args_come_from_the_format() {
+    let p = ok("tracepoint:syscalls:sys_enter_openat { @f[str(args.filename)] = count(); @d = args.dfd; } tracepoint:sched:sched_process_exec { @e = args.filename; @p = args.pid; }");
+    assert_eq!(map_keys(&p, "@f"), [Type::Str { size: 64 }]);
+    assert_eq!(map_value(&p, "@d"), Type::U64);
+    assert_eq!(
+        map_value(&p, "@e"),
+        Type::Str { size: 64 },
+        "__data_loc char[]"
+    );
+    assert_eq!(map_value(&p, "@p"), Type::I32);
+}
+
+#[test]
+fn rawtracepoint_args_are_named_from_the_bpf_trace_function() {
+    let p =
+        ok("rawtracepoint:sched_switch { @[args.next->comm] = count(); @pid = args.prev->pid; }");
+    assert_eq!(map_keys(&p, "@"), [Type::Str { size: 16 }]);
+    assert_eq!(map_value(&p, "@pid"), Type::I32);
+}
+
+#[test]
+fn casts_to_btf_and_script_structs_resolve_members() {
+    let p = ok("struct Foo { int a; char name[8]; u64 b; } BEGIN { @t = ((struct task_struct *)curtask)->real_parent->pid; $f = (struct Foo *)0; @n = $f->name; @b = $f->b; @o = offsetof(struct Foo, b); @s = sizeof(struct Foo); }");
+    assert_eq!(map_value(&p, "@t"), Type::I32);
+    assert_eq!(map_value(&p, "@n"), Type::Str { size: 8 });
+    assert_eq!(map_value(&p, "@b"), Type::U64);
+    let consts: Vec<i64> = p.consts.values().copied().collect();
+    assert!(consts.contains(&16), "offsetof(b) = 16: {consts:?}");
+    assert!(consts.contains(&24), "sizeof = 24: {consts:?}");
+}
+
+#[test]
+fn printf_sites_carry_checked_layouts() {
+    let p = ok(
+        r#"tracepoint:syscalls:sys_enter_openat { printf("%s %d %s\n", comm, pid, str(args.filename)); }"#,
+    );
+    assert_eq!(p.formats.len(), 1);
+    let f = &p.formats[0];
+    assert_eq!(f.function, "printf");
+    assert_eq!(
+        f.printf.args,
+        [
+            FieldType::Str { size: 16 },
+            FieldType::Int {
+                bytes: 4,
+                signed: false
+            },
+            FieldType::Str { size: 64 }
+        ]
+    );
+    assert_eq!(f.printf.offsets(), [0, 16, 20]);
+}
+
+#[test]
+fn positional_params_are_ints_or_strings_and_missing_ones_zero() {
+    let opts = CheckOptions {
+        params: vec!["42".into(), "bash".into()],
+        ..CheckOptions::default()
+    };
+    let p = ok_with("BEGIN { @a = $1; @b = $2; @c = $3; @n = $#; }", &opts);
+    assert_eq!(map_value(&p, "@a"), Type::I64);
+    assert_eq!(map_value(&p, "@b"), Type::Str { size: 5 });
+    assert_eq!(map_value(&p, "@c"), Type::I64);
+    assert!(p.consts.values().any(|&v| v == 42));
+    assert!(p.str_consts.values().any(|v| v == b"bash"));
+}
+
+#[test]
+fn max_strlen_comes_from_options_and_config() {
+    let opts = CheckOptions {
+        max_strlen: 128,
+        ..CheckOptions::default()
+    };
+    let p = ok_with("kprobe:vfs_* { @s = str(arg0); }", &opts);
+    assert_eq!(map_value(&p, "@s"), Type::Str { size: 128 });
+    let p = ok(
+        "config = { max_strlen = 200; max_map_keys = 77 } kprobe:vfs_read { @s[str(arg0)] = 1; }",
+    );
+    assert_eq!(map_keys(&p, "@s"), [Type::Str { size: 200 }]);
+    assert_eq!(p.map("@s").unwrap().1.max_entries, 77);
+}
+
+#[test]
+fn defines_macros_and_functions_check() {
+    let p = ok(r#"#define LIMIT 0x10
+macro twice(x) { x * 2 }
+macro bump(@m, $k) { @m[$k]++ }
+fn half($v: int64): int64 { return $v / 2; }
+BEGIN { $k = 1; @a = twice(LIMIT); bump(@c, $k); @h = half(8); }"#);
+    assert_eq!(map_value(&p, "@a"), Type::I64);
+    assert_eq!(map_keys(&p, "@c"), [Type::I64]);
+    assert_eq!(map_value(&p, "@h"), Type::I64);
+    assert!(
+        p.consts.values().any(|&v| v == 32),
+        "twice(0x10) folds to 32"
+    );
+}
+
+#[test]
+fn variables_get_slots_per_declaration() {
+    let p = ok("BEGIN { if (1) { let $x = 1; @a = $x; } if (2) { let $x = \"s\"; @b = $x; } }");
+    let vars = &p.probes[0].vars.slots;
+    assert_eq!(vars.len(), 2);
+    assert_eq!(vars[0].1, Type::I64);
+    assert_eq!(vars[1].1, Type::Str { size: 2 });
+    assert_eq!(p.var_slots.len(), 2);
+}
+
+#[test]
+fn map_declarations_set_kind_and_size() {
+    let p = ok("let @m = lruhash(100); BEGIN { @m[1] = 2; }");
+    let m = p.map("@m").unwrap().1;
+    assert_eq!(m.max_entries, 100);
+    assert_eq!(m.declared_kind.as_deref(), Some("lruhash"));
+}
+
+#[test]
+fn every_expression_reached_has_a_type() {
+    let p = ok("kprobe:vfs_read /pid > 1/ { $x = arg0 + 1; @[comm, $x] = count(); }");
+    let probe = p.program.probes().next().unwrap();
+    let pred = probe.predicate.as_ref().unwrap();
+    assert_eq!(p.type_of(pred.id), &Type::Bool);
+    let StmtKind::Assign { value, .. } = &probe.body.stmts[0].kind else {
+        panic!("assignment expected")
+    };
+    assert!(matches!(value.kind, ExprKind::Binary { .. }));
+    assert_eq!(p.type_of(value.id), &Type::I64);
+}
+
+#[test]
+fn reading_a_map_assigned_in_a_later_probe_is_fine() {
+    let p = ok("END { print(@total); } kprobe:vfs_read { @total = sum(arg2); }");
+    assert_eq!(
+        p.map("@total").unwrap().1.agg,
+        Some(AggKind::Sum { signed: false })
+    );
+}
+
+#[test]
+fn unsafe_builtins_pass_with_unsafe() {
+    let opts = CheckOptions {
+        unsafe_mode: true,
+        ..CheckOptions::default()
+    };
+    ok_with(r#"BEGIN { system("echo %d", 1); signal(9); }"#, &opts);
+}
+
+#[test]
+fn uprobe_and_usdt_targets_expand_from_elf_tables() {
+    let p =
+        ok("uprobe:/bin/bash:read* { @[func] = count(); } usdt:libc:libc:setjmp { @j = arg0; }");
+    let t: Vec<&str> = p.probes[0].attach[0]
+        .targets
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
+    assert_eq!(t, ["uprobe:/bin/bash:readline"]);
+    let t = &p.probes[1].attach[0].targets[0].name;
+    assert_eq!(t, "usdt:/usr/lib/libc.so.6:libc:setjmp");
+}
