@@ -175,6 +175,8 @@ pub(crate) struct Inst {
 pub(crate) struct SlotInfo {
     pub size: u32,
     pub align: u32,
+    /// Lives for the whole program (its address escapes to memory).
+    pub pinned: bool,
 }
 
 /// Builds one probe program. See the module documentation.
@@ -239,8 +241,15 @@ impl Builder {
         self.slots.push(SlotInfo {
             size: size.max(1),
             align: align.clamp(1, 8).next_power_of_two(),
+            pinned: false,
         });
         Slot(self.slots.len() as u32 - 1)
+    }
+
+    /// Keeps `slot` alive for the whole program. Needed when its address is stored in memory
+    /// (the allocator only follows addresses held in registers).
+    pub fn pin(&mut self, slot: Slot) {
+        self.slots[slot.0 as usize].pinned = true;
     }
 
     /// Size in bytes of `slot`.

@@ -49,6 +49,7 @@ pub fn finish(mut b: Builder, opts: &FinishOptions) -> Result<Compiled, CodegenE
     if let Some(l) = unbound_label(&b) {
         return Err(CodegenError::UnboundLabel { label: l.0 });
     }
+    super::hoist::hoist_slot_addrs(&mut b);
     let alloc = allocate(&mut b)?;
     let frame = layout(&b)?;
     let mut items = emit(&b.insts, &alloc.regs, &frame)?;

@@ -219,9 +219,10 @@ impl Emitter<'_> {
             .filter(|(d, s)| d != s)
             .collect();
         while !moves.is_empty() {
+            // A move is ready when no other pending move still reads its destination.
             let ready = moves
                 .iter()
-                .position(|&(d, _)| !moves.iter().any(|&(_, s)| s == d));
+                .position(|&(d, _)| !moves.iter().any(|&(md, s)| s == d && md != d));
             match ready {
                 Some(i) => {
                     let (d, s) = moves.remove(i);
@@ -238,6 +239,8 @@ impl Emitter<'_> {
                             m.1 = s;
                         }
                     }
+                    // A move that now reads its own destination is done.
+                    moves.retain(|m| m.0 != m.1);
                 }
             }
         }

@@ -6,17 +6,21 @@
 //! Input: calls from lowering (one probe block at a time): `Builder` methods and `emit::*`
 //! functions, each tagged with the current script [`Span`](crate::diag::Span). Output:
 //! [`Compiled`] from [`finish`]. Flow:
-//! `Builder` → `regalloc` (r0–r9, spills) → `stack` (frame ≤ 512 bytes) → `machine` (insns with
+//! `Builder` → `hoist` (stack addresses used by many calls) → `regalloc` (r0–r9, spills) → `stack` (frame ≤ 512 bytes) → `machine` (insns with
 //! labels) → `finish` (peephole, labels, relocations, source map, arming guard).
 //! This module never makes a syscall; instruction encodings come from `asm::isa` only.
 
 pub mod builder;
 pub mod emit;
 pub mod finish;
+mod hoist;
 mod liveness;
 mod machine;
 mod regalloc;
 pub mod stack;
+
+#[cfg(test)]
+mod tests;
 
 pub use builder::{Arg, Builder, Label, Mem, Slot, Src, VReg};
 pub use finish::{finish, Compiled, FinishOptions};

@@ -7,6 +7,8 @@
 //! A slot's lifetime is `[first reference, last reference]`, widened to the life of any
 //! register holding its address (a key pointer passed to a later helper) and to whole loops
 //! when it is referenced inside one (a loop may read in iteration n what iteration n-1 wrote).
+//! A slot whose address escapes to memory must be pinned (`Builder::pin`): it then lives for
+//! the whole program.
 //! Nothing is zeroed here: slots hold whatever their users write (see `emit::mem::zero`).
 
 use super::builder::{Arg, Builder, Mem, Op, Slot};
@@ -62,6 +64,12 @@ fn lifetimes(b: &Builder) -> Vec<Option<(usize, usize)>> {
             if let Some((a, z)) = regs.intervals[dst.0 as usize] {
                 widen(&mut life, slot, a, z);
             }
+        }
+    }
+    let n = b.insts.len().saturating_sub(1);
+    for (s, info) in b.slots.iter().enumerate() {
+        if info.pinned {
+            life[s] = Some((0, n));
         }
     }
     // Back edges: a slot referenced anywhere inside a loop lives for the whole loop.

@@ -93,7 +93,8 @@ pub fn cgroup(b: &mut Builder) -> Value {
 
 /// `comm`: the current task's name into 16 bytes at `dst`.
 pub fn comm(b: &mut Builder, dst: Place) {
-    b.call_void(Helper::GetCurrentComm, &[dst.arg(), Arg::Imm(16)]);
+    let d = dst.arg(b);
+    b.call_void(Helper::GetCurrentComm, &[d, Arg::Imm(16)]);
 }
 
 /// `func` / `probe`: the target's index in the probe's target table.
@@ -143,7 +144,8 @@ pub fn read_mem(b: &mut Builder, user: bool, dst: Place, size: u32, src: Value) 
         Value::Imm(v) => Arg::Imm(v),
         Value::Reg(r) => Arg::Reg(r),
     };
-    b.call(h, &[dst.arg(), Arg::Imm(size as i64), s])
+    let d = dst.arg(b);
+    b.call(h, &[d, Arg::Imm(size as i64), s])
 }
 
 /// `base->f1->f2…`: follows pointers at byte offsets `path[..n-1]` from `base` and reads an

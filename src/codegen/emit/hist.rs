@@ -26,37 +26,38 @@ pub fn log2(b: &mut Builder, v: Value, k: u8) -> Value {
     b.mov(out, v);
     b.alu(true, AluOp::Add, out, 1);
     b.jmp64(JmpOp::Jle, v, mask, done);
-    // msb(v) by binary search: n is shifted down, msb accumulates.
+    // msb(v) by binary search: n is shifted down while `out` accumulates the msb (plus 2
+    // when k = 0, where the bucket is simply msb + 2).
     let n = b.copy(v);
-    let msb = b.constant(0);
+    b.mov(out, if k == 0 { 2 } else { 0 });
     let hi = b.copy(n);
     b.alu(true, AluOp::Rsh, hi, 32);
     let low32 = b.label();
     b.jmp64(JmpOp::Jeq, hi, 0, low32);
     b.mov(n, hi);
-    b.alu(true, AluOp::Add, msb, 32);
+    b.alu(true, AluOp::Add, out, 32);
     b.bind(low32);
     for step in [16, 8, 4, 2, 1] {
         let skip = b.label();
         b.jmp64(JmpOp::Jle, n, ((1u32 << step) - 1) as i32, skip);
         b.alu(true, AluOp::Rsh, n, step);
-        b.alu(true, AluOp::Add, msb, step);
+        b.alu(true, AluOp::Add, out, step);
         b.bind(skip);
     }
-    // l = msb - k; bucket = ((l + 1) << k) + ((v >> l) & mask) + 1
     if k > 0 {
-        b.alu(true, AluOp::Sub, msb, k as i32);
-    }
-    let x = b.copy(v);
-    b.alu(true, AluOp::Rsh, x, msb);
-    b.alu(true, AluOp::And, x, mask);
-    b.mov(out, msb);
-    b.alu(true, AluOp::Add, out, 1);
-    if k > 0 {
+        // l = msb - k; bucket = ((l + 1) << k) + ((v >> l) & mask) + 1
+        let l = b.copy(out);
+        b.alu(true, AluOp::Sub, l, k as i32);
+        let x = b.copy(v);
+        b.alu(true, AluOp::Rsh, x, l);
+        b.alu(true, AluOp::And, x, mask);
+        if k > 1 {
+            b.alu(true, AluOp::Sub, out, k as i32 - 1);
+        }
         b.alu(true, AluOp::Lsh, out, k as i32);
+        b.alu(true, AluOp::Add, out, x);
+        b.alu(true, AluOp::Add, out, 1);
     }
-    b.alu(true, AluOp::Add, out, x);
-    b.alu(true, AluOp::Add, out, 1);
     b.bind(done);
     Value::Reg(out)
 }

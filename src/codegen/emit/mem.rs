@@ -20,7 +20,7 @@ pub fn size_of_bytes(bytes: u32) -> Size {
     }
 }
 
-/// Writes zeros over `len` bytes at `place`, assuming the slot is 8-byte aligned.
+/// Writes zeros over `len` bytes at `place`, assuming its base is 8-byte aligned.
 pub fn zero(b: &mut Builder, place: Place, len: u32) {
     let (mut off, end) = (place.off, place.off + len as i32);
     while off < end {
@@ -29,7 +29,7 @@ pub fn zero(b: &mut Builder, place: Place, len: u32) {
             .into_iter()
             .find(|&n| n <= left && off % n == 0)
             .unwrap_or(1);
-        b.store(size_of_bytes(n as u32), place.slot, off, 0);
+        b.store(size_of_bytes(n as u32), place.mem(), off, 0);
         off += n;
     }
 }
@@ -39,11 +39,11 @@ pub fn store_int(b: &mut Builder, place: Place, v: Value, bytes: u32) {
     let size = size_of_bytes(bytes);
     match v {
         Value::Imm(x) if i32::try_from(x).is_ok() || bytes <= 4 => {
-            b.store(size, place.slot, place.off, x as i32)
+            b.store(size, place.mem(), place.off, x as i32)
         }
         _ => {
             let r = v.reg(b);
-            b.store(size, place.slot, place.off, r);
+            b.store(size, place.mem(), place.off, r);
         }
     }
 }
@@ -51,7 +51,7 @@ pub fn store_int(b: &mut Builder, place: Place, v: Value, bytes: u32) {
 /// Loads an integer of type `ty` from `place`, normalized.
 pub fn load_int(b: &mut Builder, place: Place, ty: IntTy) -> Value {
     let r = b.vreg();
-    b.load(size_of_bytes(ty.bytes()), r, place.slot, place.off);
+    b.load(size_of_bytes(ty.bytes()), r, place.mem(), place.off);
     if ty.signed {
         normalize(b, r, ty);
     }
@@ -67,4 +67,32 @@ pub fn load_int_at(b: &mut Builder, ptr: VReg, off: i32, ty: IntTy) -> VReg {
         normalize(b, r, ty);
     }
     r
+}
+
+/// Writes the constant bytes `data` at `place` (string literals, formats): 4-byte stores where
+/// possible, then the remainder byte by byte.
+pub fn write_bytes(b: &mut Builder, place: Place, data: &[u8]) {
+    let mut i = 0;
+    while i < data.len() {
+        let off = place.off + i as i32;
+        if data.len() - i >= 4 && off % 4 == 0 {
+            let w = u32::from_le_bytes([data[i], data[i + 1], data[i + 2], data[i + 3]]);
+            b.store(Size::W, place.mem(), off, w as i32);
+            i += 4;
+        } else {
+            b.store(Size::B, place.mem(), off, data[i] as i32);
+            i += 1;
+        }
+    }
+}
+
+/// Writes string literal `s` into a buffer of `size` bytes at `place`, NUL-padded (so it can
+/// serve as a map key), truncated to `size - 1` bytes.
+pub fn write_str(b: &mut Builder, place: Place, s: &[u8], size: u32) {
+    let n = s.len().min(size.saturating_sub(1) as usize);
+    let mut bytes = s[..n].to_vec();
+    bytes.resize(size as usize, 0);
+    let zeros_from = n.next_multiple_of(8).min(size as usize);
+    write_bytes(b, place, &bytes[..zeros_from]);
+    zero(b, place.at(zeros_from as i32), size - zeros_from as u32);
 }

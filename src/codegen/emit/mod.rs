@@ -110,27 +110,64 @@ impl Value {
     }
 }
 
-/// A memory place on the stack: byte `off` of `slot`.
+/// Where a memory place lives: a stack slot, or memory a register points to (a per-CPU
+/// scratch buffer or another map value the verifier knows the size of).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Base {
+    Slot(Slot),
+    Ptr(VReg),
+}
+
+/// A memory place: byte `off` of a stack slot or of pointed-to memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Place {
-    pub slot: Slot,
+    pub base: Base,
     pub off: i32,
 }
 
 impl Place {
+    /// Byte `off` of stack slot `slot`.
     pub fn new(slot: Slot, off: i32) -> Place {
-        Place { slot, off }
+        Place {
+            base: Base::Slot(slot),
+            off,
+        }
+    }
+
+    /// Byte `off` of the memory `ptr` points to.
+    pub fn ptr(ptr: VReg, off: i32) -> Place {
+        Place {
+            base: Base::Ptr(ptr),
+            off,
+        }
     }
 
     /// The place `n` bytes further.
     pub fn at(self, n: i32) -> Place {
         Place {
-            slot: self.slot,
+            base: self.base,
             off: self.off + n,
         }
     }
 
-    pub fn arg(self) -> super::builder::Arg {
-        super::builder::Arg::Slot(self.slot, self.off)
+    /// The base for loads and stores (with `off` as their displacement).
+    pub fn mem(self) -> super::builder::Mem {
+        match self.base {
+            Base::Slot(s) => super::builder::Mem::Slot(s),
+            Base::Ptr(r) => super::builder::Mem::Reg(r),
+        }
+    }
+
+    /// The address as a helper argument (one add for pointed-to memory at a non-zero offset).
+    pub fn arg(self, b: &mut Builder) -> super::builder::Arg {
+        match self.base {
+            Base::Slot(s) => super::builder::Arg::Slot(s, self.off),
+            Base::Ptr(r) if self.off == 0 => super::builder::Arg::Reg(r),
+            Base::Ptr(r) => {
+                let a = b.copy(r);
+                b.alu(true, crate::asm::isa::AluOp::Add, a, self.off);
+                super::builder::Arg::Reg(a)
+            }
+        }
     }
 }

@@ -5,13 +5,13 @@
 //! (an index into the userspace table of that kind: printf formats, printed maps, …), followed
 //! at byte 8 by the arguments laid out by `tuple_offsets` (so a printf record's argument area
 //! is exactly what `PrintfCall::offsets()` expects). The record is built on the stack and
-//! copied with `bpf_ringbuf_output`; when that fails (ring full) slot `index` of the lost-events
-//! counter is incremented (`runtime::ringbuf::LostCounter` reads it).
+//! copied with `bpf_ringbuf_output`; when that fails (ring full) the lost-events counter is
+//! incremented (`runtime::ringbuf::LostCounter` reads a per-CPU one: `Counter::percpu`).
 
-use super::maps::{counter_inc, Counter};
+use super::maps::{count_failure, Counter};
 use super::mem::{store_int, zero};
 use super::{Place, Value};
-use crate::asm::isa::{Helper, JmpOp, Size};
+use crate::asm::isa::{Helper, Size};
 use crate::codegen::builder::{Arg, Builder};
 use crate::codegen::stack::MAX_STACK;
 use crate::codegen::CodegenError;
@@ -36,7 +36,12 @@ pub enum EventKind {
     Zero = 10,
 }
 
-/// A record being built on the stack.
+/// Bytes of a record with arguments `args`.
+pub fn record_size(args: &[FieldType]) -> usize {
+    RECORD_HEADER_SIZE + FieldType::Tuple(args.to_vec()).size()
+}
+
+/// A record being built (on the stack or in a scratch buffer).
 #[derive(Clone, Debug)]
 pub struct Record {
     pub place: Place,
@@ -46,17 +51,17 @@ pub struct Record {
 }
 
 impl Record {
-    /// A record of `kind`/`id` with room for `args`; padding between arguments is zeroed
-    /// (the verifier insists that bytes handed to a helper are initialized).
+    /// A record of `kind`/`id` with room for `args` on the stack; padding between arguments
+    /// is zeroed (the verifier insists that bytes handed to a helper are initialized).
+    /// Records larger than half the stack are refused: build those in a per-CPU scratch
+    /// buffer with [`Record::new_at`].
     pub fn new(
         b: &mut Builder,
         kind: EventKind,
         id: u32,
         args: &[FieldType],
     ) -> Result<Record, CodegenError> {
-        let offsets = tuple_offsets(args);
-        let args_size = FieldType::Tuple(args.to_vec()).size();
-        let size = RECORD_HEADER_SIZE + args_size;
+        let size = RECORD_HEADER_SIZE + FieldType::Tuple(args.to_vec()).size();
         if size > MAX_STACK as usize / 2 {
             return Err(CodegenError::TooLarge {
                 what: "an output record",
@@ -65,9 +70,23 @@ impl Record {
             });
         }
         let slot = b.slot(size as u32, 8);
-        let place = Place::new(slot, 0);
-        b.store(Size::W, slot, 0, kind as u32 as i32);
-        b.store(Size::W, slot, 4, id as i32);
+        Ok(Record::new_at(b, Place::new(slot, 0), kind, id, args))
+    }
+
+    /// A record at `place` (e.g. a per-CPU scratch buffer from `maps::scratch`, which must
+    /// be at least [`record_size`] bytes).
+    pub fn new_at(
+        b: &mut Builder,
+        place: Place,
+        kind: EventKind,
+        id: u32,
+        args: &[FieldType],
+    ) -> Record {
+        let offsets = tuple_offsets(args);
+        let args_size = FieldType::Tuple(args.to_vec()).size();
+        let size = RECORD_HEADER_SIZE + args_size;
+        b.store(Size::W, place.mem(), place.off, kind as u32 as i32);
+        b.store(Size::W, place.mem(), place.off + 4, id as i32);
         let mut at = 0usize;
         for (f, &off) in args.iter().zip(&offsets) {
             if off > at {
@@ -86,12 +105,12 @@ impl Record {
                 (args_size - at) as u32,
             );
         }
-        Ok(Record {
+        Record {
             place,
             size: size as u32,
             fields: args.to_vec(),
             offsets,
-        })
+        }
     }
 
     /// Where argument `i` goes.
@@ -107,19 +126,17 @@ impl Record {
 
 /// `bpf_ringbuf_output(ringbuf, record, size, 0)`; a failure increments `lost`.
 pub fn submit(b: &mut Builder, ringbuf: usize, rec: &Record, lost: Option<Counter>) {
+    let data = rec.place.arg(b);
     let r = b.call(
         Helper::RingbufOutput,
         &[
             Arg::Map(ringbuf),
-            rec.place.arg(),
+            data,
             Arg::Imm(rec.size as i64),
             Arg::Imm(0),
         ],
     );
     if let Some(c) = lost {
-        let ok = b.label();
-        b.jmp64(JmpOp::Jeq, r, 0, ok);
-        counter_inc(b, c);
-        b.bind(ok);
+        count_failure(b, c, r);
     }
 }

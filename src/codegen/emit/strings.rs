@@ -21,7 +21,8 @@ pub fn read_str(b: &mut Builder, user: bool, dst: Place, size: u32, src: Value) 
         Value::Imm(v) => Arg::Imm(v),
         Value::Reg(r) => Arg::Reg(r),
     };
-    b.call(helper, &[dst.arg(), Arg::Imm(size as i64), s])
+    let d = dst.arg(b);
+    b.call(helper, &[d, Arg::Imm(size as i64), s])
 }
 
 /// `strncmp(a, b, n)`: 0 when the strings agree on their first `n` bytes (or up to a common
@@ -36,8 +37,8 @@ pub fn strncmp(b: &mut Builder, a: Place, c: Place, n: u32) -> Value {
     for i in 0..n as i32 {
         let x = b.vreg();
         let y = b.vreg();
-        b.load(Size::B, x, a.slot, a.off + i);
-        b.load(Size::B, y, c.slot, c.off + i);
+        b.load(Size::B, x, a.mem(), a.off + i);
+        b.load(Size::B, y, c.mem(), c.off + i);
         b.jmp64(JmpOp::Jne, x, y, done);
         b.jmp64(JmpOp::Jeq, x, 0, equal);
     }
@@ -56,7 +57,7 @@ pub fn str_eq(b: &mut Builder, a: Place, size_a: u32, c: Place, size_b: u32) -> 
 /// Truncates the string at `place` (buffer of `size` bytes) to at most `len` bytes.
 pub fn truncate(b: &mut Builder, place: Place, size: u32, len: u32) {
     if len < size {
-        b.store(Size::B, place.slot, place.off + len as i32, 0);
+        b.store(Size::B, place.mem(), place.off + len as i32, 0);
     }
 }
 
@@ -88,5 +89,6 @@ pub fn read_buf(b: &mut Builder, user: bool, dst: Place, capacity: u32, src: Val
         Value::Imm(v) => Arg::Imm(v),
         Value::Reg(r) => Arg::Reg(r),
     };
-    b.call_void(helper, &[dst.at(4).arg(), n, s]);
+    let d = dst.at(4).arg(b);
+    b.call_void(helper, &[d, n, s]);
 }
