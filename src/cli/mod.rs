@@ -10,6 +10,7 @@ pub mod asm;
 pub mod disasm;
 pub mod info;
 pub mod trace;
+pub mod load;
 mod version;
 
 pub const EXIT_OK: i32 = 0;
@@ -41,6 +42,11 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         name: "info",
         about: "Show the kernel's BPF features (also --info)",
         run: info::run,
+    },
+    Subcommand {
+        name: "load",
+        about: "Load one program of a BPF object and attach it to every target of a wildcard",
+        run: load::run,
     },
 ];
 

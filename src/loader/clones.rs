@@ -13,7 +13,9 @@ use std::time::Instant;
 use super::progress::Progress;
 use super::report::{Attached, AttachedClone, LoaderError, Refusal, Stage};
 use crate::sys::{AttachType, Errno, Link, LinkTarget, Prog, ProgLoadOptions, SysError};
-use crate::template::{instantiate_into, AttachKind, TargetValues, Template};
+use crate::template::{
+    arg_slots, instantiate_into, ret_slot, AttachKind, TargetProto, TargetValues, Template,
+};
 
 /// One attach target of a clone-per-target template.
 #[derive(Clone, Debug, Default)]
@@ -32,6 +34,24 @@ pub struct CloneTarget {
 }
 
 impl CloneTarget {
+    /// A fentry/fexit target for `template`: its argument slots and return slot computed from
+    /// the function's prototype (8 × position; 8 × parameter count). Fails with the first
+    /// parameter of `template.params` the function lacks; `btf_ids`/`consts` stay empty for
+    /// the caller to fill.
+    pub fn from_proto(
+        template: &Template,
+        proto: &TargetProto,
+        btf_id: u32,
+    ) -> Result<CloneTarget, String> {
+        Ok(CloneTarget {
+            name: proto.name.clone(),
+            btf_id,
+            arg_slots: arg_slots(&template.params, proto)?,
+            ret_slot: Some(ret_slot(proto)),
+            ..Default::default()
+        })
+    }
+
     pub fn named(name: &str, btf_id: u32) -> CloneTarget {
         CloneTarget {
             name: name.to_string(),
@@ -240,5 +260,33 @@ fn attach(kind: AttachKind, prog: &Prog, name: &str) -> Result<Link, SysError> {
                 other => other,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::template::TypeClass;
+
+    #[test]
+    fn clone_target_from_proto_computes_slots_and_names_a_missing_param() {
+        let mut t = Template::new("t", AttachKind::Fexit, vec![]);
+        t.param_index("count");
+        let int = TypeClass::Int {
+            size: 8,
+            signed: false,
+        };
+        let proto = TargetProto {
+            name: "vfs_write".into(),
+            params: vec![("file".into(), TypeClass::Pointer), ("count".into(), int)],
+            ret: int,
+        };
+        let c = CloneTarget::from_proto(&t, &proto, 42).unwrap();
+        assert_eq!((c.btf_id, c.arg_slots, c.ret_slot), (42, vec![8], Some(16)));
+        t.param_index("pos");
+        assert_eq!(
+            CloneTarget::from_proto(&t, &proto, 42).unwrap_err(),
+            "pos".to_string()
+        );
     }
 }

@@ -18,7 +18,7 @@
 mod arming;
 mod clones;
 mod detach;
-mod glob;
+pub mod expand;
 mod limits;
 mod multi;
 mod progress;
@@ -28,7 +28,7 @@ pub mod symbols;
 pub use arming::Arming;
 pub use clones::{load_clones, map_fds_for, CloneTarget, LoadOptions};
 pub use detach::{detach, detach_in_background, BackgroundDetach, DetachMode};
-pub use glob::glob_match;
+pub use expand::{expand, AttachSpec, ExpandError, Expansion};
 pub use limits::{prepare_limits, LimitReport, DEFAULT_WARN_ABOVE};
 pub use multi::{attach_multi, MultiOptions, MultiTargets, MultiVia};
 pub use progress::{progress_wanted, PROGRESS_ABOVE};

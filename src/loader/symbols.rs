@@ -1,11 +1,10 @@
-//! Symbol sources for wildcard expansion and for mapping addresses back to names:
-//! ELF function symbols of a binary (uprobes: name → file offset) and `/proc/kallsyms`
-//! (kprobes: text symbols for expansion; address → function for `func` from
-//! `bpf_get_func_ip`). Stopgaps until `strobe::kernel` owns kallsyms; small and pure.
+//! ELF function symbols of a binary for uprobe wildcards: name → file offset. (Kernel symbols
+//! come from `strobe::kernel::kallsyms`, which also maps `bpf_get_func_ip` addresses back to
+//! functions for kprobes.)
 
 use std::path::Path;
 
-use super::glob::glob_match;
+use crate::btf::Glob;
 
 /// A function in an ELF file: its name and the file offset uprobes attach at.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,6 +17,7 @@ pub struct ElfFunc {
 /// matches `pattern`, with its file offset (address mapped through the PT_LOAD segment that
 /// holds it); sorted by name, one entry per name.
 pub fn elf_functions(path: &Path, pattern: &str) -> Result<Vec<ElfFunc>, String> {
+    let glob = Glob::new(pattern).map_err(|e| e.to_string())?;
     let data = std::fs::read(path).map_err(|e| e.to_string())?;
     let elf = goblin::elf::Elf::parse(&data).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
@@ -30,7 +30,7 @@ pub fn elf_functions(path: &Path, pattern: &str) -> Result<Vec<ElfFunc>, String>
             let Some(name) = strs.get_at(s.st_name) else {
                 continue;
             };
-            if !glob_match(pattern, name) {
+            if !glob.matches(name) {
                 continue;
             }
             let seg = elf.program_headers.iter().find(|ph| {
@@ -51,76 +51,9 @@ pub fn elf_functions(path: &Path, pattern: &str) -> Result<Vec<ElfFunc>, String>
     Ok(out)
 }
 
-/// Kernel text symbols from `/proc/kallsyms`, sorted by address.
-#[derive(Clone, Debug, Default)]
-pub struct Kallsyms {
-    syms: Vec<(u64, String)>,
-}
-
-impl Kallsyms {
-    pub fn load() -> std::io::Result<Kallsyms> {
-        Ok(Kallsyms::parse(&std::fs::read_to_string("/proc/kallsyms")?))
-    }
-
-    /// `ADDR TYPE NAME [MODULE]` lines; text symbols (`t`/`T`) only.
-    pub fn parse(text: &str) -> Kallsyms {
-        let mut syms: Vec<(u64, String)> = text
-            .lines()
-            .filter_map(|l| {
-                let mut it = l.split_whitespace();
-                let addr = u64::from_str_radix(it.next()?, 16).ok()?;
-                let ty = it.next()?;
-                let name = it.next()?;
-                matches!(ty, "t" | "T").then(|| (addr, name.to_string()))
-            })
-            .collect();
-        syms.sort();
-        Kallsyms { syms }
-    }
-
-    /// The function containing `addr` (the nearest symbol at or below it).
-    pub fn lookup(&self, addr: u64) -> Option<&str> {
-        let i = self.syms.partition_point(|(a, _)| *a <= addr);
-        (i > 0 && addr != 0).then(|| self.syms[i - 1].1.as_str())
-    }
-
-    /// Names matching `pattern`, sorted and unique, leaving out compiler-made local copies
-    /// (`name.isra.0`, `name.cold`), which kprobes cannot be attached to by name.
-    pub fn matching(&self, pattern: &str) -> Vec<String> {
-        let mut v: Vec<String> = self
-            .syms
-            .iter()
-            .filter(|(_, n)| !n.contains('.') && glob_match(pattern, n))
-            .map(|(_, n)| n.clone())
-            .collect();
-        v.sort();
-        v.dedup();
-        v
-    }
-
-    /// Whether addresses are real (root sees them; others see zeros).
-    pub fn has_addresses(&self) -> bool {
-        self.syms.iter().any(|(a, _)| *a != 0)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn kallsyms_maps_addresses_to_the_containing_function() {
-        let k = Kallsyms::parse(
-            "ffffffff81000000 T _stext\nffffffff81000100 t vfs_read\n\
-             ffffffff81000200 T vfs_write\nffffffff81000300 d some_data\n\
-             ffffffff81000400 t vfs_read.cold\n",
-        );
-        assert_eq!(k.lookup(0xffffffff81000150), Some("vfs_read"));
-        assert_eq!(k.lookup(0xffffffff81000200), Some("vfs_write"));
-        assert_eq!(k.lookup(0x10), None);
-        assert_eq!(k.matching("vfs_*"), vec!["vfs_read", "vfs_write"]);
-        assert!(k.has_addresses());
-    }
 
     #[test]
     fn elf_functions_of_this_test_binary_include_its_own_functions() {

@@ -162,10 +162,26 @@ impl Template {
         intern(&mut self.params, name)
     }
 
+    /// The index of kfunc `name` in the BTF-id table, adding it if new.
+    pub fn btf_id_index(&mut self, name: &str) -> usize {
+        intern(&mut self.btf_ids, name)
+    }
+
+    /// The index of per-target constant `name`, adding it if new.
+    pub fn const_index(&mut self, name: &str) -> usize {
+        intern(&mut self.consts, name)
+    }
+
+    /// Records relocation `kind` on `field` of instruction `insn`.
+    pub fn add_reloc(&mut self, insn: usize, field: Field, kind: RelocKind) {
+        self.relocs.push(Reloc::new(insn, field, kind));
+    }
+
     /// A template from one program section of an assembled or ELF object: every relocation
     /// naming a map becomes a `MapFd` relocation (or `MapValue` when the `ld_imm64` carries
-    /// `BPF_PSEUDO_MAP_VALUE`); a relocation naming anything else is returned as an error (its
-    /// symbol), since BPF-to-BPF calls across sections are not linked here.
+    /// `BPF_PSEUDO_MAP_VALUE`); a relocation naming anything else, or on anything but an
+    /// `ld_imm64`, is returned as an error (its symbol): BPF-to-BPF calls across sections and
+    /// global data sections are not linked here.
     pub fn from_section(
         section: &Section,
         map_names: &[String],
@@ -180,10 +196,16 @@ impl Template {
             }
             let map = t.map_index(&r.symbol);
             let insn = section.insns.get(r.insn).ok_or_else(|| r.symbol.clone())?;
+            if insn.code != reloc::CODE_LD_IMM64 {
+                return Err(r.symbol.clone());
+            }
             let kind = if insn.src() == reloc::PSEUDO_MAP_VALUE {
                 let off = section.insns.get(r.insn + 1).map_or(0, |n| n.imm as u32);
                 RelocKind::MapValue { map, off }
             } else {
+                // clang leaves src_reg 0 and relies on the relocation; the kernel wants the
+                // pseudo source that says "imm is a map fd".
+                t.insns[r.insn].set_src(reloc::PSEUDO_MAP_FD);
                 RelocKind::MapFd { map }
             };
             t.relocs.push(Reloc {

@@ -242,8 +242,8 @@ fn grouping_reports_param_type_mismatch_with_both_types() {
 
 #[test]
 fn from_section_turns_map_references_into_map_relocations() {
-    let mut insns = assemble_insns("r1 = 0 ll\nr2 = 0\nexit\n").unwrap();
-    insns[0].set_src(1);
+    // As clang leaves it: src_reg 0, the relocation says which map.
+    let insns = assemble_insns("r1 = 0 ll\nr2 = 0\nexit\n").unwrap();
     let section = crate::asm::Section {
         name: "fentry/vfs_read".into(),
         insns,
@@ -257,6 +257,16 @@ fn from_section_turns_map_references_into_map_relocations() {
         Template::from_section(&section, &["counts".into()], AttachKind::Fentry, "GPL").unwrap();
     assert_eq!(t.name, "vfs_read");
     assert_eq!(t.relocs, vec![Reloc::map_fd(0, 0)]);
+    assert_eq!(t.insns[0].src(), 1, "BPF_PSEUDO_MAP_FD set");
+    let c = instantiate(
+        &t,
+        &TargetValues {
+            map_fds: &[7],
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(c[0].imm, 7);
     let unknown = Template::from_section(&section, &[], AttachKind::Fentry, "GPL");
     assert_eq!(unknown, Err("counts".to_string()));
 }
