@@ -234,8 +234,49 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
     if opts.dry_run || !opts.debug.is_empty() {
         return EXIT_OK;
     }
-    eprintln!(
-        "strobe: running scripts is not implemented yet in this build; use --dry-run to check the syntax"
-    );
-    EXIT_INPUT
+    let Some(program) = checked.program else {
+        return EXIT_INPUT;
+    };
+    run_checked(&opts, &program, &kernel, &check_opts, &combined)
+}
+
+/// Lowers a checked script and runs it (the compile stage order lives in [`crate::compile`]).
+fn run_checked(
+    opts: &TraceArgs,
+    program: &crate::sema::CheckedProgram,
+    kernel: &dyn crate::kernel::info::KernelInfo,
+    check_opts: &crate::sema::CheckOptions,
+    source: &SourceFile,
+) -> i32 {
+    let script = match crate::compile::lower_checked(program, kernel, check_opts) {
+        Ok(s) => s,
+        Err(d) => {
+            eprint!("{}", d.render(source));
+            return EXIT_INPUT;
+        }
+    };
+    let run_opts = crate::runtime::driver::RunOptions {
+        format: match opts.format.as_deref() {
+            Some("json") => crate::runtime::format::OutputFormat::Json,
+            _ => crate::runtime::format::OutputFormat::Text,
+        },
+        quiet: opts.quiet,
+        verbose: opts.verbose,
+        unsafe_mode: opts.unsafe_mode,
+        command: opts
+            .cmd
+            .as_ref()
+            .map(|c| c.split_whitespace().map(str::to_string).collect()),
+        pid: opts.pid.map(|p| p as i32),
+        ..Default::default()
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match crate::runtime::driver::run(&script, &run_opts, &mut out) {
+        Ok(_) => EXIT_OK,
+        Err(e) => {
+            eprintln!("strobe: {e}");
+            e.exit_code()
+        }
+    }
 }

@@ -13,6 +13,7 @@
 pub mod builder;
 pub mod emit;
 pub mod finish;
+pub mod lower;
 mod hoist;
 mod liveness;
 mod machine;

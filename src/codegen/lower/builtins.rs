@@ -1,0 +1,172 @@
+//! Builtin values (`pid`, `comm`, `nsecs`, `probe`, `argN`, `retval`, `args.field`, …): the
+//! lowering table keyed by the registry's builtin name (`crate::builtins` has no lowering
+//! hook field yet; when it gets one, these arms move there one by one).
+
+use super::{int_ty, ArgsSource, Lower, LowerError, Val};
+use crate::asm::isa::Size;
+use crate::codegen::emit::builtins as bi;
+use crate::codegen::emit::{IntTy, Place, Value};
+use crate::sema::Type;
+use crate::syntax::ast::Expr;
+
+/// x86-64 `struct pt_regs` offsets of the argument registers (di, si, dx, cx, r8, r9) and ax
+/// (arch/x86/include/uapi/asm/ptrace.h).
+const PT_REGS_ARGS: [i32; 6] = [112, 104, 96, 88, 72, 64];
+const PT_REGS_AX: i32 = 80;
+
+/// A builtin value `name`.
+pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Val, LowerError> {
+    let t = lw.type_of(e.id);
+    let it = int_ty(&t).unwrap_or(IntTy::U64);
+    let b = &mut lw.b;
+    let v = match name {
+        "pid" => bi::pid(b),
+        "tid" => bi::tid(b),
+        "uid" => bi::uid(b),
+        "gid" => bi::gid(b),
+        "cpu" => bi::cpu(b),
+        "nsecs" => bi::nsecs(b),
+        "jiffies" => bi::jiffies(b),
+        "rand" => bi::rand(b),
+        "curtask" => bi::curtask(b),
+        "cgroup" => bi::cgroup(b),
+        "username" => bi::uid(b),
+        "comm" => {
+            let slot = b.slot(16, 8);
+            let p = Place::new(slot, 0);
+            bi::comm(b, p);
+            return Ok(Val::Mem(p));
+        }
+        "probe" => {
+            let idx = bi::target_index(b);
+            let hi = (lw.probe_index as i64) << 32;
+            crate::codegen::emit::arith::binop(
+                b,
+                crate::codegen::emit::arith::BinOp::Or,
+                idx,
+                Value::Imm(hi),
+                IntTy::U64,
+            )
+        }
+        "retval" => match lw.args {
+            ArgsSource::Regs => ctx_load(lw, PT_REGS_AX, it),
+            _ => return Err(LowerError::unsupported("`retval` in this probe", e.span)),
+        },
+        "ctx" => {
+            let c = lw.b.ctx();
+            Value::Reg(lw.b.copy(c))
+        }
+        n if n.starts_with("arg") && n[3..].parse::<usize>().is_ok() => {
+            let i: usize = n[3..].parse().unwrap_or(0);
+            match &lw.args {
+                ArgsSource::Regs if i < 6 => ctx_load(lw, PT_REGS_ARGS[i], it),
+                ArgsSource::RawTracepoint(_) => bi::ctx_u64(&mut lw.b, i as u32, it),
+                _ => return Err(LowerError::unsupported(format!("`{n}` here"), e.span)),
+            }
+        }
+        _ => {
+            return Err(LowerError::unsupported(
+                format!("the builtin `{name}`"),
+                e.span,
+            ))
+        }
+    };
+    Ok(Val::Int(v, it))
+}
+
+fn ctx_load(lw: &mut Lower<'_>, off: i32, it: IntTy) -> Value {
+    let r = lw.b.vreg();
+    let ctx = lw.b.ctx();
+    lw.b.load(Size::Dw, r, ctx, off);
+    crate::codegen::emit::arith::cast(&mut lw.b, Value::Reg(r), IntTy::U64, it)
+}
+
+/// `args.name` (`args->name`): a tracepoint field at its tracefs offset, or a raw tracepoint
+/// argument by position.
+pub(crate) fn lower_arg(
+    lw: &mut Lower<'_>,
+    e: &Expr,
+    name: &str,
+    t: &Type,
+) -> Result<Val, LowerError> {
+    match &lw.args {
+        ArgsSource::Tracepoint(fields) => {
+            let Some(f) = fields.iter().find(|f| f.name == name).cloned() else {
+                return Err(LowerError::unsupported(
+                    format!("tracepoint field `{name}`"),
+                    e.span,
+                ));
+            };
+            use crate::kernel::tracefs::FieldLayout;
+            match (t, f.layout) {
+                (Type::Str { size }, FieldLayout::Array { .. }) => {
+                    // A char array inside the record: copy it through a kernel read.
+                    let size = (*size as u32).min(f.size.max(1));
+                    let slot = lw.b.slot(size, 8);
+                    let p = Place::new(slot, 0);
+                    let ctx = lw.b.ctx();
+                    let src = lw.b.copy(ctx);
+                    lw.b.alu(true, crate::asm::isa::AluOp::Add, src, f.offset as i32);
+                    crate::codegen::emit::strings::read_str(
+                        &mut lw.b,
+                        false,
+                        p,
+                        size,
+                        Value::Reg(src),
+                    );
+                    Ok(Val::Mem(p))
+                }
+                (Type::Str { size }, _) => {
+                    // __data_loc: u32 with (len << 16 | offset) from the record start.
+                    let size = *size as u32;
+                    let loc = lw.b.vreg();
+                    let ctx = lw.b.ctx();
+                    lw.b.load(Size::W, loc, ctx, f.offset as i32);
+                    lw.b.alu(true, crate::asm::isa::AluOp::And, loc, 0xffff);
+                    let ctx = lw.b.ctx();
+                    lw.b.alu(true, crate::asm::isa::AluOp::Add, loc, ctx);
+                    let slot = lw.b.slot(size, 8);
+                    let p = Place::new(slot, 0);
+                    crate::codegen::emit::strings::read_str(
+                        &mut lw.b,
+                        false,
+                        p,
+                        size,
+                        Value::Reg(loc),
+                    );
+                    Ok(Val::Mem(p))
+                }
+                _ => {
+                    let it = int_ty(t).unwrap_or(IntTy::U64);
+                    let bytes = f.size.clamp(1, 8);
+                    let sz = crate::codegen::emit::mem::size_of_bytes(bytes);
+                    let r = lw.b.vreg();
+                    let ctx = lw.b.ctx();
+                    lw.b.load(sz, r, ctx, f.offset as i32);
+                    let from = IntTy::new((bytes * 8) as u8, f.signed);
+                    let v = crate::codegen::emit::arith::cast(
+                        &mut lw.b,
+                        Value::Reg(r),
+                        IntTy::new(from.bits, false),
+                        from,
+                    );
+                    Ok(Val::Int(
+                        crate::codegen::emit::arith::cast(&mut lw.b, v, from, it),
+                        it,
+                    ))
+                }
+            }
+        }
+        ArgsSource::RawTracepoint(names) => {
+            let Some(i) = names.iter().position(|n| n == name) else {
+                return Err(LowerError::unsupported(
+                    format!("raw tracepoint argument `{name}`"),
+                    e.span,
+                ));
+            };
+            let it = int_ty(t).unwrap_or(IntTy::U64);
+            Ok(Val::Int(bi::ctx_u64(&mut lw.b, i as u32, it), it))
+        }
+        _ => Err(LowerError::unsupported("`args` in this probe", e.span)),
+    }
+}

@@ -1,0 +1,323 @@
+//! One probe block → one [`ProbeSpec`] per attach point: the attach kind the runtime needs
+//! (BEGIN/END, interval, profile, tracepoint, rawtracepoint, uprobe, kprobe, fentry) and the
+//! program lowered for that attach point's context (`args` differ between kinds, so a probe
+//! with several attach points is lowered once per point).
+//!
+//! Program shape: [predicate → exit] body; `r0 = 0; exit` at the single exit label. Every
+//! probe except BEGIN/END gets the arming guard (runtime plan invariant).
+
+use std::path::PathBuf;
+
+use super::{ArgsSource, Lower, LowerError, ScriptState};
+use crate::codegen::{finish, Builder, FinishOptions};
+use crate::kernel::info::KernelInfo;
+use crate::runtime::plan::{ProbeKind as RunKind, ProbeSpec, Sampling};
+use crate::sema::expand::TargetKind;
+use crate::sema::{AttachTargets, CheckedProbe, CheckedProgram};
+use crate::syntax::ast::ProbeKind;
+use crate::syntax::attach::{AttachNum, AttachSpec, TimeUnit};
+use crate::template::{AttachKind, Template};
+
+/// Lowers `checked` (probe `start` of the compiled script is its first attach point).
+pub(crate) fn lower_probe(
+    cp: &CheckedProgram,
+    checked: &CheckedProbe,
+    kernel: &dyn KernelInfo,
+    script: &mut ScriptState,
+    start: usize,
+    max_strlen: usize,
+) -> Result<Vec<ProbeSpec>, LowerError> {
+    let Some(probe) = cp.program.probes().nth(checked.index) else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for (i, (at, ap)) in checked
+        .attach
+        .iter()
+        .zip(&probe.attach_points)
+        .enumerate()
+    {
+        let kind = run_kind(at, &ap.spec, ap.span)?;
+        let Some(kind) = kind else { continue };
+        let (attach, args) = context(at, kernel, ap.span)?;
+        let index = start + out.len();
+        let name = match &kind {
+            RunKind::Begin => "BEGIN".to_string(),
+            RunKind::End => "END".to_string(),
+            _ => at
+                .targets
+                .first()
+                .map(|t| t.name.clone())
+                .unwrap_or_else(|| at.raw.clone()),
+        };
+        let mut lw = Lower {
+            cp,
+            b: Builder::new(),
+            script,
+            probe_index: index,
+            probe_kind: at.kind,
+            args,
+            vars: Default::default(),
+            var_types: checked.vars.slots.iter().map(|(_, t, _)| t.clone()).collect(),
+            exit: crate::codegen::Label(0),
+            loops: Vec::new(),
+            max_strlen,
+        };
+        lw.exit = lw.b.label();
+        lw.b.set_span(probe.span);
+        super::stmt::init_vars(&mut lw, checked);
+        if let Some(pred) = &probe.predicate {
+            lw.b.set_span(pred.span);
+            let v = super::expr::lower_expr(&mut lw, pred)?;
+            let exit = lw.exit;
+            crate::codegen::emit::control::jump_if_false(&mut lw.b, v.value(), exit);
+        }
+        super::stmt::lower_block(&mut lw, &probe.body)?;
+        let exit = lw.exit;
+        lw.b.bind(exit);
+        lw.b.exit(0);
+        let special = matches!(kind, RunKind::Begin | RunKind::End);
+        let opts = FinishOptions {
+            name: prog_name(i, index),
+            attach,
+            arming_guard: !special,
+        };
+        let compiled = finish(lw.b, &opts).map_err(|source| LowerError::Codegen {
+            probe: name.clone(),
+            span: probe.span,
+            source,
+        })?;
+        let kind = with_fentry_targets(kind, &compiled.template, at);
+        out.push(ProbeSpec {
+            name,
+            kind,
+            template: compiled.template,
+        });
+    }
+    Ok(out)
+}
+
+/// The kernel's program name (16 bytes): distinct per probe so `bpftool prog` tells them apart.
+fn prog_name(_point: usize, index: usize) -> String {
+    format!("strobe_p{index}")
+}
+
+fn num(n: AttachNum, span: crate::diag::Span) -> Result<u64, LowerError> {
+    match n {
+        AttachNum::Lit(v) => Ok(v),
+        AttachNum::Param(_) => Err(LowerError::unsupported(
+            "a positional parameter in an attach point",
+            span,
+        )),
+    }
+}
+
+fn period_ns(unit: TimeUnit, v: u64) -> u64 {
+    match unit {
+        TimeUnit::S => v.saturating_mul(1_000_000_000),
+        TimeUnit::Ms => v.saturating_mul(1_000_000),
+        TimeUnit::Us => v.saturating_mul(1_000),
+        TimeUnit::Ns => v,
+        TimeUnit::Hz => 1_000_000_000 / v.max(1),
+    }
+}
+
+/// The runtime's attach kind for one attach point (`None`: nothing to attach, e.g. a
+/// wildcard that matched nothing was already warned about).
+fn run_kind(
+    at: &AttachTargets,
+    spec: &AttachSpec,
+    span: crate::diag::Span,
+) -> Result<Option<RunKind>, LowerError> {
+    let unsupported = |what: &str| Err(LowerError::unsupported(what, span));
+    Ok(Some(match (at.kind, spec) {
+        (ProbeKind::Begin, _) => RunKind::Begin,
+        (ProbeKind::End, _) => RunKind::End,
+        (ProbeKind::Interval, AttachSpec::Timer { unit, value }) => RunKind::Interval {
+            period_ns: period_ns(*unit, num(*value, span)?).max(1),
+        },
+        (ProbeKind::Profile, AttachSpec::Timer { unit, value }) => {
+            let v = num(*value, span)?;
+            RunKind::Profile {
+                sampling: match unit {
+                    TimeUnit::Hz => Sampling::Frequency(v.max(1)),
+                    u => Sampling::Period(period_ns(*u, v).max(1)),
+                },
+            }
+        }
+        (ProbeKind::Tracepoint, _) => {
+            let targets: Vec<(String, String)> = at
+                .targets
+                .iter()
+                .filter_map(|t| match &t.kind {
+                    TargetKind::Tracepoint { category, name } => {
+                        Some((category.clone(), name.clone()))
+                    }
+                    _ => None,
+                })
+                .collect();
+            if targets.is_empty() {
+                return Ok(None);
+            }
+            RunKind::Tracepoint { targets }
+        }
+        (ProbeKind::RawTracepoint, _) => {
+            let targets: Vec<String> = at
+                .targets
+                .iter()
+                .filter_map(|t| match &t.kind {
+                    TargetKind::RawTracepoint { name, .. } => Some(name.clone()),
+                    _ => None,
+                })
+                .collect();
+            if targets.is_empty() {
+                return Ok(None);
+            }
+            RunKind::RawTracepoint { targets }
+        }
+        (ProbeKind::Uprobe | ProbeKind::Uretprobe, _) => {
+            let Some(TargetKind::User { path, func, .. }) = at.targets.first().map(|t| &t.kind)
+            else {
+                return Ok(None);
+            };
+            // One spec per binary; the runtime resolves the function glob itself.
+            let func = match spec {
+                AttachSpec::Uprobe { func: f, .. } if !f.is_empty() => f.clone(),
+                _ => func.clone(),
+            };
+            RunKind::Uprobe {
+                binary: PathBuf::from(path),
+                func,
+                retprobe: at.kind == ProbeKind::Uretprobe,
+            }
+        }
+        (ProbeKind::Kprobe | ProbeKind::Kretprobe, _) => RunKind::Kprobe {
+            funcs: at
+                .targets
+                .iter()
+                .filter_map(|t| match &t.kind {
+                    TargetKind::KernelFunc { func, .. } => Some(func.clone()),
+                    _ => None,
+                })
+                .collect(),
+            retprobe: at.kind == ProbeKind::Kretprobe,
+        },
+        (ProbeKind::Fentry | ProbeKind::Fexit, _) => RunKind::Fentry {
+            targets: Vec::new(),
+            fexit: at.kind == ProbeKind::Fexit,
+        },
+        (ProbeKind::Software | ProbeKind::Hardware, _) => {
+            return unsupported("software/hardware probes");
+        }
+        (k, _) => {
+            return Ok(Some(RunKind::Unsupported {
+                what: format!("{} probes", k.name()),
+            }))
+        }
+    }))
+}
+
+/// fentry/fexit: one clone target per grouped target, with its argument slots.
+fn with_fentry_targets(kind: RunKind, t: &Template, at: &AttachTargets) -> RunKind {
+    let RunKind::Fentry { fexit, .. } = kind else {
+        return kind;
+    };
+    let mut targets = Vec::new();
+    for (i, target) in at.targets.iter().enumerate() {
+        if at.grouping.skipped.iter().any(|(s, _)| *s == i) {
+            continue;
+        }
+        if let TargetKind::KernelFunc {
+            func,
+            btf_id: Some(id),
+            ..
+        } = &target.kind
+        {
+            let mut c = crate::loader::CloneTarget::named(func, *id);
+            if !t.params.is_empty() {
+                // Argument slots need the prototype; targets are grouped by the facts, and the
+                // loader computes slots when it has them. Without a proto, skip.
+                continue;
+            }
+            c.ret_slot = None;
+            targets.push(c);
+        }
+    }
+    RunKind::Fentry { targets, fexit }
+}
+
+/// The template's attach kind and what `args` means for this attach point.
+fn context(
+    at: &AttachTargets,
+    kernel: &dyn KernelInfo,
+    span: crate::diag::Span,
+) -> Result<(AttachKind, ArgsSource), LowerError> {
+    Ok(match at.kind {
+        ProbeKind::Tracepoint => {
+            let mut fields = Vec::new();
+            if let Some(TargetKind::Tracepoint { category, name }) =
+                at.targets.first().map(|t| &t.kind)
+            {
+                let f = kernel
+                    .tracepoint_format(category, name)
+                    .map_err(|e| LowerError::Kernel {
+                        what: format!("tracepoint {category}:{name}: {e}"),
+                        span,
+                    })?;
+                fields = f.fields;
+            }
+            (AttachKind::RawTracepoint, ArgsSource::Tracepoint(fields))
+        }
+        ProbeKind::RawTracepoint => {
+            let mut names = Vec::new();
+            if let Some(TargetKind::RawTracepoint { module, name }) =
+                at.targets.first().map(|t| &t.kind)
+            {
+                names = raw_tp_args(kernel, module.as_deref(), name);
+            }
+            (AttachKind::RawTracepoint, ArgsSource::RawTracepoint(names))
+        }
+        ProbeKind::Uprobe => (
+            AttachKind::Uprobe { retprobe: false },
+            ArgsSource::Regs,
+        ),
+        ProbeKind::Uretprobe => (
+            AttachKind::Uprobe { retprobe: true },
+            ArgsSource::Regs,
+        ),
+        ProbeKind::Kprobe => (
+            AttachKind::Kprobe { retprobe: false },
+            ArgsSource::Regs,
+        ),
+        ProbeKind::Kretprobe => (
+            AttachKind::Kprobe { retprobe: true },
+            ArgsSource::Regs,
+        ),
+        ProbeKind::Fentry => (AttachKind::Fentry, ArgsSource::None),
+        ProbeKind::Fexit => (AttachKind::Fexit, ArgsSource::None),
+        _ => (AttachKind::RawTracepoint, ArgsSource::None),
+    })
+}
+
+/// A raw tracepoint's argument names, from BTF's `btf_trace_<name>` typedef (a pointer to a
+/// function whose first parameter is the `void *__data` the kernel passes internally).
+fn raw_tp_args(kernel: &dyn KernelInfo, module: Option<&str>, name: &str) -> Vec<String> {
+    let cx = crate::sema::context::ProbeContext::build(
+        &[(
+            ProbeKind::RawTracepoint,
+            vec![crate::sema::expand::Target {
+                name: format!("rawtracepoint:{name}"),
+                kind: TargetKind::RawTracepoint {
+                    module: module.map(str::to_string),
+                    name: name.to_string(),
+                },
+            }],
+        )],
+        kernel,
+        64,
+    );
+    cx.targets
+        .first()
+        .map(|t| t.args.iter().map(|(n, _)| n.clone()).collect())
+        .unwrap_or_default()
+}

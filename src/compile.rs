@@ -1,0 +1,81 @@
+//! The one place that knows the order of the compiler's stages:
+//! parse → (imports inlined) → check → lower → [`CompiledScript`].
+//!
+//! Input: a script ([`SourceFile`]), a [`KernelInfo`] and [`CheckOptions`]. Output: the
+//! compiled script and every warning, or the diagnostics that stopped compilation (each with
+//! its span, rendered by the caller against the same source).
+
+use crate::codegen::lower::{lower, LowerError};
+use crate::diag::{Diagnostic, SourceFile};
+use crate::kernel::info::KernelInfo;
+use crate::runtime::plan::CompiledScript;
+use crate::sema::{CheckOptions, CheckedProgram};
+
+/// What compiling produced.
+#[derive(Debug)]
+pub struct CompileOutput {
+    /// `Some` when there was no error.
+    pub script: Option<CompiledScript>,
+    /// The checked program (when checking succeeded), for `-d` listings.
+    pub checked: Option<CheckedProgram>,
+    /// Errors and warnings in the order found.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl CompileOutput {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// A lowering failure as a diagnostic at the construct's span.
+pub fn lower_diagnostic(e: &LowerError) -> Diagnostic {
+    Diagnostic::error(e.span(), e.to_string())
+}
+
+/// Lowers an already checked program.
+pub fn lower_checked(
+    checked: &CheckedProgram,
+    kernel: &dyn KernelInfo,
+    opts: &CheckOptions,
+) -> Result<CompiledScript, Diagnostic> {
+    lower(checked, kernel, opts.max_strlen).map_err(|e| lower_diagnostic(&e))
+}
+
+/// Parses, checks and lowers `source` (imports are not inlined here: the CLI does that, since
+/// it needs the file system).
+pub fn compile(source: &SourceFile, kernel: &dyn KernelInfo, opts: &CheckOptions) -> CompileOutput {
+    let parsed = crate::syntax::parse(source);
+    let mut diagnostics = parsed.diagnostics.clone();
+    if parsed.has_errors() {
+        return CompileOutput {
+            script: None,
+            checked: None,
+            diagnostics,
+        };
+    }
+    let checked = crate::sema::check(&parsed.program, kernel, opts);
+    diagnostics.extend(checked.diagnostics);
+    let Some(program) = checked.program else {
+        return CompileOutput {
+            script: None,
+            checked: None,
+            diagnostics,
+        };
+    };
+    match lower_checked(&program, kernel, opts) {
+        Ok(s) => CompileOutput {
+            script: Some(s),
+            checked: Some(program),
+            diagnostics,
+        },
+        Err(d) => {
+            diagnostics.push(d);
+            CompileOutput {
+                script: None,
+                checked: Some(program),
+                diagnostics,
+            }
+        }
+    }
+}
