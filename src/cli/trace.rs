@@ -147,6 +147,9 @@ fn list(opts: &TraceArgs) -> i32 {
 /// recursive, and the parser bounds the tree's depth, not each pass's frame sizes.
 pub fn run(args: &[OsString]) -> i32 {
     let args = args.to_vec();
+    // The run reads SIGINT/SIGTERM/SIGCHLD from a signalfd: they must be blocked in every
+    // thread, this one included, or the default action kills the process before END runs.
+    let _ = crate::runtime::signals::block();
     std::thread::Builder::new()
         .name("strobe".into())
         .stack_size(64 << 20)
