@@ -9,8 +9,8 @@ use std::ffi::OsString;
 pub mod asm;
 pub mod disasm;
 pub mod info;
-pub mod trace;
 pub mod load;
+pub mod trace;
 mod version;
 
 pub const EXIT_OK: i32 = 0;

@@ -13,9 +13,9 @@
 pub mod builder;
 pub mod emit;
 pub mod finish;
-pub mod lower;
 mod hoist;
 mod liveness;
+pub mod lower;
 mod machine;
 mod regalloc;
 pub mod stack;

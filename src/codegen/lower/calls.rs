@@ -5,7 +5,7 @@
 //! The lowering table is keyed by the registry's builtin name (see [`super`]).
 
 use super::expr::lower_expr;
-use super::maps::{stored_key_fields, slot_field, FIRST_SCRIPT_MAP};
+use super::maps::{slot_field, stored_key_fields, FIRST_SCRIPT_MAP};
 use super::store::{load_slot_int, store_val};
 use super::{int_ty, Lower, LowerError, Val};
 use crate::codegen::emit::agg::update_agg;
@@ -26,7 +26,11 @@ fn codegen_err(lw: &Lower<'_>, span: Span, source: crate::codegen::CodegenError)
     }
 }
 
-fn map_by_name<'c>(lw: &Lower<'c>, name: &str, span: Span) -> Result<(MapId, &'c MapInfo), LowerError> {
+fn map_by_name<'c>(
+    lw: &Lower<'c>,
+    name: &str,
+    span: Span,
+) -> Result<(MapId, &'c MapInfo), LowerError> {
     lw.cp
         .map(name)
         .ok_or_else(|| LowerError::unsupported(format!("the map {name} (not checked)"), span))
@@ -64,7 +68,10 @@ pub(crate) fn lower_call(
     match name {
         "printf" | "errorf" | "warnf" => {
             let Some(fid) = lw.cp.format_of.get(&e.id).copied() else {
-                return Err(LowerError::unsupported("printf without a checked format", e.span));
+                return Err(LowerError::unsupported(
+                    "printf without a checked format",
+                    e.span,
+                ));
             };
             let call = lw.cp.formats[fid.0 as usize].printf.clone();
             let id = lw.script.events.printf.len() as u32;
@@ -99,7 +106,10 @@ pub(crate) fn lower_call(
         }
         "clear" | "zero" => {
             let Some(ExprKind::Map { name: m, .. }) = args.first().map(|a| &a.kind) else {
-                return Err(LowerError::unsupported(format!("{name} of a non-map"), e.span));
+                return Err(LowerError::unsupported(
+                    format!("{name} of a non-map"),
+                    e.span,
+                ));
             };
             let (id, _) = map_by_name(lw, &m.name, e.span)?;
             let index = FIRST_SCRIPT_MAP + id.0 as usize;
@@ -148,7 +158,9 @@ pub(crate) fn lower_call(
             Ok(Val::None)
         }
         "delete" => {
-            let Some(first) = args.first() else { return Ok(Val::None) };
+            let Some(first) = args.first() else {
+                return Ok(Val::None);
+            };
             let (m, keys): (&str, Vec<&Expr>) = match &first.kind {
                 ExprKind::Map { name: m, keys } => {
                     let mut k: Vec<&Expr> = keys.iter().collect();
@@ -160,7 +172,10 @@ pub(crate) fn lower_call(
             let (id, info) = map_by_name(lw, m, e.span)?;
             let key = build_key(lw, info, &keys)?;
             let map = map_index(lw, id);
-            Ok(Val::Int(emaps::delete(&mut lw.b, map, key.place), IntTy::U8))
+            Ok(Val::Int(
+                emaps::delete(&mut lw.b, map, key.place),
+                IntTy::U8,
+            ))
         }
         "str" => {
             let size = match t {
@@ -177,7 +192,8 @@ pub(crate) fn lower_call(
                 Type::Pointer { space, .. } => *space == crate::sema::types::AddrSpace::User,
                 _ => matches!(
                     lw.probe_kind,
-                    crate::syntax::ast::ProbeKind::Uprobe | crate::syntax::ast::ProbeKind::Uretprobe
+                    crate::syntax::ast::ProbeKind::Uprobe
+                        | crate::syntax::ast::ProbeKind::Uretprobe
                 ),
             };
             let slot = lw.b.slot(size, 8);
@@ -194,7 +210,10 @@ pub(crate) fn lower_call(
             if let Some(m) = lw.cp.maps.iter().find(|m| m.agg.is_some()) {
                 let _ = m;
             }
-            Err(LowerError::unsupported(format!("the function `{name}()`"), e.span))
+            Err(LowerError::unsupported(
+                format!("the function `{name}()`"),
+                e.span,
+            ))
         }
     }
 }
@@ -366,7 +385,11 @@ pub(crate) fn increment(
     op: UnaryOp,
     inner: &Expr,
 ) -> Result<Val, LowerError> {
-    let delta = if matches!(op, UnaryOp::PreInc | UnaryOp::PostInc) { 1 } else { -1 };
+    let delta = if matches!(op, UnaryOp::PreInc | UnaryOp::PostInc) {
+        1
+    } else {
+        -1
+    };
     let post = matches!(op, UnaryOp::PostInc | UnaryOp::PostDec);
     match &inner.kind {
         ExprKind::Var(name) => {

@@ -129,9 +129,7 @@ pub(crate) fn lower_expr(lw: &mut Lower<'_>, e: &Expr) -> Result<Val, LowerError
                 e.span,
             ))
         }
-        ExprKind::Positional(_) | ExprKind::PositionalCount => {
-            Ok(Val::Int(Value::Imm(0), ity(&t)))
-        }
+        ExprKind::Positional(_) | ExprKind::PositionalCount => Ok(Val::Int(Value::Imm(0), ity(&t))),
         _ => Err(LowerError::unsupported("this expression", e.span)),
     }
 }
@@ -180,7 +178,12 @@ fn element(lw: &mut Lower<'_>, p: Place, t: &Type, i: usize) -> Result<Val, Lowe
     };
     let fts: Vec<FieldType> = types
         .iter()
-        .map(|t| t.field_type().unwrap_or(FieldType::Int { bytes: 8, signed: false }))
+        .map(|t| {
+            t.field_type().unwrap_or(FieldType::Int {
+                bytes: 8,
+                signed: false,
+            })
+        })
         .collect();
     let offs = tuple_offsets(&fts);
     let (Some(et), Some(&off)) = (types.get(i), offs.get(i)) else {
@@ -217,9 +220,10 @@ fn branch_value(
             Ok(Val::Int(Value::Reg(out), it))
         }
         None => {
-            let f = t
-                .field_type()
-                .unwrap_or(FieldType::Int { bytes: 8, signed: false });
+            let f = t.field_type().unwrap_or(FieldType::Int {
+                bytes: 8,
+                signed: false,
+            });
             let slot = lw.b.slot((f.size() as u32).max(1), 8);
             let p = Place::new(slot, 0);
             jump_if_false(&mut lw.b, cond, else_l);

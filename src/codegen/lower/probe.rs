@@ -31,12 +31,7 @@ pub(crate) fn lower_probe(
         return Ok(Vec::new());
     };
     let mut out = Vec::new();
-    for (i, (at, ap)) in checked
-        .attach
-        .iter()
-        .zip(&probe.attach_points)
-        .enumerate()
-    {
+    for (i, (at, ap)) in checked.attach.iter().zip(&probe.attach_points).enumerate() {
         let kind = run_kind(at, &ap.spec, ap.span)?;
         let Some(kind) = kind else { continue };
         let (attach, args) = context(at, kernel, ap.span)?;
@@ -58,7 +53,12 @@ pub(crate) fn lower_probe(
             probe_kind: at.kind,
             args,
             vars: Default::default(),
-            var_types: checked.vars.slots.iter().map(|(_, t, _)| t.clone()).collect(),
+            var_types: checked
+                .vars
+                .slots
+                .iter()
+                .map(|(_, t, _)| t.clone())
+                .collect(),
             exit: crate::codegen::Label(0),
             loops: Vec::new(),
             max_strlen,
@@ -258,12 +258,13 @@ fn context(
             if let Some(TargetKind::Tracepoint { category, name }) =
                 at.targets.first().map(|t| &t.kind)
             {
-                let f = kernel
-                    .tracepoint_format(category, name)
-                    .map_err(|e| LowerError::Kernel {
-                        what: format!("tracepoint {category}:{name}: {e}"),
-                        span,
-                    })?;
+                let f =
+                    kernel
+                        .tracepoint_format(category, name)
+                        .map_err(|e| LowerError::Kernel {
+                            what: format!("tracepoint {category}:{name}: {e}"),
+                            span,
+                        })?;
                 fields = f.fields;
             }
             (AttachKind::RawTracepoint, ArgsSource::Tracepoint(fields))
@@ -277,22 +278,10 @@ fn context(
             }
             (AttachKind::RawTracepoint, ArgsSource::RawTracepoint(names))
         }
-        ProbeKind::Uprobe => (
-            AttachKind::Uprobe { retprobe: false },
-            ArgsSource::Regs,
-        ),
-        ProbeKind::Uretprobe => (
-            AttachKind::Uprobe { retprobe: true },
-            ArgsSource::Regs,
-        ),
-        ProbeKind::Kprobe => (
-            AttachKind::Kprobe { retprobe: false },
-            ArgsSource::Regs,
-        ),
-        ProbeKind::Kretprobe => (
-            AttachKind::Kprobe { retprobe: true },
-            ArgsSource::Regs,
-        ),
+        ProbeKind::Uprobe => (AttachKind::Uprobe { retprobe: false }, ArgsSource::Regs),
+        ProbeKind::Uretprobe => (AttachKind::Uprobe { retprobe: true }, ArgsSource::Regs),
+        ProbeKind::Kprobe => (AttachKind::Kprobe { retprobe: false }, ArgsSource::Regs),
+        ProbeKind::Kretprobe => (AttachKind::Kprobe { retprobe: true }, ArgsSource::Regs),
         ProbeKind::Fentry => (AttachKind::Fentry, ArgsSource::None),
         ProbeKind::Fexit => (AttachKind::Fexit, ArgsSource::None),
         _ => (AttachKind::RawTracepoint, ArgsSource::None),

@@ -136,7 +136,10 @@ pub(crate) fn assign_var(lw: &mut Lower<'_>, slot: VarSlot, v: Val, ty: &Type) {
 /// Reads variable `slot`.
 pub(crate) fn read_var(lw: &mut Lower<'_>, slot: VarSlot) -> Val {
     let Some(&p) = lw.vars.get(&slot) else {
-        return Val::Int(crate::codegen::emit::Value::Imm(0), crate::codegen::emit::IntTy::I64);
+        return Val::Int(
+            crate::codegen::emit::Value::Imm(0),
+            crate::codegen::emit::IntTy::I64,
+        );
     };
     let t = lw.var_type(slot);
     match super::int_ty(&t) {
@@ -169,12 +172,7 @@ fn lower_stmt(lw: &mut Lower<'_>, s: &Stmt) -> Result<(), LowerError> {
             let next = lw.b.label();
             let exit = lw.b.label();
             lw.b.bind(head);
-            lw.b.jmp64(
-                crate::asm::isa::JmpOp::Jge,
-                i,
-                MAX_LOOP_ITERS as i32,
-                exit,
-            );
+            lw.b.jmp64(crate::asm::isa::JmpOp::Jge, i, MAX_LOOP_ITERS as i32, exit);
             let c = lower_expr(lw, cond)?.value();
             jump_if_false(&mut lw.b, c, exit);
             lw.loops.push(LoopLabels { exit, next });
@@ -187,7 +185,13 @@ fn lower_stmt(lw: &mut Lower<'_>, s: &Stmt) -> Result<(), LowerError> {
             lw.b.bind(exit);
         }
         StmtKind::Unroll { count, body } => {
-            let n = lw.cp.consts.get(&count.id).copied().unwrap_or(0).clamp(0, 100);
+            let n = lw
+                .cp
+                .consts
+                .get(&count.id)
+                .copied()
+                .unwrap_or(0)
+                .clamp(0, 100);
             let counter = slot_counter();
             let mut end = counter;
             for _ in 0..n {
@@ -199,7 +203,10 @@ fn lower_stmt(lw: &mut Lower<'_>, s: &Stmt) -> Result<(), LowerError> {
         }
         StmtKind::Break | StmtKind::Continue => {
             let Some(l) = lw.loops.last().copied() else {
-                return Err(LowerError::unsupported("break/continue outside a loop", s.span));
+                return Err(LowerError::unsupported(
+                    "break/continue outside a loop",
+                    s.span,
+                ));
             };
             let target = if matches!(s.kind, StmtKind::Break) {
                 l.exit

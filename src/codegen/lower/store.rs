@@ -80,7 +80,12 @@ fn store_fields(lw: &mut Lower<'_>, dst: Place, fs: &[FieldType], src: Place, sr
     let dst_off = tuple_offsets(fs);
     let src_fts: Vec<FieldType> = src_types
         .iter()
-        .map(|t| t.field_type().unwrap_or(FieldType::Int { bytes: 8, signed: false }))
+        .map(|t| {
+            t.field_type().unwrap_or(FieldType::Int {
+                bytes: 8,
+                signed: false,
+            })
+        })
         .collect();
     let src_off = tuple_offsets(&src_fts);
     // Padding must be defined (keys hash bytewise; helpers read whole records).
@@ -103,9 +108,10 @@ pub(crate) fn spill(lw: &mut Lower<'_>, v: Val, ty: &Type) -> Place {
     match v {
         Val::Mem(p) => p,
         _ => {
-            let f = ty
-                .field_type()
-                .unwrap_or(FieldType::Int { bytes: 8, signed: false });
+            let f = ty.field_type().unwrap_or(FieldType::Int {
+                bytes: 8,
+                signed: false,
+            });
             let slot = lw.b.slot((f.size() as u32).max(1), 8);
             let p = Place::new(slot, 0);
             store_val(lw, p, &f, v, ty);
