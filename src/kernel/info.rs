@@ -12,8 +12,9 @@
 mod elf;
 mod mock;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::btf::{Btf, FuncTarget, Glob, KernelBtf};
 use crate::kernel::tracefs::{Tracefs, Tracepoint, TracepointFormat};
@@ -71,11 +72,15 @@ pub trait KernelInfo {
     fn usdt_probes(&self, path: &Path) -> Result<Vec<UsdtNote>, KernelInfoError>;
 }
 
-/// The running system.
+/// The running system. Answers are cached for the life of the value (one run of strobe):
+/// BTF is parsed once, each tracepoint format and each binary's symbols read once.
 #[derive(Default)]
 pub struct HostKernel {
     btf: OnceLock<Result<KernelBtf, KernelInfoError>>,
     tracefs: OnceLock<Result<Tracefs, KernelInfoError>>,
+    formats: Mutex<HashMap<(String, String), TracepointFormat>>,
+    symbols: Mutex<HashMap<PathBuf, Vec<String>>>,
+    modules: OnceLock<Vec<String>>,
 }
 
 impl HostKernel {
@@ -107,6 +112,10 @@ impl HostKernel {
             .as_ref()
             .map_err(Clone::clone)
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn unavailable(what: &str, e: impl std::fmt::Display) -> KernelInfoError {
@@ -143,10 +152,19 @@ impl KernelInfo for HostKernel {
                 .collect()
         };
         match module {
-            None => k
-                .funcs_matching(glob)
-                .map(|(v, _)| v)
-                .map_err(|e| unavailable("kernel BTF", e)),
+            None => {
+                // vmlinux, then every module with BTF (the list is read once per run).
+                let mut out = own(k.vmlinux(), None);
+                let modules = self
+                    .modules
+                    .get_or_init(|| crate::btf::kernel_btf_modules().unwrap_or_default());
+                for m in modules {
+                    if let Ok(btf) = k.module(m) {
+                        out.extend(own(&btf, Some(m.clone())));
+                    }
+                }
+                Ok(out)
+            }
             Some("vmlinux") => Ok(own(k.vmlinux(), None)),
             Some(m) => {
                 let btf = k
@@ -185,12 +203,19 @@ impl KernelInfo for HostKernel {
         category: &str,
         name: &str,
     ) -> Result<TracepointFormat, KernelInfoError> {
-        self.tracefs()?
-            .format(category, name)
-            .map_err(|_| KernelInfoError::NoTracepoint {
-                category: category.into(),
-                name: name.into(),
-            })
+        let key = (category.to_string(), name.to_string());
+        if let Some(f) = lock(&self.formats).get(&key) {
+            return Ok(f.clone());
+        }
+        let f =
+            self.tracefs()?
+                .format(category, name)
+                .map_err(|_| KernelInfoError::NoTracepoint {
+                    category: category.into(),
+                    name: name.into(),
+                })?;
+        lock(&self.formats).insert(key, f.clone());
+        Ok(f)
     }
 
     fn find_binary(&self, target: &str) -> Option<PathBuf> {
@@ -198,7 +223,12 @@ impl KernelInfo for HostKernel {
     }
 
     fn elf_symbols(&self, path: &Path) -> Result<Vec<String>, KernelInfoError> {
-        read_elf_symbols(path)
+        if let Some(s) = lock(&self.symbols).get(path) {
+            return Ok(s.clone());
+        }
+        let s = read_elf_symbols(path)?;
+        lock(&self.symbols).insert(path.to_path_buf(), s.clone());
+        Ok(s)
     }
 
     fn usdt_probes(&self, path: &Path) -> Result<Vec<UsdtNote>, KernelInfoError> {

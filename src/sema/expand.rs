@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use super::super::kernel::info::{KernelInfo, KernelInfoError, UsdtNote};
 use crate::btf::{Glob, Kind, TypeKind};
 use crate::syntax::ast::{AttachPoint, AttachSpec, ProbeKind};
-use crate::syntax::attach::glob_match;
+use crate::syntax::attach::{glob_match, has_wildcard};
 
 /// One concrete target of an attach point.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -140,6 +140,22 @@ pub fn expand(ap: &AttachPoint, k: &dyn KernelInfo) -> Result<Vec<Target>, Expan
                 }]
             } else {
                 kprobe_targets(k, kind_name, module.as_deref(), func, *offset, &probe)?
+            }
+        }
+        // A literal name needs no directory listing: its (cached) format says it exists.
+        AttachSpec::Tracepoint { category, name }
+            if !has_wildcard(category) && !has_wildcard(name) =>
+        {
+            match k.tracepoint_format(category, name) {
+                Ok(_) => vec![Target {
+                    name: format!("tracepoint:{category}:{name}"),
+                    kind: TargetKind::Tracepoint {
+                        category: category.clone(),
+                        name: name.clone(),
+                    },
+                }],
+                Err(KernelInfoError::NoTracepoint { .. }) => Vec::new(),
+                Err(e) => return Err(kerr(e)),
             }
         }
         AttachSpec::Tracepoint { category, name } => k

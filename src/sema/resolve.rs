@@ -71,6 +71,8 @@ pub(super) struct Checker<'a> {
     pub frames: Vec<MacroFrame>,
     /// Return type of the user function being checked.
     pub fn_ret: Option<Type>,
+    /// Probe contexts by probe index, built in round 1 and reused in round 2.
+    pub contexts: HashMap<usize, ProbeContext>,
     /// Reported once per name per probe (args fields missing in some targets).
     pub warned: std::collections::HashSet<String>,
 }
@@ -127,6 +129,7 @@ pub(super) fn run(program: &Program, kernel: &dyn KernelInfo, opts: &CheckOption
     first.check_all(&expanded);
     let mut second = Checker::new(program, kernel, opts, true);
     second.maps = first.maps.clone();
+    second.contexts = std::mem::take(&mut first.contexts);
     // Keep only what round 1 learned about types; declarations and reports are redone.
     for e in &mut second.maps.entries {
         e.assigned = false;
@@ -222,6 +225,7 @@ impl<'a> Checker<'a> {
             frames: Vec::new(),
             fn_ret: None,
             warned: Default::default(),
+            contexts: HashMap::new(),
         }
     }
 
@@ -327,7 +331,14 @@ impl<'a> Checker<'a> {
         }
         let attach: Vec<(ProbeKind, Vec<Target>)> =
             exp.iter().map(|(k, _, t, _)| (*k, t.clone())).collect();
-        self.cx = ProbeContext::build(&attach, self.kernel, self.opts.max_strlen);
+        self.cx = match self.contexts.get(&index) {
+            Some(cx) => cx.clone(),
+            None => {
+                let cx = ProbeContext::build(&attach, self.kernel, self.opts.max_strlen);
+                self.contexts.insert(index, cx.clone());
+                cx
+            }
+        };
         if let Some(sp) = probe.attach_points.first().map(|a| a.span) {
             let unreadable = std::mem::take(&mut self.cx.unreadable);
             for (t, why) in &unreadable {
