@@ -37,18 +37,18 @@ fn nested_ifs_choose_the_branch_rust_would() {
                 b,
                 neg,
                 |b| store_out(b, 0, Value::Imm(1)),
-                Some(&mut |b: &mut Builder| store_out(b, 0, Value::Imm(2))),
+                |b: &mut Builder| store_out(b, 0, Value::Imm(2)),
             );
         },
-        Some(&mut |b: &mut Builder| {
+        |b: &mut Builder| {
             let five = cmp(b, CmpOp::Eq, a, Value::Imm(5));
             control::if_else(
                 b,
                 five,
                 |b| store_out(b, 0, Value::Imm(3)),
-                Some(&mut |b: &mut Builder| store_out(b, 0, Value::Imm(4))),
+                |b: &mut Builder| store_out(b, 0, Value::Imm(4)),
             );
-        }),
+        },
     );
     b.exit(0);
     let p = env.load(b);
@@ -516,4 +516,61 @@ fn ids() -> (u64, u64) {
     }
     // SAFETY: no arguments, no memory.
     unsafe { (getuid() as u64, getgid() as u64) }
+}
+
+#[test]
+fn per_target_relocations_patch_argument_slots_return_slot_index_and_constants() {
+    if !available("per_target_relocations_patch_argument_slots_return_slot_index_and_constants") {
+        return;
+    }
+    let env = Env::new();
+    let build = || {
+        let mut b = Builder::new();
+        // On a raw tracepoint the context is the u64 argument array, so an argument slot is
+        // 8 × position exactly as for fentry: the same relocation serves both.
+        let count = builtins::arg_slot(&mut b, "count", IntTy::U32);
+        store_out(&mut b, 0, count);
+        let flags = builtins::arg_slot(&mut b, "flags", IntTy::I8);
+        store_out(&mut b, 1, flags);
+        let ret = builtins::ret_slot(&mut b, IntTy::I64);
+        store_out(&mut b, 2, ret);
+        let idx = builtins::target_index(&mut b);
+        store_out(&mut b, 3, idx);
+        let start = b.konst("start_ns");
+        let el = builtins::elapsed(&mut b, start);
+        store_out(&mut b, 4, el);
+        b.exit(0);
+        strobe::codegen::finish(
+            b,
+            &strobe::codegen::FinishOptions {
+                name: "reloc".into(),
+                attach: strobe::template::AttachKind::RawTracepoint,
+                arming_guard: true,
+            },
+        )
+        .unwrap()
+    };
+    let c = build();
+    assert_eq!(c.template.params, ["count", "flags"]);
+    assert_eq!(c.template.consts, ["start_ns"]);
+    let args = [10u64, 0x1_0000_0005, 0xff, (-9i64) as u64];
+    let start = now_ns(libc_clock::MONOTONIC);
+    // Two targets with different layouts: count at position 1 or 0, flags at 2 or 3.
+    for (index, slots, ret) in [(0u32, [8i64, 16], 24i64), (5, [0, 24], 16)] {
+        let p = env.load_target(build(), index, &slots, Some(ret), &[start as i64]);
+        p.run(&args);
+        let after = now_ns(libc_clock::MONOTONIC);
+        let o = env.out();
+        assert_eq!(o[0], args[slots[0] as usize / 8] as u32 as u64);
+        assert_eq!(o[1] as i64, args[slots[1] as usize / 8] as u8 as i8 as i64);
+        assert_eq!(o[2], args[ret as usize / 8]);
+        assert_eq!(o[3], index as u64);
+        assert!(
+            o[4] <= after - start,
+            "elapsed {} vs {}",
+            o[4],
+            after - start
+        );
+        assert!(o[4] > 0);
+    }
 }

@@ -290,7 +290,7 @@ fn tuple_keys_with_strings_match_userspace_layout_and_delete_and_exists_work() {
         &mut b,
         which,
         |b| write_str(b, place, b"beta-gamma", 16),
-        Some(&mut |b: &mut Builder| write_str(b, place, b"alpha", 16)),
+        |b: &mut Builder| write_str(b, place, b"alpha", 16),
     );
     key.set_int(&mut b, 2, c);
     let is_write = strobe::codegen::emit::arith::compare(
@@ -304,7 +304,7 @@ fn tuple_keys_with_strings_match_userspace_layout_and_delete_and_exists_work() {
         &mut b,
         is_write,
         |b| maps::store(b, m, key.place, v, IntTy::I64, None),
-        Some(&mut |b: &mut Builder| {
+        |b: &mut Builder| {
             let before = maps::lookup_or_zero(b, m, key.place, IntTy::I64);
             store_out(b, 0, before);
             let e = maps::exists(b, m, key.place);
@@ -313,7 +313,7 @@ fn tuple_keys_with_strings_match_userspace_layout_and_delete_and_exists_work() {
             store_out(b, 2, d);
             let e = maps::exists(b, m, key.place);
             store_out(b, 3, e);
-        }),
+        },
     );
     b.exit(0);
     let p = env.load(b);
@@ -414,4 +414,64 @@ fn aggregation_under_a_full_map_counts_drops() {
         percpu_sum(env.get("agg"), &10u64.to_le_bytes()).unwrap()[0],
         3
     );
+}
+
+#[test]
+fn keyed_histograms_put_the_bucket_after_the_user_key_with_zeroed_padding() {
+    if !available("keyed_histograms_put_the_bucket_after_the_user_key_with_zeroed_padding") {
+        return;
+    }
+    let user = [FieldType::Int {
+        bytes: 4,
+        signed: false,
+    }];
+    let fields = hist_key_fields(&user);
+    let off = tuple_offsets(&fields);
+    assert_eq!(off, [0, 8]);
+    let mut env = Env::new();
+    env.add("h", map(MapType::PercpuHash, "h", 16, 8, 256));
+    let mut b = Builder::new();
+    let m = b.map("h");
+    let k = ctx_u64(&mut b, 0, IntTy::U32);
+    let v = ctx_u64(&mut b, 1, IntTy::I64);
+    let key = Key::new(&mut b, &fields);
+    key.set_int(&mut b, 0, k);
+    let kind = AggKind::Hist(HistKind::Linear {
+        min: 0,
+        max: 100,
+        step: 10,
+    });
+    update_agg(&mut b, m, &key, kind, v, None);
+    b.exit(0);
+    let p = env.load(b);
+    let samples = [
+        (1u32, 5i64),
+        (1, 15),
+        (2, 15),
+        (1, 5),
+        (2, -1),
+        (2, 1000),
+        (7, 99),
+    ];
+    for (k, v) in samples {
+        p.run(&[k as u64 | 0xdead_0000_0000, v as u64]);
+    }
+    let mut want: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
+    for (k, v) in samples {
+        let mut key = vec![0u8; 16];
+        key[..4].copy_from_slice(&k.to_le_bytes());
+        key[8..].copy_from_slice(&(linear_bucket(v, 0, 100, 10) as u64).to_le_bytes());
+        *want.entry(key).or_default() += 1;
+    }
+    let m = env.get("h");
+    let got: BTreeMap<Vec<u8>, u64> = m
+        .keys()
+        .unwrap()
+        .into_iter()
+        .map(|k| {
+            let n = percpu_sum(m, &k).unwrap()[0];
+            (k, n)
+        })
+        .collect();
+    assert_eq!(got, want);
 }

@@ -63,7 +63,7 @@ fn printf_records_render_through_the_userspace_formatter() {
         &mut b,
         which,
         |b| write_str(b, place, b"hello", 16),
-        Some(&mut |b: &mut Builder| write_str(b, place, b"a-longer-string-cut", 16)),
+        |b: &mut Builder| write_str(b, place, b"a-longer-string-cut", 16),
     );
     let u = ctx_u64(&mut b, 2, IntTy::U32);
     rec.set_int(&mut b, 2, u);

@@ -228,3 +228,42 @@ pub(crate) fn peephole(items: &mut Vec<MItem>) {
         }
     }
 }
+
+impl Compiled {
+    /// The program in the disassembler's syntax (valid assembler input: annotations are `;`
+    /// comments), with a `; <where>` line whenever the source span changes (`where_` renders
+    /// a span, e.g. as `file:line:col` and the script line) and each instruction's comment.
+    pub fn listing(&self, where_: impl Fn(crate::diag::Span) -> String) -> String {
+        let t = &self.template;
+        let mut out = String::new();
+        let mut last = None;
+        let mut comments = self.comments.iter().peekable();
+        let mut i = 0;
+        while i < t.insns.len() {
+            let span = t.source_map.lookup(i);
+            if span != last {
+                if let Some(s) = span {
+                    out.push_str("; ");
+                    out.push_str(&where_(s));
+                    out.push('\n');
+                }
+                last = span;
+            }
+            out.push_str("    ");
+            let n = crate::asm::disassemble_one(&t.insns, i, &mut out);
+            while let Some((at, c)) = comments.peek() {
+                if *at > i {
+                    break;
+                }
+                if *at == i {
+                    out.push_str(" ; ");
+                    out.push_str(c);
+                }
+                comments.next();
+            }
+            out.push('\n');
+            i += n;
+        }
+        out
+    }
+}

@@ -177,30 +177,17 @@ pub(crate) fn label_positions(insts: &[Inst], nlabels: u32) -> Vec<Option<usize>
 pub(crate) struct RegSet(Vec<u64>);
 
 impl RegSet {
-    pub fn new(n: u32) -> RegSet {
-        RegSet(vec![0; (n as usize).div_ceil(64)])
-    }
-    pub fn insert(&mut self, r: VReg) {
-        self.0[r.0 as usize / 64] |= 1 << (r.0 % 64);
-    }
-    pub fn remove(&mut self, r: VReg) {
-        self.0[r.0 as usize / 64] &= !(1 << (r.0 % 64));
-    }
-    /// `self |= other`; true when something was added.
-    pub fn union(&mut self, other: &RegSet) -> bool {
-        let mut changed = false;
-        for (a, b) in self.0.iter_mut().zip(&other.0) {
-            let n = *a | *b;
-            changed |= n != *a;
-            *a = n;
-        }
-        changed
-    }
     pub fn iter(&self) -> impl Iterator<Item = VReg> + '_ {
         self.0.iter().enumerate().flat_map(|(w, &bits)| {
-            (0..64)
-                .filter(move |b| bits & (1 << b) != 0)
-                .map(move |b| VReg((w * 64 + b) as u32))
+            let mut rest = bits;
+            std::iter::from_fn(move || {
+                if rest == 0 {
+                    return None;
+                }
+                let b = rest.trailing_zeros();
+                rest &= rest - 1;
+                Some(VReg((w * 64) as u32 + b))
+            })
         })
     }
 }
@@ -235,35 +222,42 @@ pub(crate) fn liveness(insts: &[Inst], nvregs: u32, nlabels: u32) -> Liveness {
     let labels = label_positions(insts, nlabels);
     let succs = successors(insts, &labels);
     let n = insts.len();
-    let mut live_in: Vec<RegSet> = vec![RegSet::new(nvregs); n];
-    let mut live_out: Vec<RegSet> = vec![RegSet::new(nvregs); n];
+    let w = (nvregs as usize).div_ceil(64);
+    // Flat bitsets (one row of `w` words per instruction): no allocation per iteration.
+    let mut live_in = vec![0u64; n * w];
+    let mut live_out = vec![0u64; n * w];
+    let mut tmp = vec![0u64; w];
     let mut uses = Vec::new();
     let mut changed = true;
     while changed {
         changed = false;
         for i in (0..n).rev() {
-            let mut out = RegSet::new(nvregs);
+            tmp.fill(0);
             for s in succs[i].iter().flatten() {
-                out.union(&live_in[*s]);
+                for (t, x) in tmp.iter_mut().zip(&live_in[s * w..(s + 1) * w]) {
+                    *t |= *x;
+                }
             }
-            let mut inn = out.clone();
+            if live_out[i * w..(i + 1) * w] != tmp[..] {
+                live_out[i * w..(i + 1) * w].copy_from_slice(&tmp);
+                changed = true;
+            }
             if let Some(d) = insts[i].op.def() {
-                inn.remove(d);
+                tmp[d.0 as usize / 64] &= !(1 << (d.0 % 64));
             }
             insts[i].op.uses(&mut uses);
             for u in &uses {
-                inn.insert(*u);
+                tmp[u.0 as usize / 64] |= 1 << (u.0 % 64);
             }
-            if live_out[i] != out {
-                live_out[i] = out;
-                changed = true;
-            }
-            if live_in[i] != inn {
-                live_in[i] = inn;
+            if live_in[i * w..(i + 1) * w] != tmp[..] {
+                live_in[i * w..(i + 1) * w].copy_from_slice(&tmp);
                 changed = true;
             }
         }
     }
+    let row = |v: &[u64], i: usize| RegSet(v[i * w..(i + 1) * w].to_vec());
+    let live_in: Vec<RegSet> = (0..n).map(|i| row(&live_in, i)).collect();
+    let live_out: Vec<RegSet> = (0..n).map(|i| row(&live_out, i)).collect();
     let mut intervals: Vec<Option<(usize, usize)>> = vec![None; nvregs as usize];
     let mut touch = |r: VReg, i: usize| {
         let e = &mut intervals[r.0 as usize];

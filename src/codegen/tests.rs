@@ -191,3 +191,20 @@ fn call_arguments_in_a_register_cycle_are_swapped_without_a_scratch_register() {
     assert!(seen_call);
     let _ = Place::new;
 }
+
+#[test]
+fn listing_shows_spans_and_comments_and_reassembles() {
+    let mut b = Builder::new();
+    b.set_span(crate::diag::Span::new(3, 9));
+    b.comment("the answer");
+    let r = b.constant(42);
+    b.set_span(crate::diag::Span::new(10, 12));
+    b.exit(r);
+    let c = finish(b, &opts()).unwrap();
+    let text = c.listing(|s| format!("bytes {}..{}", s.start, s.end));
+    assert!(text.contains("; bytes 3..9\n"), "{text}");
+    assert!(text.contains("; the answer"), "{text}");
+    assert!(text.contains("; bytes 10..12\n"), "{text}");
+    let again = crate::asm::assemble_insns(&text).unwrap();
+    assert_eq!(again, c.template.insns);
+}

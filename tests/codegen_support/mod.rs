@@ -116,6 +116,20 @@ impl Env {
     }
 
     pub fn load_compiled(&self, c: Compiled) -> Loaded {
+        let consts = vec![0i64; c.template.consts.len()];
+        self.load_target(c, 0, &[], None, &consts)
+    }
+
+    /// Loads `c` instantiated for one target: its index, argument slots, return slot and
+    /// constants (what the loader patches per clone).
+    pub fn load_target(
+        &self,
+        c: Compiled,
+        index: u32,
+        arg_slots: &[i64],
+        ret_slot: Option<i64>,
+        consts: &[i64],
+    ) -> Loaded {
         let fds: Vec<i32> = c
             .template
             .maps
@@ -127,12 +141,14 @@ impl Env {
                     .as_raw_fd()
             })
             .collect();
-        let consts = vec![0i64; c.template.consts.len()];
         let insns = instantiate(
             &c.template,
             &TargetValues {
+                index,
                 map_fds: &fds,
-                consts: &consts,
+                arg_slots,
+                ret_slot,
+                consts,
                 ..Default::default()
             },
         )

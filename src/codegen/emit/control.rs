@@ -21,34 +21,43 @@ pub fn jump_if_true(b: &mut Builder, v: Value, target: Label) {
     jump_if(b, CmpOp::Ne, false, v, Value::Imm(0), target);
 }
 
+/// `if cond { then }`.
+pub fn if_then(b: &mut Builder, cond: Value, then: impl FnOnce(&mut Builder)) {
+    if let Value::Imm(c) = cond {
+        if c != 0 {
+            then(b);
+        }
+        return;
+    }
+    let end = b.label();
+    jump_if_false(b, cond, end);
+    then(b);
+    b.bind(end);
+}
+
 /// `if cond { then } else { otherwise }`.
 pub fn if_else(
     b: &mut Builder,
     cond: Value,
     then: impl FnOnce(&mut Builder),
-    otherwise: Option<&mut dyn FnMut(&mut Builder)>,
+    otherwise: impl FnOnce(&mut Builder),
 ) {
     if let Value::Imm(c) = cond {
         if c != 0 {
             then(b);
-        } else if let Some(o) = otherwise {
-            o(b);
+        } else {
+            otherwise(b);
         }
         return;
     }
     let else_l = b.label();
+    let end = b.label();
     jump_if_false(b, cond, else_l);
     then(b);
-    match otherwise {
-        None => b.bind(else_l),
-        Some(o) => {
-            let end = b.label();
-            b.ja(end);
-            b.bind(else_l);
-            o(b);
-            b.bind(end);
-        }
-    }
+    b.ja(end);
+    b.bind(else_l);
+    otherwise(b);
+    b.bind(end);
 }
 
 /// `lhs && rhs` as 0/1; `rhs` is only evaluated when `lhs` is true.

@@ -10,8 +10,12 @@ run() { # pattern threads detach
   line=$("$strobe" load loader/count_all.s --attach "fentry:$1" --duration 0.2 \
     --load-threads "$2" --detach "$3" --timings 2>&1 >/dev/null | grep start_to_armed)
   echo "STROBE-BENCH pattern=$1 threads=$2 detach=$3 $line"
-  # Let a background detach finish before the next run so runs do not overlap.
-  [ "$3" = background ] && sleep 5
+  # Let a background detach finish before the next run: its closes take the same kernel
+  # locks as the next run's attaches.
+  if [ "$3" = background ]; then
+    sleep 1
+    while [ "$(pidof strobe | wc -w)" -gt 0 ]; do sleep 1; done
+  fi
 }
 run 'vfs_read' 1 background
 run 'vfs_*' 1 sequential
