@@ -22,6 +22,28 @@
 //! - `prog_type`/`attach`: how clones are loaded and attached; `source_map`: instruction index →
 //!   script span, for verifier errors.
 //!
+//! ```
+//! use strobe::asm::{isa::Size, Insn, Reg};
+//! use strobe::template::*;
+//! // `fentry:vfs_* { … args.count … }`: read the parameter from its per-target ctx slot.
+//! let mut t = Template::new("count", AttachKind::Fentry, vec![]);
+//! let count = t.param_index("count");
+//! t.facts.push(Fact::Param {
+//!     name: "count".into(),
+//!     requirement: ParamRequirement::Integer { max_size: 8 },
+//! });
+//! t.insns.push(Insn::load(Size::Dw, Reg::R6, Reg::R1, 0)); // r6 = *(u64 *)(r1 + slot)
+//! t.add_reloc(0, Field::Off, RelocKind::ArgSlot { param: count });
+//! t.insns.push(Insn::mov64_imm(Reg::R7, 0)); // r7 = target index (`func`)
+//! t.add_reloc(1, Field::Imm, RelocKind::TargetIndex);
+//! t.insns.push(Insn::mov64_imm(Reg::R0, 0));
+//! t.insns.push(Insn::exit());
+//! // vfs_read(file, buf, count, pos): count is the third slot.
+//! let clone = instantiate(&t, &TargetValues { index: 7, arg_slots: &[16], ..Default::default() })
+//!     .unwrap();
+//! assert_eq!((clone[0].off, clone[1].imm), (16, 7));
+//! ```
+//!
 //! # The grouping rule
 //! A wildcard expands to targets that differ in their prototypes. [`group_targets`] evaluates
 //! every fact of a probe against every target's [`TargetProto`]:
