@@ -31,6 +31,7 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
         "curtask" => bi::curtask(b),
         "cgroup" => bi::cgroup(b),
         "username" => bi::uid(b),
+        "kstack" | "ustack" => return stack(lw, e, &t),
         "comm" => {
             let slot = b.slot(16, 8);
             let p = Place::new(slot, 0);
@@ -169,4 +170,47 @@ pub(crate) fn lower_arg(
         }
         _ => Err(LowerError::unsupported("`args` in this probe", e.span)),
     }
+}
+
+/// `BPF_F_USER_STACK` (include/uapi/linux/bpf.h).
+const BPF_F_USER_STACK: i64 = 1 << 8;
+
+/// `kstack`/`ustack` (and their call forms) in the layout `runtime::format::decode` reads:
+/// kernel: `u64 nframes`, then the addresses; user: `i32 pid, i32 probe, u64 nframes`, then
+/// the addresses. Frames come from `bpf_get_stack` into the scratch buffer.
+pub(crate) fn stack(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, LowerError> {
+    let (user, limit) = match t {
+        Type::KStack { limit, .. } => (false, *limit as u32),
+        Type::UStack { limit, .. } => (true, *limit as u32),
+        _ => return Err(LowerError::unsupported("this stack", e.span)),
+    };
+    let head = if user { 16 } else { 8 };
+    let size = head + 8 * limit;
+    let p = lw.scratch(size, e.span)?;
+    let frames = p.at(head as i32);
+    let ctx = lw.b.ctx();
+    let buf = frames.arg(&mut lw.b);
+    let n = lw.b.call(
+        crate::asm::isa::Helper::GetStack,
+        &[
+            crate::codegen::Arg::Reg(ctx),
+            buf,
+            crate::codegen::Arg::Imm((8 * limit) as i64),
+            crate::codegen::Arg::Imm(if user { BPF_F_USER_STACK } else { 0 }),
+        ],
+    );
+    let ok = lw.b.label();
+    lw.b.jmp64(crate::asm::isa::JmpOp::Jsge, n, 0, ok);
+    lw.b.mov(n, 0);
+    lw.b.bind(ok);
+    lw.b.alu(true, crate::asm::isa::AluOp::Rsh, n, 3);
+    if user {
+        let pid = bi::pid(&mut lw.b);
+        crate::codegen::emit::mem::store_int(&mut lw.b, p, pid, 4);
+        lw.b.store(Size::W, p.mem(), p.off + 4, lw.probe_index as i32);
+        lw.b.store(Size::Dw, p.mem(), p.off + 8, n);
+    } else {
+        lw.b.store(Size::Dw, p.mem(), p.off, n);
+    }
+    Ok(Val::Mem(p))
 }

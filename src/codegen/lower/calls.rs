@@ -45,7 +45,13 @@ fn emit_record(
     fields: &[FieldType],
     args: &[(Val, Type)],
 ) -> Result<(), LowerError> {
-    let rec = Record::new(&mut lw.b, kind, id, fields).map_err(|s| codegen_err(lw, span, s))?;
+    let size = crate::codegen::emit::output::record_size(fields) as u32;
+    let rec = if size <= super::STACK_VALUE_MAX {
+        Record::new(&mut lw.b, kind, id, fields).map_err(|s| codegen_err(lw, span, s))?
+    } else {
+        let p = lw.scratch(size, span)?;
+        Record::new_at(&mut lw.b, p, kind, id, fields)
+    };
     for (i, (v, t)) in args.iter().enumerate() {
         if let Some(f) = fields.get(i) {
             store_val(lw, rec.arg(i), f, *v, t);
@@ -157,6 +163,7 @@ pub(crate) fn lower_call(
             }
             Ok(Val::None)
         }
+        "kstack" | "ustack" => super::builtins::stack(lw, e, &t),
         "delete" => {
             let Some(first) = args.first() else {
                 return Ok(Val::None);
@@ -231,7 +238,7 @@ fn build_key(lw: &mut Lower<'_>, info: &MapInfo, keys: &[&Expr]) -> Result<Key, 
         let kt = lw.type_of(k.id);
         vals.push((lower_expr(lw, k)?, kt));
     }
-    let key = Key::new(&mut lw.b, &fields);
+    let key = new_key(lw, &fields, keys.first().map_or(info.span, |k| k.span))?;
     if fields.is_empty() || (fields.len() == 1 && info.keys.is_empty()) {
         key.set_int(&mut lw.b, 0, Value::Imm(0));
     }
@@ -242,6 +249,28 @@ fn build_key(lw: &mut Lower<'_>, info: &MapInfo, keys: &[&Expr]) -> Result<Key, 
         }
     }
     Ok(key)
+}
+
+/// A key of `fields` on the stack, or in the scratch buffer when it is large (stacks).
+fn new_key(lw: &mut Lower<'_>, fields: &[FieldType], span: Span) -> Result<Key, LowerError> {
+    let size = FieldType::Tuple(fields.to_vec()).size() as u32;
+    if size <= super::STACK_VALUE_MAX {
+        return Ok(Key::new(&mut lw.b, fields));
+    }
+    if size > 512 {
+        return Err(LowerError::unsupported(
+            format!("a map key of {size} bytes (the kernel allows 512; use kstack(N)/ustack(N) with N ≤ 60)"),
+            span,
+        ));
+    }
+    let place = lw.scratch(size, span)?;
+    crate::codegen::emit::mem::zero(&mut lw.b, place, size);
+    Ok(Key {
+        place,
+        fields: fields.to_vec(),
+        offsets: crate::runtime::format::decode::tuple_offsets(fields),
+        size,
+    })
 }
 
 /// `@m[keys]` read in an expression: a plain value (0 or empty when absent), or this CPU's
@@ -267,8 +296,7 @@ pub(crate) fn read_map(
         }
         None => {
             let size = (slot_f.size() as u32).max(1);
-            let slot = lw.b.slot(size.next_multiple_of(8), 8);
-            let out = Place::new(slot, 0);
+            let out = lw.place(size.next_multiple_of(8), e.span)?;
             crate::codegen::emit::mem::zero(&mut lw.b, out, size.next_multiple_of(8));
             let p = emaps::lookup(&mut lw.b, map, key.place);
             let absent = lw.b.label();

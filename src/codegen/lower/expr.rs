@@ -158,8 +158,7 @@ fn lower_tuple(lw: &mut Lower<'_>, items: &[&Expr], t: &Type, e: &Expr) -> Resul
     };
     let offs = tuple_offsets(&fs);
     let size = FieldType::Tuple(fs.clone()).size() as u32;
-    let slot = lw.b.slot(size.max(1), 8);
-    let p = Place::new(slot, 0);
+    let p = lw.place(size, e.span)?;
     crate::codegen::emit::mem::zero(&mut lw.b, p, size);
     for (i, item) in items.iter().enumerate() {
         let it = lw.type_of(item.id);

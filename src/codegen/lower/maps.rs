@@ -7,7 +7,7 @@
 //! maps with the slot layouts of `runtime::format::agg`; a histogram's key gets the trailing
 //! bucket index (`emit::maps::hist_key_fields`).
 
-use super::{DROPS, LOST, RINGBUF};
+use super::{DROPS, LOST, RINGBUF, SCRATCH, SCRATCH_SIZE};
 use crate::codegen::emit::maps::hist_key_fields;
 use crate::runtime::format::agg::AggKind;
 use crate::runtime::format::decode::FieldType;
@@ -16,7 +16,7 @@ use crate::sema::{CheckedProgram, MapId, MapInfo, Type};
 use crate::sys::MapType;
 
 /// Index of the first script map in the table.
-pub const FIRST_SCRIPT_MAP: usize = 3;
+pub const FIRST_SCRIPT_MAP: usize = 4;
 
 /// Ring buffer size: bpftrace's default perf/ring space is a few MiB; 1 MiB keeps memory low
 /// and holds ~30k typical records between two reads.
@@ -86,6 +86,14 @@ pub fn map_table(cp: &CheckedProgram) -> Vec<MapSpec> {
         },
         counter(LOST, MapRole::LostCounter),
         counter(DROPS, MapRole::DropCounter),
+        MapSpec {
+            name: SCRATCH.into(),
+            map_type: MapType::PercpuArray,
+            key_size: 4,
+            value_size: SCRATCH_SIZE,
+            max_entries: 1,
+            role: MapRole::Internal,
+        },
     ];
     for m in &cp.maps {
         let key = stored_key_fields(m);

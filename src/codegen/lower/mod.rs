@@ -111,6 +111,10 @@ pub fn int_ty(t: &Type) -> Option<IntTy> {
 pub(crate) const RINGBUF: &str = "ringbuf";
 pub(crate) const LOST: &str = "lost";
 pub(crate) const DROPS: &str = "drops";
+pub(crate) const SCRATCH: &str = "scratch";
+/// Bytes of the per-CPU scratch buffer: room for values too large for the 512-byte stack
+/// (stacks of up to 127 frames, the records and keys that hold them).
+pub(crate) const SCRATCH_SIZE: u32 = 16384;
 
 /// Per-script state shared by all probes: the event table being filled.
 #[derive(Default)]
@@ -147,6 +151,8 @@ pub(crate) struct Lower<'a> {
     /// The innermost loop's labels (break, continue).
     pub loops: Vec<crate::codegen::emit::control::LoopLabels>,
     pub max_strlen: usize,
+    /// Bytes of the scratch buffer this probe has handed out.
+    pub scratch_used: u32,
 }
 
 impl Lower<'_> {
@@ -162,10 +168,43 @@ impl Lower<'_> {
         crate::codegen::emit::maps::Counter::percpu(self.b.map(DROPS), 0)
     }
 
+    /// `size` bytes of the per-CPU scratch buffer, for this probe's use only (each call gets
+    /// its own region, so values never overlap).
+    pub fn scratch(&mut self, size: u32, span: Span) -> Result<Place, LowerError> {
+        let off = self.scratch_used.next_multiple_of(8);
+        if off + size > SCRATCH_SIZE {
+            return Err(LowerError::Codegen {
+                probe: format!("probe {}", self.probe_index),
+                span,
+                source: CodegenError::TooLarge {
+                    what: "the values of this probe",
+                    size: (off + size) as usize,
+                    limit: SCRATCH_SIZE as usize,
+                },
+            });
+        }
+        self.scratch_used = off + size;
+        let map = self.b.map(SCRATCH);
+        Ok(crate::codegen::emit::maps::scratch(&mut self.b, map).at(off as i32))
+    }
+
+    /// Stack for values up to `STACK_VALUE_MAX` bytes, the scratch buffer beyond.
+    pub fn place(&mut self, size: u32, span: Span) -> Result<Place, LowerError> {
+        if size <= STACK_VALUE_MAX {
+            let slot = self.b.slot(size.max(1), 8);
+            Ok(Place::new(slot, 0))
+        } else {
+            self.scratch(size, span)
+        }
+    }
+
     pub fn type_of(&self, id: crate::syntax::ast::ExprId) -> Type {
         self.cp.type_of(id).clone()
     }
 }
+
+/// Values larger than this live in the scratch buffer rather than on the stack.
+pub(crate) const STACK_VALUE_MAX: u32 = 192;
 
 /// Lowers every probe of `cp` (see the module documentation).
 pub fn lower(

@@ -62,6 +62,7 @@ pub(crate) fn lower_probe(
             exit: crate::codegen::Label(0),
             loops: Vec::new(),
             max_strlen,
+            scratch_used: 0,
         };
         lw.exit = lw.b.label();
         lw.b.set_span(probe.span);
