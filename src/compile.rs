@@ -79,3 +79,30 @@ pub fn compile(source: &SourceFile, kernel: &dyn KernelInfo, opts: &CheckOptions
         }
     }
 }
+
+/// A verifier rejection as a diagnostic at the script position of the rejected instruction
+/// (from the template's source map): the verifier's one-line reason, the probe, and a hint
+/// that `-v` prints the whole log. `None` when `err` is not a program load refused by the
+/// verifier of one of `script`'s probes.
+pub fn verifier_diagnostic(
+    script: &CompiledScript,
+    err: &crate::runtime::driver::RunError,
+) -> Option<Diagnostic> {
+    let crate::runtime::driver::RunError::Probe(p) = err else {
+        return None;
+    };
+    let crate::runtime::probes::ProbeError::Load { probe, source } = p.as_ref() else {
+        return None;
+    };
+    let spec = script.probes.iter().find(|s| &s.name == probe)?;
+    let insn = source.insn()?;
+    let span = spec.template.source_map.lookup(insn)?;
+    let reason = source.reason().unwrap_or("program rejected");
+    Some(
+        Diagnostic::error(
+            span,
+            format!("the kernel's verifier rejected probe {probe}: {reason} (instruction {insn})"),
+        )
+        .with_note("run with -v for the full verifier log"),
+    )
+}

@@ -278,7 +278,17 @@ fn run_checked(
     match crate::runtime::driver::run(&script, &run_opts, &mut out) {
         Ok(_) => EXIT_OK,
         Err(e) => {
-            eprintln!("strobe: {e}");
+            match crate::compile::verifier_diagnostic(&script, &e) {
+                Some(d) => eprint!("{}", d.render(source)),
+                None => eprintln!("strobe: {e}"),
+            }
+            if opts.verbose {
+                if let crate::runtime::driver::RunError::Probe(p) = &e {
+                    if let crate::runtime::probes::ProbeError::Load { source, .. } = p.as_ref() {
+                        eprintln!("{}", source.log);
+                    }
+                }
+            }
             e.exit_code()
         }
     }

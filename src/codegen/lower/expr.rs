@@ -20,8 +20,16 @@ fn ity(t: &Type) -> IntTy {
     int_ty(t).unwrap_or(IntTy::I64)
 }
 
-/// Lowers `e` to its value.
+/// Lowers `e` to its value; its instructions carry `e`'s span (for the source map).
 pub(crate) fn lower_expr(lw: &mut Lower<'_>, e: &Expr) -> Result<Val, LowerError> {
+    let outer = lw.b.span();
+    lw.b.set_span(e.span);
+    let r = lower_expr_here(lw, e);
+    lw.b.set_span(outer);
+    r
+}
+
+fn lower_expr_here(lw: &mut Lower<'_>, e: &Expr) -> Result<Val, LowerError> {
     let t = lw.type_of(e.id);
     if let Some(&c) = lw.cp.consts.get(&e.id) {
         if let Some(it) = int_ty(&t) {
