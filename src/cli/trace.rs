@@ -173,8 +173,8 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
         return list(&opts);
     }
     for stage in &opts.debug {
-        if stage != "ast" && stage != "all" {
-            eprintln!("strobe: unknown debug stage '{stage}' (known: ast, all)");
+        if stage != "ast" && stage != "all" && stage != "asm" {
+            eprintln!("strobe: unknown debug stage '{stage}' (known: ast, asm, all)");
             return EXIT_USAGE;
         }
     }
@@ -189,7 +189,8 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
     if !parsed.diagnostics.is_empty() {
         eprint!("{}", render_all(&parsed.diagnostics, &input.source));
     }
-    if !opts.debug.is_empty() {
+    let wants = |stage: &str| opts.debug.iter().any(|s| s == stage || s == "all");
+    if wants("ast") {
         print!(
             "{}",
             crate::syntax::print::print_program(&parsed.program, &input.source)
@@ -234,12 +235,27 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
     if checked.has_errors() {
         return EXIT_INPUT;
     }
-    if opts.dry_run || !opts.debug.is_empty() {
-        return EXIT_OK;
-    }
     let Some(program) = checked.program else {
         return EXIT_INPUT;
     };
+    if wants("asm") {
+        return match crate::compile::lower_checked(&program, &kernel, &check_opts) {
+            Ok(script) => {
+                print!(
+                    "{}",
+                    crate::codegen::lower::listing::listing(&script, &combined)
+                );
+                EXIT_OK
+            }
+            Err(d) => {
+                eprint!("{}", d.render(&combined));
+                EXIT_INPUT
+            }
+        };
+    }
+    if opts.dry_run || !opts.debug.is_empty() {
+        return EXIT_OK;
+    }
     run_checked(&opts, &program, &kernel, &check_opts, &combined)
 }
 

@@ -20,6 +20,7 @@
 pub mod builtins;
 pub mod calls;
 pub mod expr;
+pub mod listing;
 pub mod maps;
 pub mod probe;
 pub mod stmt;
