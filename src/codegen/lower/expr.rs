@@ -125,6 +125,9 @@ fn lower_expr_here(lw: &mut Lower<'_>, e: &Expr) -> Result<Val, LowerError> {
                     return super::builtins::lower_arg(lw, e, &field.name, &t);
                 }
             }
+            if let Some(v) = super::deref::member(lw, e, expr, &field.name)? {
+                return Ok(v);
+            }
             if let Type::Record(fs) = &inner_t {
                 if let Some(i) = fs.iter().position(|(n, _)| n == &field.name) {
                     let v = lower_expr(lw, expr)?;
@@ -279,10 +282,8 @@ fn lower_unary(
         UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec => {
             super::calls::increment(lw, e, op, inner)
         }
-        UnaryOp::Deref | UnaryOp::AddrOf => Err(LowerError::unsupported(
-            "pointer dereference and address-of",
-            e.span,
-        )),
+        UnaryOp::Deref => super::deref::deref(lw, e, inner),
+        UnaryOp::AddrOf => Err(LowerError::unsupported("address-of", e.span)),
     }
 }
 

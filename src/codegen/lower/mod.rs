@@ -19,6 +19,7 @@
 
 pub mod builtins;
 pub mod calls;
+pub mod deref;
 pub mod expr;
 pub mod listing;
 pub mod maps;
@@ -139,6 +140,7 @@ pub(crate) enum ArgsSource {
 /// The lowering of one probe block.
 pub(crate) struct Lower<'a> {
     pub cp: &'a CheckedProgram,
+    pub kernel: &'a dyn KernelInfo,
     pub b: Builder,
     pub script: &'a mut ScriptState,
     pub probe_index: usize,

@@ -47,6 +47,7 @@ pub(crate) fn lower_probe(
         };
         let mut lw = Lower {
             cp,
+            kernel,
             b: Builder::new(),
             script,
             probe_index: index,
