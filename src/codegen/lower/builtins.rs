@@ -32,6 +32,7 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
         "cgroup" => bi::cgroup(b),
         "username" => bi::uid(b),
         "kstack" | "ustack" => return stack(lw, e, &t),
+        "func" => return func(lw, e, &t),
         "comm" => {
             let slot = b.slot(16, 8);
             let p = Place::new(slot, 0);
@@ -213,4 +214,38 @@ pub(crate) fn stack(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, Lower
         lw.b.store(Size::Dw, p.mem(), p.off, n);
     }
     Ok(Val::Mem(p))
+}
+
+/// x86-64 `pt_regs.ip`.
+const PT_REGS_IP: i32 = 128;
+
+/// `usym` layout: `u64 addr, i32 pid, i32 probe` (`runtime::format::decode`).
+pub(crate) fn usym(lw: &mut Lower<'_>, e: &Expr, addr: Value) -> Result<Val, LowerError> {
+    let p = lw.place(16, e.span)?;
+    crate::codegen::emit::mem::store_int(&mut lw.b, p, addr, 8);
+    let pid = bi::pid(&mut lw.b);
+    crate::codegen::emit::mem::store_int(&mut lw.b, p.at(8), pid, 4);
+    lw.b.store(Size::W, p.mem(), p.off + 12, lw.probe_index as i32);
+    Ok(Val::Mem(p))
+}
+
+/// `func`: the probed function — its address, printed as a symbol (kprobe: `bpf_get_func_ip`;
+/// uprobe: the instruction pointer at entry).
+fn func(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, LowerError> {
+    use crate::syntax::ast::ProbeKind as K;
+    match (lw.probe_kind, t) {
+        (K::Uprobe | K::Uretprobe, Type::USym) => {
+            let ip = ctx_load(lw, PT_REGS_IP, IntTy::U64);
+            usym(lw, e, ip)
+        }
+        (K::Kprobe | K::Kretprobe, _) => {
+            let ctx = lw.b.ctx();
+            let ip = lw.b.call(
+                crate::asm::isa::Helper::GetFuncIp,
+                &[crate::codegen::Arg::Reg(ctx)],
+            );
+            Ok(Val::Int(Value::Reg(ip), IntTy::U64))
+        }
+        _ => Err(LowerError::unsupported("`func` in this probe", e.span)),
+    }
 }

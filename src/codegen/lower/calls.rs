@@ -164,6 +164,14 @@ pub(crate) fn lower_call(
             Ok(Val::None)
         }
         "kstack" | "ustack" => super::builtins::stack(lw, e, &t),
+        "ksym" => {
+            let v = lower_expr(lw, &args[0])?.value();
+            Ok(Val::Int(v, IntTy::U64))
+        }
+        "usym" => {
+            let v = lower_expr(lw, &args[0])?.value();
+            super::builtins::usym(lw, e, v)
+        }
         "delete" => {
             let Some(first) = args.first() else {
                 return Ok(Val::None);

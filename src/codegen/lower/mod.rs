@@ -97,12 +97,9 @@ pub fn int_ty(t: &Type) -> Option<IntTy> {
             IntTy::new(bytes * 8, *signed)
         }
         Type::Bool => IntTy::U8,
-        Type::Pointer { .. }
-        | Type::KSym
-        | Type::USym
-        | Type::Probe
-        | Type::CgroupPath
-        | Type::Username => IntTy::U64,
+        Type::Pointer { .. } | Type::KSym | Type::Probe | Type::CgroupPath | Type::Username => {
+            IntTy::U64
+        }
         Type::Timestamp { .. } => IntTy::U64,
         _ => return None,
     })
