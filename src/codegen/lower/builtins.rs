@@ -52,6 +52,7 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
         }
         "retval" => match lw.args {
             ArgsSource::Regs => ctx_load(lw, PT_REGS_AX, it),
+            ArgsSource::Fentry => bi::ret_slot(&mut lw.b, it),
             _ => return Err(LowerError::unsupported("`retval` in this probe", e.span)),
         },
         "ctx" => {
@@ -158,6 +159,10 @@ pub(crate) fn lower_arg(
                     ))
                 }
             }
+        }
+        ArgsSource::Fentry => {
+            let it = int_ty(t).unwrap_or(IntTy::U64);
+            Ok(Val::Int(bi::arg_slot(&mut lw.b, name, it), it))
         }
         ArgsSource::RawTracepoint(names) => {
             let Some(i) = names.iter().position(|n| n == name) else {

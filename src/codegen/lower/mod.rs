@@ -132,6 +132,8 @@ pub(crate) enum ArgsSource {
     RawTracepoint(Vec<String>),
     /// kprobe/uprobe: `pt_regs`.
     Regs,
+    /// fentry/fexit: 8-byte argument slots at per-target offsets (relocations).
+    Fentry,
 }
 
 /// The lowering of one probe block.

@@ -89,7 +89,7 @@ pub(crate) fn lower_probe(
             span: probe.span,
             source,
         })?;
-        let kind = with_fentry_targets(kind, &compiled.template, at);
+        let kind = with_fentry_targets(kind, &compiled.template, at, kernel);
         out.push(ProbeSpec {
             name,
             kind,
@@ -208,8 +208,21 @@ fn run_kind(
             targets: Vec::new(),
             fexit: at.kind == ProbeKind::Fexit,
         },
-        (ProbeKind::Software | ProbeKind::Hardware, _) => {
-            return unsupported("software/hardware probes");
+        (ProbeKind::Software | ProbeKind::Hardware, AttachSpec::PerfEvent { event, count }) => {
+            let hw = at.kind == ProbeKind::Hardware;
+            let Some((config, default)) = perf_event(hw, event) else {
+                return unsupported(&format!("the perf event `{event}`"));
+            };
+            let n = match count {
+                Some(c) => num(*c, span)?,
+                None => default,
+            };
+            let sampling = Sampling::Period(n.max(1));
+            if hw {
+                RunKind::Hardware { config, sampling }
+            } else {
+                RunKind::Software { config, sampling }
+            }
         }
         (k, _) => {
             return Ok(Some(RunKind::Unsupported {
@@ -219,29 +232,76 @@ fn run_kind(
     }))
 }
 
-/// fentry/fexit: one clone target per grouped target, with its argument slots.
-fn with_fentry_targets(kind: RunKind, t: &Template, at: &AttachTargets) -> RunKind {
+/// A software (`perf_sw_ids`) or hardware (`perf_hw_id`) event by bpftrace's names and
+/// aliases, with bpftrace's default sample period (include/uapi/linux/perf_event.h).
+fn perf_event(hw: bool, name: &str) -> Option<(u64, u64)> {
+    let sw: &[(&[&str], u64, u64)] = &[
+        (&["cpu-clock", "cpu"], 0, 1_000_000),
+        (&["task-clock"], 1, 1_000_000),
+        (&["page-faults", "faults"], 2, 100),
+        (&["context-switches", "cs"], 3, 1_000),
+        (&["cpu-migrations"], 4, 1),
+        (&["minor-faults"], 5, 100),
+        (&["major-faults"], 6, 1),
+        (&["alignment-faults"], 7, 1),
+        (&["emulation-faults"], 8, 1),
+        (&["dummy"], 9, 1),
+        (&["bpf-output"], 10, 1),
+    ];
+    let hwt: &[(&[&str], u64, u64)] = &[
+        (&["cpu-cycles", "cycles"], 0, 1_000_000),
+        (&["instructions"], 1, 1_000_000),
+        (&["cache-references"], 2, 1_000_000),
+        (&["cache-misses"], 3, 1_000_000),
+        (&["branch-instructions", "branches"], 4, 100_000),
+        (&["branch-misses"], 5, 100_000),
+        (&["bus-cycles"], 6, 100_000),
+        (&["frontend-stalls"], 7, 1_000_000),
+        (&["backend-stalls"], 8, 1_000_000),
+        (&["ref-cycles"], 9, 1_000_000),
+    ];
+    let table = if hw { hwt } else { sw };
+    table
+        .iter()
+        .find(|(names, _, _)| names.contains(&name))
+        .map(|(_, c, d)| (*c, *d))
+}
+
+/// fentry/fexit: one clone target per target that has every fact the template needs, with
+/// its argument and return-value slots from the function's prototype (BTF).
+fn with_fentry_targets(
+    kind: RunKind,
+    t: &Template,
+    at: &AttachTargets,
+    kernel: &dyn KernelInfo,
+) -> RunKind {
     let RunKind::Fentry { fexit, .. } = kind else {
         return kind;
     };
+    let cx =
+        crate::sema::context::ProbeContext::build(&[(at.kind, at.targets.clone())], kernel, 64);
     let mut targets = Vec::new();
     for (i, target) in at.targets.iter().enumerate() {
         if at.grouping.skipped.iter().any(|(s, _)| *s == i) {
             continue;
         }
-        if let TargetKind::KernelFunc {
-            func,
-            btf_id: Some(id),
-            ..
+        let TargetKind::KernelFunc {
+            btf_id: Some(id), ..
         } = &target.kind
-        {
-            let mut c = crate::loader::CloneTarget::named(func, *id);
-            if !t.params.is_empty() {
-                // Argument slots need the prototype; targets are grouped by the facts, and the
-                // loader computes slots when it has them. Without a proto, skip.
-                continue;
-            }
-            c.ret_slot = None;
+        else {
+            continue;
+        };
+        let Some(proto) = cx
+            .targets
+            .iter()
+            .find(|a| a.name == target.name)
+            .and_then(|a| a.proto.as_ref())
+        else {
+            continue;
+        };
+        if let Ok(mut c) = crate::loader::CloneTarget::from_proto(t, proto, *id) {
+            // `func` prints the target's name (the target-index table).
+            c.name = target.name.clone();
             targets.push(c);
         }
     }
@@ -284,8 +344,8 @@ fn context(
         ProbeKind::Uretprobe => (AttachKind::Uprobe { retprobe: true }, ArgsSource::Regs),
         ProbeKind::Kprobe => (AttachKind::Kprobe { retprobe: false }, ArgsSource::Regs),
         ProbeKind::Kretprobe => (AttachKind::Kprobe { retprobe: true }, ArgsSource::Regs),
-        ProbeKind::Fentry => (AttachKind::Fentry, ArgsSource::None),
-        ProbeKind::Fexit => (AttachKind::Fexit, ArgsSource::None),
+        ProbeKind::Fentry => (AttachKind::Fentry, ArgsSource::Fentry),
+        ProbeKind::Fexit => (AttachKind::Fexit, ArgsSource::Fentry),
         _ => (AttachKind::RawTracepoint, ArgsSource::None),
     })
 }
