@@ -18,6 +18,9 @@ const PT_REGS_AX: i32 = 80;
 pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Val, LowerError> {
     let t = lw.type_of(e.id);
     let it = int_ty(&t).unwrap_or(IntTy::U64);
+    if name == "elapsed" {
+        return Ok(Val::Int(super::elapsed::elapsed(lw), it));
+    }
     let b = &mut lw.b;
     let v = match name {
         "pid" => bi::pid(b),

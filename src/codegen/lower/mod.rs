@@ -20,6 +20,7 @@
 pub mod builtins;
 pub mod calls;
 pub mod deref;
+pub mod elapsed;
 pub mod expr;
 pub mod listing;
 pub mod maps;
@@ -215,8 +216,13 @@ pub fn lower(
     max_strlen: usize,
 ) -> Result<CompiledScript, LowerError> {
     let mut state = ScriptState::default();
-    let maps = maps::map_table(cp);
+    let mut maps = maps::map_table(cp);
     let mut probes = Vec::new();
+    let uses_elapsed = elapsed::uses_elapsed(&cp.program);
+    let mut need_start = uses_elapsed;
+    if uses_elapsed {
+        maps.push(elapsed::start_map());
+    }
     for checked in &cp.probes {
         probes.extend(probe::lower_probe(
             cp,
@@ -225,7 +231,11 @@ pub fn lower(
             &mut state,
             probes.len(),
             max_strlen,
+            &mut need_start,
         )?);
+    }
+    if need_start {
+        probes.push(probe::start_only_begin(probes.len())?);
     }
     Ok(CompiledScript {
         maps,

@@ -26,6 +26,7 @@ pub(crate) fn lower_probe(
     script: &mut ScriptState,
     start: usize,
     max_strlen: usize,
+    need_start: &mut bool,
 ) -> Result<Vec<ProbeSpec>, LowerError> {
     let Some(probe) = cp.program.probes().nth(checked.index) else {
         return Ok(Vec::new());
@@ -67,6 +68,10 @@ pub(crate) fn lower_probe(
         };
         lw.exit = lw.b.label();
         lw.b.set_span(probe.span);
+        if *need_start && matches!(kind, RunKind::Begin) {
+            super::elapsed::record_start(&mut lw.b);
+            *need_start = false;
+        }
         super::stmt::init_vars(&mut lw, checked);
         if let Some(pred) = &probe.predicate {
             lw.b.set_span(pred.span);
@@ -97,6 +102,28 @@ pub(crate) fn lower_probe(
         });
     }
     Ok(out)
+}
+
+/// A BEGIN program that only records the start time for `elapsed` (scripts without BEGIN).
+pub(crate) fn start_only_begin(index: usize) -> Result<ProbeSpec, LowerError> {
+    let mut b = Builder::new();
+    super::elapsed::record_start(&mut b);
+    b.exit(0);
+    let opts = FinishOptions {
+        name: prog_name(0, index),
+        attach: AttachKind::RawTracepoint,
+        arming_guard: false,
+    };
+    let c = finish(b, &opts).map_err(|source| LowerError::Codegen {
+        probe: "BEGIN".into(),
+        span: crate::diag::Span { start: 0, end: 0 },
+        source,
+    })?;
+    Ok(ProbeSpec {
+        name: "BEGIN".into(),
+        kind: RunKind::Begin,
+        template: c.template,
+    })
 }
 
 /// The kernel's program name (16 bytes): distinct per probe so `bpftool prog` tells them apart.
