@@ -7,7 +7,9 @@
 //! unsigned (strobe follows current bpftrace: signed when both operands are signed), its
 //! `printf("%%")` prints `%%`, it lacks `let`, `jiffies`, tuple keys and comparing `count()`
 //! maps with integers, it rejects two BEGIN probes, and it prints one more blank line for a
-//! cleared map at exit (a runtime formatting difference).
+//! cleared map at exit (a runtime formatting difference); its `max()` of only negative values
+//! prints nothing, `%i` is unknown to it, and a narrow variable assigned a wider sum keeps
+//! its old value there.
 
 use std::process::Command;
 
@@ -739,6 +741,580 @@ tick
         script: r#"interval:s:1 { printf("one\n"); exit(); }"#,
         expect: r#"Attaching 1 probe...
 one
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { @s[1] = "one"; @s[2] = "two"; exit(); }"#,
+        expect: r#"Attaching 1 probe...
+
+
+@s[1]: one
+@s[2]: two
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { @c[comm] = comm; exit(); }"#,
+        expect: r#"Attaching 1 probe...
+
+
+@c[strobe]: strobe
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { @x[1] = 10; @x[2] = 20; @x[3] = 30; print(@x, 2); clear(@x); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+@x[2]: 20
+@x[3]: 30
+
+
+"#,
+        bpftrace: false,
+    },
+    Case {
+        script: r#"BEGIN { @x[1] = 1000; @x[2] = 2000; print(@x, 0, 10); clear(@x); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+@x[1]: 100
+@x[2]: 200
+
+
+"#,
+        bpftrace: false,
+    },
+    Case {
+        script: r#"BEGIN { @h = hist(0); @h = hist(1); @h = hist(2); @h = hist(3); @h = hist(4); @h = hist(7); @h = hist(8); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+
+
+@h: 
+[0]                    1 |@@@@@@@@@@@@@@@@@@@@@@@@@@                          |
+[1]                    1 |@@@@@@@@@@@@@@@@@@@@@@@@@@                          |
+[2, 4)                 2 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+[4, 8)                 2 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+[8, 16)                1 |@@@@@@@@@@@@@@@@@@@@@@@@@@                          |
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { @h = hist(1023); @h = hist(1024); @h = hist(1048575); @h = hist(1048576); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+
+
+@h: 
+[512, 1K)              1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+[1K, 2K)               1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+[2K, 4K)               0 |                                                    |
+[4K, 8K)               0 |                                                    |
+[8K, 16K)              0 |                                                    |
+[16K, 32K)             0 |                                                    |
+[32K, 64K)             0 |                                                    |
+[64K, 128K)            0 |                                                    |
+[128K, 256K)           0 |                                                    |
+[256K, 512K)           0 |                                                    |
+[512K, 1M)             1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+[1M, 2M)               1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { @l = lhist(0, 0, 10, 1); @l = lhist(9, 0, 10, 1); @l = lhist(10, 0, 10, 1); @l = lhist(5, 0, 10, 1); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+
+
+@l: 
+[0, 1)                 1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+[1, 2)                 0 |                                                    |
+[2, 3)                 0 |                                                    |
+[3, 4)                 0 |                                                    |
+[4, 5)                 0 |                                                    |
+[5, 6)                 1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+[6, 7)                 0 |                                                    |
+[7, 8)                 0 |                                                    |
+[8, 9)                 0 |                                                    |
+[9, 10)                1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+[10, ...)              1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { @l = lhist(250, 0, 1000, 100); @l = lhist(999, 0, 1000, 100); @l = lhist(2000, 0, 1000, 100); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+
+
+@l: 
+[200, 300)             1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+[300, 400)             0 |                                                    |
+[400, 500)             0 |                                                    |
+[500, 600)             0 |                                                    |
+[600, 700)             0 |                                                    |
+[700, 800)             0 |                                                    |
+[800, 900)             0 |                                                    |
+[900, 1000)            1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+[1000, ...)            1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { @[1] = hist(5); @[2] = hist(500); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+
+
+@[1]: 
+[4, 8)                 1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+
+@[2]: 
+[256, 512)             1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { @a[1] = avg(10); @a[1] = avg(21); @a[2] = avg(-4); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+
+
+@a[2]: -4
+@a[1]: 15
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { @m = min(-5); @m = min(-10); @M = max(-5); @M = max(-10); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+
+
+@M: -5
+@m: -10
+"#,
+        bpftrace: false,
+    },
+    Case {
+        script: r#"BEGIN { @s = stats(-3); @s = stats(9); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+
+
+@s: count 2, average 3, total 6
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { @x = sum(-1); @x = sum(-2); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+
+
+@x: -3
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { $x = (int8)127; $x = $x + 1; printf("%d\n", $x); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+128
+
+
+"#,
+        bpftrace: false,
+    },
+    Case {
+        script: r#"BEGIN { $x = (uint16)65535; printf("%d %d\n", $x, (uint16)($x + 1)); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+65535 0
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { $x = (int32)-1; printf("%u %d\n", (uint32)$x, (int64)$x); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+4294967295 -1
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { printf("%d\n", (int8)300); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+44
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { printf("%d %d\n", 0x7fffffffffffffff + 1 < 0, -9223372036854775807 - 1 < 0); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+1 1
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { printf("%d %d %d\n", 5 > 3 ? 1 : 0, 3 > 5 ? 1 : 0, 1 ? 2 : 3); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+1 0 2
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { $i = 0; $s = 0; while ($i < 10) { $i++; if ($i % 2 == 0) { continue; } $s += $i; } printf("%d\n", $s); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+25
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { $a = 1; $b = 2; if ($a == 1) { if ($b == 2) { printf("both\n"); } else { printf("a\n"); } } exit(); }"#,
+        expect: r#"Attaching 1 probe...
+both
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { @x = 3; if (@x > 2) { printf("gt\n"); } exit(); }"#,
+        expect: r#"Attaching 1 probe...
+gt
+
+
+@x: 3
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { printf("%s %s\n", "a", "bcdef"); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+a bcdef
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { printf("[%8s][%-8s]\n", "ab", "cd"); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+[      ab][cd      ]
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { printf("%d %i\n", -5, -6); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+-5 -6
+
+
+"#,
+        bpftrace: false,
+    },
+    Case {
+        script: r#"BEGIN { printf("%x %lx %llx\n", -1, 255, 4096); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+ffffffff ff 1000
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { printf("%c%c%c\n", 72, 105, 33); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+Hi!
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { printf("%%d literal\n"); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+%d literal
+
+
+"#,
+        bpftrace: false,
+    },
+    Case {
+        script: r#"BEGIN { printf("%-4d|%4d|\n", 7, 7); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+7   |   7|
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { @t[1, 2, 3] = count(); @t[1, 2, 4] = count(); @t[1, 2, 4] = count(); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+
+
+@t[1, 2, 3]: 1
+@t[1, 2, 4]: 2
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { @[comm, 1] = count(); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+
+
+@[strobe, 1]: 1
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { @x["a"] = 1; @x["b"] = 2; @x["c"] = 3; delete(@x["b"]); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+
+
+@x[a]: 1
+@x[c]: 3
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { @x[1] = 1; if (@x[1] == 1) { printf("has\n"); } if (@x[2] == 0) { printf("zero\n"); } exit(); }"#,
+        expect: r#"Attaching 1 probe...
+has
+zero
+
+
+@x[1]: 1
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { $s = "x"; $s = "longer"; printf("%s\n", $s); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+longer
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { $a = "abc"; $b = "abc"; printf("%d %d\n", $a == $b, $a != $b); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+1 0
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { printf("%d\n", "abc" == "ab"); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+0
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { $t = ("a", 1); $u = $t; printf("%s %d\n", $u.0, $u.1); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+a 1
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { @x = 1; @x = @x * 10; @x = @x - 3; printf("%d\n", @x); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+7
+
+
+@x: 7
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { @c = count(); @c = count(); printf("%d\n", @c); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+2
+
+
+@c: 2
+"#,
+        bpftrace: false,
+    },
+    Case {
+        script: r#"BEGIN { @y = 5; @y--; --@y; printf("%d\n", @y); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+3
+
+
+@y: 3
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { $x = 1; $x <<= 3; $x |= 1; $x ^= 2; $x &= 0xff; $x >>= 1; printf("%d\n", $x); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+5
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { $x = 100; $x %= 7; printf("%d\n", $x); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+2
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { printf("%d\n", !0 + !1 + !!5); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+2
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { printf("%d %d\n", 1 < 2 && 2 < 3, 1 > 2 || 2 > 3); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+1 0
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { printf("%d\n", (1 + 2) * 3 - 4 / 2); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+7
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { printf("%d\n", 1 + 2 * 3 << 1); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+14
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { $x = pid; $y = $x; printf("%d\n", $x == $y); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+1
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { printf("%d\n", uid == 0); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+1
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { printf("%s\n", str(0)); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { printf("%d\n", sizeof(int32)); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+4
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { printf("%d %d\n", sizeof(uint64), sizeof(int8)); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+8 1
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { @[probe] = count(); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+
+
+@[BEGIN]: 1
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { printf("%d\n", curtask->pid == tid); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+1
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { printf("%s\n", curtask->comm); exit(); }"#,
+        expect: r#"Attaching 1 probe...
+strobe
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { @x = 1; exit(); } END { @x = 2; }"#,
+        expect: r#"Attaching 2 probes...
+
+
+@x: 2
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { exit(); } END { printf("bye\n"); }"#,
+        expect: r#"Attaching 2 probes...
+bye
+
+
+"#,
+        bpftrace: true,
+    },
+    Case {
+        script: r#"BEGIN { printf("a\n"); exit(); printf("b\n"); }"#,
+        expect: r#"Attaching 1 probe...
+a
 
 
 "#,
