@@ -36,6 +36,30 @@ fn map_by_name<'c>(
         .ok_or_else(|| LowerError::unsupported(format!("the map {name} (not checked)"), span))
 }
 
+/// An empty record of `kind`/`id` for arguments of `fields`: on the stack, or in the
+/// scratch buffer when large.
+fn new_record(
+    lw: &mut Lower<'_>,
+    span: Span,
+    kind: EventKind,
+    id: u32,
+    fields: &[FieldType],
+) -> Result<Record, LowerError> {
+    let size = crate::codegen::emit::output::record_size(fields) as u32;
+    Ok(if size <= super::STACK_VALUE_MAX {
+        Record::new(&mut lw.b, kind, id, fields).map_err(|s| codegen_err(lw, span, s))?
+    } else {
+        let p = lw.scratch(size, span)?;
+        Record::new_at(&mut lw.b, p, kind, id, fields)
+    })
+}
+
+fn submit_record(lw: &mut Lower<'_>, rec: &Record) {
+    let ring = lw.ringbuf();
+    let lost = lw.lost();
+    submit(&mut lw.b, ring, rec, Some(lost));
+}
+
 /// A record of `kind` with arguments `args` (their values and types) and event id `id`.
 fn emit_record(
     lw: &mut Lower<'_>,
@@ -45,21 +69,13 @@ fn emit_record(
     fields: &[FieldType],
     args: &[(Val, Type)],
 ) -> Result<(), LowerError> {
-    let size = crate::codegen::emit::output::record_size(fields) as u32;
-    let rec = if size <= super::STACK_VALUE_MAX {
-        Record::new(&mut lw.b, kind, id, fields).map_err(|s| codegen_err(lw, span, s))?
-    } else {
-        let p = lw.scratch(size, span)?;
-        Record::new_at(&mut lw.b, p, kind, id, fields)
-    };
+    let rec = new_record(lw, span, kind, id, fields)?;
     for (i, (v, t)) in args.iter().enumerate() {
         if let Some(f) = fields.get(i) {
             store_val(lw, rec.arg(i), f, *v, t);
         }
     }
-    let ring = lw.ringbuf();
-    let lost = lw.lost();
-    submit(&mut lw.b, ring, &rec, Some(lost));
+    submit_record(lw, &rec);
     Ok(())
 }
 
@@ -82,12 +98,17 @@ pub(crate) fn lower_call(
             let call = lw.cp.formats[fid.0 as usize].printf.clone();
             let id = lw.script.events.printf.len() as u32;
             lw.script.events.printf.push(call.clone());
-            let mut vals = Vec::new();
-            for a in args.iter().skip(1) {
+            let rec = new_record(lw, e.span, EventKind::Printf, id, &call.args)?;
+            for (i, a) in args.iter().skip(1).enumerate() {
+                let Some(f) = call.args.get(i) else { break };
+                if super::store::write_direct(lw, a, rec.arg(i), f)? {
+                    continue;
+                }
                 let at = lw.type_of(a.id);
-                vals.push((lower_expr(lw, a)?, at));
+                let v = lower_expr(lw, a)?;
+                store_val(lw, rec.arg(i), f, v, &at);
             }
-            emit_record(lw, e.span, EventKind::Printf, id, &call.args, &vals)?;
+            submit_record(lw, &rec);
             Ok(Val::None)
         }
         "exit" => {
@@ -203,14 +224,7 @@ pub(crate) fn lower_call(
             if let Val::Mem(p) = v {
                 return Ok(Val::Mem(p));
             }
-            let user = match &at {
-                Type::Pointer { space, .. } => *space == crate::sema::types::AddrSpace::User,
-                _ => matches!(
-                    lw.probe_kind,
-                    crate::syntax::ast::ProbeKind::Uprobe
-                        | crate::syntax::ast::ProbeKind::Uretprobe
-                ),
-            };
+            let user = reads_user(lw, &at);
             let slot = lw.b.slot(size, 8);
             let p = Place::new(slot, 0);
             crate::codegen::emit::mem::zero(&mut lw.b, p, size);
@@ -233,37 +247,70 @@ pub(crate) fn lower_call(
     }
 }
 
+/// Whether `str()`/reads of a value of type `t` go to user memory: a pointer says so; a plain
+/// integer does in uprobes.
+pub(crate) fn reads_user(lw: &Lower<'_>, t: &Type) -> bool {
+    match t {
+        Type::Pointer { space, .. } => *space == crate::sema::types::AddrSpace::User,
+        _ => matches!(
+            lw.probe_kind,
+            crate::syntax::ast::ProbeKind::Uprobe | crate::syntax::ast::ProbeKind::Uretprobe
+        ),
+    }
+}
+
 fn map_index(lw: &mut Lower<'_>, id: MapId) -> usize {
     let name = super::maps::map_name(lw.cp, id);
     lw.b.map(&name)
 }
 
 /// A key for map `info` from `keys` on the stack (a scalar map's key is one zero `u64`).
+/// Fields whose producer writes memory itself (`comm`) are written in place.
 fn build_key(lw: &mut Lower<'_>, info: &MapInfo, keys: &[&Expr]) -> Result<Key, LowerError> {
     let fields = stored_key_fields(info);
-    let mut vals = Vec::new();
-    for k in keys {
-        let kt = lw.type_of(k.id);
-        vals.push((lower_expr(lw, k)?, kt));
-    }
-    let key = new_key(lw, &fields, keys.first().map_or(info.span, |k| k.span))?;
+    let direct: Vec<usize> = keys
+        .iter()
+        .enumerate()
+        .filter(|(i, k)| {
+            matches!(&k.kind, ExprKind::Ident(n) if n == "comm")
+                && fields.get(*i) == Some(&FieldType::Str { size: 16 })
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let key = new_key(
+        lw,
+        &fields,
+        &direct,
+        keys.first().map_or(info.span, |k| k.span),
+    )?;
     if fields.is_empty() || (fields.len() == 1 && info.keys.is_empty()) {
         key.set_int(&mut lw.b, 0, Value::Imm(0));
     }
-    for (i, (v, t)) in vals.into_iter().enumerate() {
-        if i < key.fields.len() {
-            let f = key.fields[i].clone();
-            store_val(lw, key.field(i), &f, v, &t);
+    for (i, k) in keys.iter().enumerate() {
+        if i >= key.fields.len() {
+            break;
         }
+        let f = key.fields[i].clone();
+        if direct.contains(&i) && super::store::write_direct(lw, k, key.field(i), &f)? {
+            continue;
+        }
+        let kt = lw.type_of(k.id);
+        let v = lower_expr(lw, k)?;
+        store_val(lw, key.field(i), &f, v, &kt);
     }
     Ok(key)
 }
 
 /// A key of `fields` on the stack, or in the scratch buffer when it is large (stacks).
-fn new_key(lw: &mut Lower<'_>, fields: &[FieldType], span: Span) -> Result<Key, LowerError> {
+fn new_key(
+    lw: &mut Lower<'_>,
+    fields: &[FieldType],
+    filled: &[usize],
+    span: Span,
+) -> Result<Key, LowerError> {
     let size = FieldType::Tuple(fields.to_vec()).size() as u32;
     if size <= super::STACK_VALUE_MAX {
-        return Ok(Key::new(&mut lw.b, fields));
+        return Ok(Key::new_filled(&mut lw.b, fields, filled));
     }
     if size > 512 {
         return Err(LowerError::unsupported(

@@ -134,3 +134,38 @@ pub(crate) fn load_slot_int(lw: &mut Lower<'_>, p: Place, it: IntTy) -> Value {
     let v = load_int(&mut lw.b, p, IntTy::new(64, it.signed));
     crate::codegen::emit::arith::cast(&mut lw.b, v, IntTy::new(64, it.signed), it)
 }
+
+/// Writes `e` straight into `dst` when it has a producer that writes memory itself (`comm`
+/// into a 16-byte string field, `str(p)` into a string field of its size), saving the copy
+/// through a temporary. Returns whether it did; the field is then fully written.
+pub(crate) fn write_direct(
+    lw: &mut Lower<'_>,
+    e: &crate::syntax::ast::Expr,
+    dst: Place,
+    f: &FieldType,
+) -> Result<bool, super::LowerError> {
+    use crate::syntax::ast::ExprKind;
+    let outer = lw.b.span();
+    lw.b.set_span(e.span);
+    let done = match (&e.kind, f) {
+        (ExprKind::Ident(n), FieldType::Str { size: 16 }) if n == "comm" => {
+            crate::codegen::emit::builtins::comm(&mut lw.b, dst);
+            true
+        }
+        (ExprKind::Call { name, args }, FieldType::Str { size })
+            if name.name == "str"
+                && args.len() == 1
+                && lw.type_of(e.id) == (Type::Str { size: *size })
+                && int_ty(&lw.type_of(args[0].id)).is_some() =>
+        {
+            let user = super::calls::reads_user(lw, &lw.type_of(args[0].id));
+            let v = super::expr::lower_expr(lw, &args[0])?.value();
+            zero(&mut lw.b, dst, *size as u32);
+            crate::codegen::emit::strings::read_str(&mut lw.b, user, dst, *size as u32, v);
+            true
+        }
+        _ => false,
+    };
+    lw.b.set_span(outer);
+    Ok(done)
+}
