@@ -90,7 +90,14 @@ fn main() {
         total.push(t.elapsed());
     }
     let (med, p90) = median_us(total);
-    let (cmed, _) = median_us(check_only);
+    let (cmed, _) = median_us(check_only.clone());
+    if std::env::var_os("CHECK_BENCH_DIST").is_some() {
+        let mut v = check_only.clone();
+        v.sort_unstable();
+        for q in [10, 50, 70, 80, 85, 88, 90, 95, 99] {
+            eprintln!("q{q}: {:?}", v[v.len() * q / 100]);
+        }
+    }
     println!(
         "{{\"name\":\"parse_and_check_script\",\"lines\":{lines},\"value\":{med:.1},\"p90\":{p90:.1},\"check_only\":{cmed:.1},\"unit\":\"us\",\"target\":2000}}"
     );

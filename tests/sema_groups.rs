@@ -160,3 +160,40 @@ fn fexit_retval_is_a_fact_and_module_targets_are_qualified() {
     assert_eq!(a.grouping.groups[0].targets, [0, 2]);
     assert_eq!(a.grouping.skipped[0].0, 1);
 }
+
+#[test]
+fn tracepoint_wildcard_skips_targets_without_the_field() {
+    let (src, out) = check_text(
+        "tracepoint:syscalls:sys_enter_* { @[args.fd] = count(); }",
+        &CheckOptions::default(),
+    );
+    let msgs: Vec<String> = out.diagnostics.iter().map(|d| located(&src, d)).collect();
+    assert_eq!(
+        msgs,
+        ["1:42: args.fd is missing in 1 target: tracepoint:syscalls:sys_enter_openat; it is skipped"]
+    );
+    let p = out.program.expect("warnings only");
+    let a = &p.probes[0].attach[0];
+    assert_eq!(a.targets.len(), 2);
+    assert_eq!(a.grouping.groups.len(), 1);
+    assert_eq!(a.grouping.groups[0].targets, [1]);
+    assert_eq!(
+        a.grouping.skipped[0].1.to_string(),
+        "tracepoint:syscalls:sys_enter_openat has no parameter `fd`"
+    );
+}
+
+#[test]
+fn unknown_config_variables_warn_with_the_nearest_name() {
+    let (src, out) = check_text(
+        "config = { max_strln = 10 } BEGIN { exit(); }",
+        &CheckOptions::default(),
+    );
+    assert!(out.program.is_some(), "a warning, not an error");
+    let d = &out.diagnostics[0];
+    assert_eq!(
+        located(&src, d),
+        "1:12: Unrecognized config variable: max_strln"
+    );
+    assert_eq!(d.help.as_deref(), Some("did you mean 'max_strlen'?"));
+}

@@ -260,3 +260,37 @@ fn uprobe_and_usdt_targets_expand_from_elf_tables() {
     let t = &p.probes[1].attach[0].targets[0].name;
     assert_eq!(t, "usdt:/usr/lib/libc.so.6:libc:setjmp");
 }
+
+#[test]
+fn a_declared_variable_type_is_not_widened_by_assignments() {
+    let (src, out) = check_text(
+        "BEGIN { let $x: uint8 = 1; $x = 2; $x = 300; }",
+        &CheckOptions::default(),
+    );
+    let errs: Vec<String> = out.diagnostics.iter().map(|d| located(&src, d)).collect();
+    assert_eq!(
+        errs,
+        ["1:41: Integer 300 does not fit in $x of type 'uint8'"]
+    );
+}
+
+#[test]
+fn config_stack_mode_sets_the_default_stack_layout() {
+    use strobe::runtime::format::stack::StackMode;
+    let p =
+        ok("config = { stack_mode = perf } profile:hz:99 { @[kstack(8)] = count(); @u = ustack; }");
+    assert_eq!(
+        map_keys(&p, "@"),
+        [Type::KStack {
+            mode: StackMode::Perf,
+            limit: 8
+        }]
+    );
+    assert!(matches!(
+        map_value(&p, "@u"),
+        Type::UStack {
+            mode: StackMode::Perf,
+            ..
+        }
+    ));
+}

@@ -172,7 +172,7 @@ fn path(c: &CallCtx<'_>) -> Result<Type, RuleError> {
 }
 
 fn stack(c: &CallCtx<'_>) -> Result<Type, RuleError> {
-    let mut mode = StackMode::Bpftrace;
+    let mut mode = c.stack_mode;
     let mut limit = DEFAULT_STACK_LIMIT;
     for (i, a) in c.args.iter().enumerate() {
         if let crate::syntax::ast::ExprKind::Ident(m) = &a.kind {

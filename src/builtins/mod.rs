@@ -89,6 +89,8 @@ pub struct CallCtx<'a> {
     pub const_str: &'a dyn Fn(ExprId) -> Option<Vec<u8>>,
     /// `max_strlen` in force.
     pub max_strlen: usize,
+    /// Default stack layout (`config = { stack_mode = perf }`).
+    pub stack_mode: crate::runtime::format::stack::StackMode,
 }
 
 impl CallCtx<'_> {

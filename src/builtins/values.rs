@@ -3,7 +3,6 @@
 //! [`crate::sema::context::ProbeContext`].
 
 use super::{value, Builtin, CallCtx, Probes, RuleError};
-use crate::runtime::format::stack::StackMode;
 use crate::sema::context::{ARGN_KINDS, ARGS_KINDS, FUNC_KINDS, RETVAL_KINDS};
 use crate::sema::types::{Type, DEFAULT_STACK_LIMIT};
 use crate::syntax::ast::ProbeKind;
@@ -23,15 +22,15 @@ fn ctx(c: &CallCtx<'_>) -> Result<Type, RuleError> {
 fn comm(_: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(Type::Str { size: 16 })
 }
-fn kstack(_: &CallCtx<'_>) -> Result<Type, RuleError> {
+fn kstack(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(Type::KStack {
-        mode: StackMode::Bpftrace,
+        mode: c.stack_mode,
         limit: DEFAULT_STACK_LIMIT,
     })
 }
-fn ustack(_: &CallCtx<'_>) -> Result<Type, RuleError> {
+fn ustack(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(Type::UStack {
-        mode: StackMode::Bpftrace,
+        mode: c.stack_mode,
         limit: DEFAULT_STACK_LIMIT,
     })
 }

@@ -153,8 +153,12 @@ impl KernelInfo for HostKernel {
         };
         match module {
             None => {
-                // vmlinux, then every module with BTF (the list is read once per run).
+                // vmlinux, then every module with BTF (the list is read once per run); an exact
+                // name found in vmlinux needs no module parsed.
                 let mut out = own(k.vmlinux(), None);
+                if glob.is_literal() && !out.is_empty() {
+                    return Ok(out);
+                }
                 let modules = self
                     .modules
                     .get_or_init(|| crate::btf::kernel_btf_modules().unwrap_or_default());

@@ -33,9 +33,12 @@
 //! assert_eq!(checked.probes[0].attach[0].targets[0].name, "fentry:vmlinux:vfs_read");
 //! ```
 
+mod calls;
 pub mod context;
 pub mod ctypes;
+mod driver;
 pub mod expand;
+mod fields;
 pub mod imports;
 pub mod list;
 pub mod program;
@@ -70,6 +73,8 @@ pub struct CheckOptions {
     pub max_strlen: usize,
     /// Default map size; `config = { max_map_keys = N }` overrides it.
     pub max_map_keys: u64,
+    /// Default `kstack`/`ustack` layout; `config = { stack_mode = perf }` overrides it.
+    pub stack_mode: crate::runtime::format::stack::StackMode,
 }
 
 impl Default for CheckOptions {
@@ -79,6 +84,7 @@ impl Default for CheckOptions {
             unsafe_mode: false,
             max_strlen: DEFAULT_MAX_STRLEN,
             max_map_keys: DEFAULT_MAX_MAP_KEYS,
+            stack_mode: Default::default(),
         }
     }
 }
@@ -121,5 +127,5 @@ impl CheckOutput {
 
 /// Checks `program` (see the module documentation).
 pub fn check(program: &Program, kernel: &dyn KernelInfo, opts: &CheckOptions) -> CheckOutput {
-    resolve::run(program, kernel, opts)
+    driver::run(program, kernel, opts)
 }

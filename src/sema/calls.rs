@@ -1,0 +1,456 @@
+//! Names and calls: bare identifiers (builtin values, `#define` constants, enum values,
+//! argument-less macros), builtin function calls checked through the registry
+//! ([`crate::builtins`]: arity, probe kinds, `--unsafe`, aggregations only as map values, type
+//! rules), printf-like format sites, macro expansion at call sites and user `fn` calls.
+//!
+//! Input/output: as `typeck`, whose expression walk calls into here.
+
+use super::context::ARGS_KINDS;
+use super::resolve::{Checker, Define, MacroFrame};
+use super::types::{AddrSpace, Type};
+use crate::builtins::{self, CallCtx, Form};
+use crate::diag::Span;
+use crate::syntax::ast::*;
+use crate::template::Fact;
+
+/// Deepest macro expansion (a macro calling itself).
+const MAX_MACRO_DEPTH: usize = 16;
+
+impl Checker<'_> {
+    pub(super) fn ident(&mut self, e: &Expr, name: &str) -> Type {
+        for f in self.frames.iter().rev() {
+            if let Some((t, c, s)) = f.idents.get(name).cloned() {
+                if let Some(c) = c {
+                    self.consts.insert(e.id, c);
+                }
+                if let Some(s) = s {
+                    self.str_consts.insert(e.id, s);
+                }
+                return t;
+            }
+        }
+        if let Some(b) = builtins::lookup(name, Form::Value) {
+            if !self.builtin_allowed(b, e.span) {
+                return Type::None;
+            }
+            if name == "curtask" {
+                if let Some(t) = self.struct_ptr("task_struct") {
+                    return t;
+                }
+            }
+            if let Some((_, n)) = builtins::numbered(name) {
+                if name.starts_with("arg") {
+                    self.facts.push(Fact::ParamIndex { index: n as usize });
+                }
+            }
+            if name == "retval" {
+                self.facts.push(Fact::ReturnsScalar);
+            }
+            let cx = std::mem::take(&mut self.cx);
+            let t = {
+                let ci = |_: ExprId| None;
+                let cs = |_: ExprId| None;
+                let ctx = CallCtx {
+                    name,
+                    args: &[],
+                    arg_types: &[],
+                    probe: cx.kinds.first().copied().unwrap_or(ProbeKind::Begin),
+                    context: &cx,
+                    const_int: &ci,
+                    const_str: &cs,
+                    max_strlen: self.opts.max_strlen,
+                    stack_mode: self.opts.stack_mode,
+                };
+                (b.ty)(&ctx)
+            };
+            self.cx = cx;
+            return t.unwrap_or(Type::None);
+        }
+        if let Some(d) = self.defines.get(name).cloned() {
+            return match d {
+                Define::Int(v) => {
+                    self.consts.insert(e.id, v);
+                    Type::I64
+                }
+                Define::Str(s) => {
+                    let size = s.len() + 1;
+                    self.str_consts.insert(e.id, s);
+                    Type::Str { size }
+                }
+            };
+        }
+        if let Some(m) = self
+            .program
+            .macros()
+            .find(|m| m.name.name == name && m.params.is_empty())
+        {
+            return self.expand_macro(e, m, &[]);
+        }
+        if let Some(v) = self.enum_value(name) {
+            self.consts.insert(e.id, v);
+            return Type::I64;
+        }
+        let help = builtins::nearest(name, Form::Value).map(|n| format!("did you mean '{n}'?"));
+        if let Some(d) = self.error(e.span, format!("Unknown identifier: '{name}'")) {
+            d.help = help;
+        }
+        Type::None
+    }
+
+    /// An enumerator of a script-defined enum.
+    pub(super) fn enum_value(&mut self, name: &str) -> Option<i64> {
+        for d in self.program.type_defs() {
+            if let CTypeBody::Enumerators(es) = &d.body {
+                let mut next = 0i64;
+                for en in es {
+                    if let Some(v) = &en.value {
+                        self.expr(v);
+                        next = self.consts.get(&v.id).copied().unwrap_or(next);
+                    }
+                    if en.name.name == name {
+                        return Some(next);
+                    }
+                    next += 1;
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether builtin `b` may be used in every attach point's kind of this probe (and with
+    /// the `--unsafe` it needs); reports otherwise.
+    pub(super) fn builtin_allowed(&mut self, b: &builtins::Builtin, span: Span) -> bool {
+        if b.needs_unsafe && !self.opts.unsafe_mode {
+            self.error_help(
+                span,
+                format!("{}() is an unsafe function being used in safe mode", b.name),
+                "run with --unsafe to allow it".into(),
+            );
+            return false;
+        }
+        let shown = if b.form == Form::Function {
+            format!("{}()", b.name)
+        } else if b.name.ends_with('N') {
+            "argN".to_string()
+        } else {
+            b.name.to_string()
+        };
+        if self.fn_ret.is_some() && b.probes != builtins::Probes::Any {
+            self.error(span, format!("{shown} cannot be used in a function"));
+            return false;
+        }
+        let bad: Vec<&'static str> = self
+            .cx
+            .kinds
+            .iter()
+            .filter(|k| !b.probes.allows(**k))
+            .map(|k| k.name())
+            .collect();
+        if bad.is_empty() {
+            return true;
+        }
+        let which = if b.name == "args" {
+            format!(
+                "probe types with args: {}",
+                builtins::Probes::Only(ARGS_KINDS).describe()
+            )
+        } else {
+            format!("{shown} is available in {} probes", b.probes.describe())
+        };
+        self.error_help(
+            span,
+            format!("{shown} is not available in {} probes", bad.join(", ")),
+            which,
+        );
+        false
+    }
+
+    /// `struct NAME *` from BTF or the script, if known.
+    pub(super) fn struct_ptr(&self, name: &str) -> Option<Type> {
+        let btf = self.vmlinux.as_ref()?;
+        let id = btf.find_struct(name)?;
+        let t = super::ctypes::btf_to_type(btf, None, id, AddrSpace::Kernel)?;
+        Some(Type::ptr_to(t, AddrSpace::Kernel))
+    }
+
+    pub(super) fn call(
+        &mut self,
+        e: &Expr,
+        name: &Ident,
+        args: &[Expr],
+        as_map_value: bool,
+    ) -> Type {
+        let Some(b) = builtins::lookup(&name.name, Form::Function) else {
+            if let Some(m) = self.program.macros().find(|m| m.name.name == name.name) {
+                if m.params.len() != args.len() {
+                    self.error(
+                        e.span,
+                        format!(
+                            "Macro '{}' takes {} arguments, {} given",
+                            name.name,
+                            m.params.len(),
+                            args.len()
+                        ),
+                    );
+                    return Type::None;
+                }
+                return self.expand_macro(e, m, args);
+            }
+            if let Some(f) = self.program.fns().find(|f| f.name.name == name.name) {
+                return self.call_fn(e, f, args);
+            }
+            let candidates: Vec<&str> = builtins::all()
+                .filter(|b| b.form == Form::Function)
+                .map(|b| b.name)
+                .chain(self.program.macros().map(|m| m.name.name.as_str()))
+                .chain(self.program.fns().map(|f| f.name.name.as_str()))
+                .collect();
+            let help = crate::diag::nearest(&name.name, candidates)
+                .map(|n| format!("did you mean '{n}'?"));
+            if let Some(d) = self.error(name.span, format!("Unknown function: '{}'", name.name)) {
+                d.help = help;
+            }
+            for a in args {
+                self.expr(a);
+            }
+            return Type::None;
+        };
+        if b.aggregation && !as_map_value {
+            self.error_help(
+                e.span,
+                format!("{}() should be directly assigned to a map", b.name),
+                format!("e.g. @x = {}(…)", b.name),
+            );
+        }
+        if args.len() < b.min_args || args.len() > b.max_args {
+            let want = if b.min_args == b.max_args {
+                format!("{}", b.min_args)
+            } else if b.max_args >= 64 {
+                format!("at least {}", b.min_args)
+            } else {
+                format!("{} to {}", b.min_args, b.max_args)
+            };
+            self.error(
+                e.span,
+                format!(
+                    "{}() takes {want} argument{}, {} given",
+                    b.name,
+                    if want == "1" { "" } else { "s" },
+                    args.len()
+                ),
+            );
+            for a in args {
+                self.expr(a);
+            }
+            return Type::None;
+        }
+        if !self.builtin_allowed(b, name.span) {
+            return Type::None;
+        }
+        let mut ts = Vec::with_capacity(args.len());
+        for (i, a) in args.iter().enumerate() {
+            let t = match (&a.kind, b.takes_map && i == 0) {
+                (ExprKind::Map { name: m, keys }, true)
+                    if keys.is_empty() || b.name == "delete" =>
+                {
+                    let mname = self.map_name(&m.name);
+                    let idx = self.maps.id(&mname, m.span);
+                    self.map_refs.insert(a.id, idx);
+                    if b.name == "delete" && !keys.is_empty() {
+                        let kts: Vec<Type> = keys.iter().map(|k| self.key_expr(k)).collect();
+                        if let Err(msg) = self.maps.use_keys(idx, &kts) {
+                            self.error(a.span, msg);
+                        }
+                    }
+                    let t = self.maps.entries[idx].value.clone().unwrap_or(Type::I64);
+                    self.set(a, t)
+                }
+                (ExprKind::Ident(_), _) if matches!(b.name, "kstack" | "ustack" | "nsecs") => {
+                    Type::None
+                }
+                _ => self.expr(a),
+            };
+            ts.push(t);
+        }
+        if b.takes_map && !matches!(b.name, "print" | "len") {
+            if !matches!(args.first().map(|a| &a.kind), Some(ExprKind::Map { .. })) {
+                self.error(args[0].span, format!("{}() expects a map argument", b.name));
+                return Type::None;
+            }
+            if b.name == "has_key" || (b.name == "delete" && args.len() == 2) {
+                if let (Some(ExprKind::Map { name: m, .. }), Some(k)) =
+                    (args.first().map(|a| &a.kind), ts.get(1))
+                {
+                    let mname = self.map_name(&m.name);
+                    let idx = self.maps.id(&mname, m.span);
+                    let keys = match k {
+                        Type::Tuple(ks)
+                            if self.maps.entries[idx]
+                                .keys
+                                .as_ref()
+                                .is_some_and(|h| h.len() == ks.len() && ks.len() > 1) =>
+                        {
+                            ks.clone()
+                        }
+                        k => vec![k.clone()],
+                    };
+                    if let Err(msg) = self.maps.use_keys(idx, &keys) {
+                        self.error(args[1].span, msg);
+                    }
+                }
+            }
+        }
+        if ts.iter().any(Type::is_none) && self.report && self.had_error_in(e.span) {
+            // An argument already failed; its error is the one to read.
+            return Type::None;
+        }
+        if b.format {
+            self.format_call(e, b.name, args, &ts);
+        } else if b.name == "print" && args.len() == 1 && ts[0].is_none() {
+            self.error(args[0].span, "print() of a value of type 'none'");
+        }
+        let cx = std::mem::take(&mut self.cx);
+        let consts = &self.consts;
+        let strs = &self.str_consts;
+        let ci = |id: ExprId| consts.get(&id).copied();
+        let cs = |id: ExprId| strs.get(&id).cloned();
+        let ctx = CallCtx {
+            name: b.name,
+            args,
+            arg_types: &ts,
+            probe: cx.kinds.first().copied().unwrap_or(ProbeKind::Begin),
+            context: &cx,
+            const_int: &ci,
+            const_str: &cs,
+            max_strlen: self.opts.max_strlen,
+            stack_mode: self.opts.stack_mode,
+        };
+        let r = (b.ty)(&ctx);
+        self.cx = cx;
+        match r {
+            Ok(t) => t,
+            Err(err) => {
+                let span = err.arg.and_then(|i| args.get(i)).map_or(e.span, |a| a.span);
+                self.error(span, err.message);
+                Type::None
+            }
+        }
+    }
+
+    pub(super) fn format_call(
+        &mut self,
+        e: &Expr,
+        function: &'static str,
+        args: &[Expr],
+        ts: &[Type],
+    ) {
+        let Some(fmt) = self.str_consts.get(&args[0].id).cloned() else {
+            self.error(
+                args[0].span,
+                format!("{function}() expects a string literal as its first argument"),
+            );
+            return;
+        };
+        let fmt = String::from_utf8_lossy(&fmt).into_owned();
+        match super::resources::format_site(e.id, function, &fmt, &ts[1..]) {
+            Ok(site) => {
+                if self.report {
+                    self.formats.push(site);
+                }
+            }
+            Err((arg, msg)) => {
+                let span = arg.and_then(|i| args.get(i + 1)).map_or(e.span, |a| a.span);
+                self.error(span, msg);
+            }
+        }
+    }
+
+    pub(super) fn expand_macro(&mut self, e: &Expr, m: &MacroDef, args: &[Expr]) -> Type {
+        if self.frames.len() >= MAX_MACRO_DEPTH {
+            self.error(
+                e.span,
+                format!("Macro '{}' expands too deeply (recursive?)", m.name.name),
+            );
+            return Type::None;
+        }
+        let mut frame = MacroFrame::default();
+        let mut aliases = Vec::new();
+        let errors_before = self.diags.len();
+        for (p, a) in m.params.iter().zip(args) {
+            match p.kind {
+                MacroParamKind::Expr => {
+                    let t = self.expr(a);
+                    let c = self.consts.get(&a.id).copied();
+                    let s = self.str_consts.get(&a.id).cloned();
+                    frame.idents.insert(p.name.name.clone(), (t, c, s));
+                }
+                MacroParamKind::Map => match &a.kind {
+                    ExprKind::Map { name, keys } if keys.is_empty() => {
+                        let n = self.map_name(&name.name);
+                        frame.maps.insert(p.name.name.clone(), n);
+                    }
+                    _ => {
+                        self.error(
+                            a.span,
+                            format!("Macro '{}' expects a map for {}", m.name.name, p.name.name),
+                        );
+                    }
+                },
+                MacroParamKind::Var => match &a.kind {
+                    ExprKind::Var(v) => match self.lookup_var(v) {
+                        Some(slot) => aliases.push((p.name.name.clone(), slot)),
+                        None => {
+                            self.error(a.span, format!("Undefined or undeclared variable: {v}"));
+                        }
+                    },
+                    _ => {
+                        self.error(
+                            a.span,
+                            format!(
+                                "Macro '{}' expects a variable for {}",
+                                m.name.name, p.name.name
+                            ),
+                        );
+                    }
+                },
+            }
+        }
+        if self.report && self.diags.len() > errors_before {
+            return Type::None;
+        }
+        self.frames.push(frame);
+        let outer = std::mem::replace(&mut self.scopes, vec![aliases.into_iter().collect()]);
+        let t = self.block(&m.body, false);
+        self.scopes = outer;
+        self.frames.pop();
+        t
+    }
+
+    pub(super) fn call_fn(&mut self, e: &Expr, f: &FnDef, args: &[Expr]) -> Type {
+        if f.params.len() != args.len() {
+            self.error(
+                e.span,
+                format!(
+                    "Function '{}' takes {} arguments, {} given",
+                    f.name.name,
+                    f.params.len(),
+                    args.len()
+                ),
+            );
+        }
+        for (a, (pn, pt)) in args.iter().zip(&f.params) {
+            let t = self.expr(a);
+            let want = self.type_ref(pt);
+            if want.unify(&t).is_none() {
+                self.error(
+                    a.span,
+                    format!(
+                        "Function '{}': argument {} expects '{want}', got '{t}'",
+                        f.name.name, pn.name
+                    ),
+                );
+            }
+        }
+        self.type_ref(&f.ret)
+    }
+}

@@ -1,0 +1,470 @@
+//! The checking driver: per probe, expand its attach points ([`super::expand`]) and build its
+//! context ([`super::context`]), then check its predicate and body; `fn` bodies are checked
+//! once with their typed parameters. Typing runs in two rounds (see [`super::check`]); this file
+//! also reads `config = { … }` and `#define` constants, and groups each attach point's targets
+//! by the facts the body assumes.
+//!
+//! Input/output: see [`super::check`].
+
+use std::collections::HashMap;
+
+use super::context::ProbeContext;
+use super::ctypes::ScriptTypes;
+use super::expand::{expand, Target};
+use super::program::{AttachTargets, CheckedProbe, CheckedProgram, VarTable};
+use super::resolve::{Checker, Define};
+use super::resources::{Maps, MAP_KINDS};
+use super::types::Type;
+use super::{CheckOptions, CheckOutput};
+use crate::diag::{Diagnostic, Span};
+use crate::kernel::info::KernelInfo;
+use crate::syntax::ast::*;
+use crate::template::{group_targets, Fact, Grouping, SkipReason, TargetGroup};
+
+/// Config variables bpftrace knows (`config = { … }`, without the `BPFTRACE_` prefix).
+const CONFIG_KEYS: &[&str] = &[
+    "cache_user_symbols",
+    "cpp_demangle",
+    "lazy_symbolication",
+    "license",
+    "log_size",
+    "max_bpf_progs",
+    "max_cat_bytes",
+    "max_map_keys",
+    "max_probes",
+    "max_strlen",
+    "max_type_res_iterations",
+    "missing_probes",
+    "on_stack_limit",
+    "perf_rb_pages",
+    "print_maps_on_exit",
+    "show_debug_info",
+    "stack_mode",
+    "str_trunc_trailer",
+    "symbol_source",
+    "unstable_import",
+    "unstable_macro",
+    "unstable_map_decl",
+    "unstable_tseries",
+    "unstable_addr",
+    "use_blazesym",
+];
+
+fn config_overrides(program: &Program, opts: &mut CheckOptions, diags: &mut Vec<Diagnostic>) {
+    let Some(cfg) = &program.config else {
+        return;
+    };
+    for e in &cfg.entries {
+        let key = e
+            .key
+            .name
+            .trim_start_matches("BPFTRACE_")
+            .to_ascii_lowercase();
+        match (key.as_str(), &e.value) {
+            ("max_strlen", ConfigValue::Int(n)) => {
+                opts.max_strlen = (*n).clamp(1, 1 << 20) as usize
+            }
+            ("max_map_keys", ConfigValue::Int(n)) => opts.max_map_keys = (*n).max(1),
+            ("stack_mode", ConfigValue::Ident(m) | ConfigValue::Str(m)) => {
+                use crate::runtime::format::stack::StackMode;
+                opts.stack_mode = match m.as_str() {
+                    "perf" => StackMode::Perf,
+                    "raw" => StackMode::Raw,
+                    "bpftrace" => StackMode::Bpftrace,
+                    _ => {
+                        diags.push(Diagnostic::error(
+                            e.value_span,
+                            format!("Invalid stack_mode '{m}' (bpftrace, perf, raw)"),
+                        ));
+                        opts.stack_mode
+                    }
+                };
+            }
+            (k, _) if !CONFIG_KEYS.contains(&k) => {
+                let mut d = Diagnostic::warning(
+                    e.key.span,
+                    format!("Unrecognized config variable: {}", e.key.name),
+                );
+                d.help = crate::diag::nearest(k, CONFIG_KEYS.iter().copied())
+                    .map(|n| format!("did you mean '{n}'?"));
+                diags.push(d);
+            }
+            _ => {}
+        }
+    }
+}
+
+pub(super) fn parse_define(value: &str) -> Option<Define> {
+    let v = value
+        .trim()
+        .trim_start_matches('(')
+        .trim_end_matches(')')
+        .trim();
+    if let Some(s) = v.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+        return Some(Define::Str(s.as_bytes().to_vec()));
+    }
+    let (neg, v) = match v.strip_prefix('-') {
+        Some(r) => (true, r.trim()),
+        None => (false, v),
+    };
+    let v = v.trim_end_matches(['u', 'U', 'l', 'L']);
+    let n = if let Some(h) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        i64::from_str_radix(h, 16).ok()?
+    } else if v.len() > 1 && v.starts_with('0') {
+        i64::from_str_radix(&v[1..], 8).ok()?
+    } else {
+        v.parse().ok()?
+    };
+    Some(Define::Int(if neg { -n } else { n }))
+}
+
+/// Runs both rounds and assembles the output.
+pub(super) fn run(program: &Program, kernel: &dyn KernelInfo, opts: &CheckOptions) -> CheckOutput {
+    let mut first = Checker::new(program, kernel, opts, false);
+    let expanded = first.expand_all();
+    first.check_all(&expanded);
+    let mut second = Checker::new(program, kernel, opts, true);
+    second.maps = first.maps.clone();
+    second.contexts = std::mem::take(&mut first.contexts);
+    // Keep only what round 1 learned about types; declarations and reports are redone.
+    for e in &mut second.maps.entries {
+        e.assigned = false;
+        e.declared = None;
+    }
+    let probes = second.check_all(&expanded);
+    second.check_unassigned_maps();
+    let mut diagnostics = std::mem::take(&mut second.diags);
+    diagnostics.sort_by_key(|d| (d.span.start, !d.is_error()));
+    let has_errors = diagnostics.iter().any(Diagnostic::is_error);
+    let program = (!has_errors).then(|| CheckedProgram {
+        program: program.clone(),
+        types: second.types,
+        var_slots: second.var_slots,
+        map_refs: second
+            .map_refs
+            .into_iter()
+            .map(|(e, m)| (e, super::MapId(m as u32)))
+            .collect(),
+        maps: second.maps.finish(second.opts.max_map_keys),
+        format_of: second
+            .formats
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.call, super::FormatId(i as u32)))
+            .collect(),
+        formats: second.formats,
+        consts: second.consts,
+        str_consts: second.str_consts,
+        script_types: second.script_types,
+        probes,
+        warnings: diagnostics
+            .iter()
+            .filter(|d| !d.is_error())
+            .cloned()
+            .collect(),
+    });
+    CheckOutput {
+        program,
+        diagnostics,
+    }
+}
+
+/// Per probe, per attach point: kind, raw text, targets, and the expansion error if any.
+type Expanded = Vec<Vec<(ProbeKind, String, Vec<Target>, Option<String>)>>;
+
+impl<'a> Checker<'a> {
+    pub(super) fn new(
+        program: &'a Program,
+        kernel: &'a dyn KernelInfo,
+        opts: &CheckOptions,
+        report: bool,
+    ) -> Checker<'a> {
+        let mut opts = opts.clone();
+        let mut diags = Vec::new();
+        config_overrides(program, &mut opts, &mut diags);
+        let vmlinux = kernel.btf(None).ok();
+        let script_types =
+            ScriptTypes::build(program.type_defs(), vmlinux.as_deref(), opts.max_strlen);
+        let mut defines = HashMap::new();
+        for c in &program.c_items {
+            if let CItem::Preprocessor(Preprocessor {
+                kind: PreprocessorKind::Define { name, value },
+                ..
+            }) = c
+            {
+                if let Some(d) = parse_define(value) {
+                    defines.insert(name.clone(), d);
+                }
+            }
+        }
+        Checker {
+            program,
+            kernel,
+            opts,
+            report,
+            diags,
+            types: vec![Type::None; program.expr_count as usize],
+            consts: HashMap::new(),
+            str_consts: HashMap::new(),
+            var_slots: HashMap::new(),
+            map_refs: HashMap::new(),
+            maps: Maps::default(),
+            formats: Vec::new(),
+            defines,
+            script_types,
+            vmlinux,
+            scopes: Vec::new(),
+            vars: VarTable::default(),
+            cx: ProbeContext::default(),
+            facts: Vec::new(),
+            loop_depth: 0,
+            frames: Vec::new(),
+            fn_ret: None,
+            warned: Default::default(),
+            contexts: HashMap::new(),
+            typed_vars: Default::default(),
+        }
+    }
+
+    pub fn error(&mut self, span: Span, msg: impl Into<String>) -> Option<&mut Diagnostic> {
+        if !self.report {
+            return None;
+        }
+        self.diags.push(Diagnostic::error(span, msg));
+        self.diags.last_mut()
+    }
+
+    pub fn error_help(&mut self, span: Span, msg: impl Into<String>, help: String) {
+        if let Some(d) = self.error(span, msg) {
+            d.help = Some(help);
+        }
+    }
+
+    /// Whether an error was already reported inside `span` (round 1 says yes: it reports
+    /// nothing anyway).
+    pub fn had_error_in(&self, span: Span) -> bool {
+        !self.report
+            || self
+                .diags
+                .iter()
+                .any(|d| d.is_error() && d.span.start >= span.start && d.span.end <= span.end)
+    }
+
+    pub fn warn(&mut self, span: Span, msg: impl Into<String>) -> Option<&mut Diagnostic> {
+        if !self.report {
+            return None;
+        }
+        self.diags.push(Diagnostic::warning(span, msg));
+        self.diags.last_mut()
+    }
+
+    pub(super) fn expand_all(&mut self) -> Expanded {
+        self.program
+            .probes()
+            .map(|p| {
+                p.attach_points
+                    .iter()
+                    .map(|ap| match expand(ap, self.kernel) {
+                        Ok(t) => (ap.kind, ap.raw.clone(), t, None),
+                        Err(e) => (ap.kind, ap.raw.clone(), Vec::new(), Some(e.to_string())),
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    pub(super) fn check_all(&mut self, expanded: &Expanded) -> Vec<CheckedProbe> {
+        for d in self.program.map_decls() {
+            let i = self.maps.id(&d.map.name, d.map.span);
+            if !MAP_KINDS.contains(&d.kind.name.as_str()) {
+                let help = crate::diag::nearest(&d.kind.name, MAP_KINDS.iter().copied())
+                    .map(|n| format!("did you mean '{n}'?"));
+                if let Some(e) = self.error(
+                    d.kind.span,
+                    format!(
+                        "unknown map kind '{}' (known: {})",
+                        d.kind.name,
+                        MAP_KINDS.join(", ")
+                    ),
+                ) {
+                    e.help = help;
+                }
+            }
+            self.maps.entries[i].declared = Some((d.kind.name.clone(), d.max_entries));
+        }
+        for f in self.program.fns() {
+            self.check_fn(f);
+        }
+        let mut out = Vec::new();
+        for (index, (probe, exp)) in self.program.probes().zip(expanded).enumerate() {
+            out.push(self.check_probe(index, probe, exp));
+        }
+        out
+    }
+
+    pub(super) fn check_unassigned_maps(&mut self) {
+        let unassigned: Vec<(Span, String)> = self
+            .maps
+            .entries
+            .iter()
+            .filter(|e| !e.assigned && e.declared.is_none())
+            .map(|e| (e.span, e.name.clone()))
+            .collect();
+        for (span, name) in unassigned {
+            self.error(span, format!("Undefined map: {name}"));
+        }
+    }
+
+    pub(super) fn check_probe(
+        &mut self,
+        index: usize,
+        probe: &Probe,
+        exp: &[(ProbeKind, String, Vec<Target>, Option<String>)],
+    ) -> CheckedProbe {
+        for (ap, (_, _, _, err)) in probe.attach_points.iter().zip(exp) {
+            if let Some(e) = err {
+                self.error(ap.span, e.clone());
+            }
+        }
+        let attach: Vec<(ProbeKind, Vec<Target>)> =
+            exp.iter().map(|(k, _, t, _)| (*k, t.clone())).collect();
+        self.cx = match self.contexts.get(&index) {
+            Some(cx) => cx.clone(),
+            None => {
+                let cx = ProbeContext::build(&attach, self.kernel, self.opts.max_strlen);
+                self.contexts.insert(index, cx.clone());
+                cx
+            }
+        };
+        if let Some(sp) = probe.attach_points.first().map(|a| a.span) {
+            let unreadable = std::mem::take(&mut self.cx.unreadable);
+            for (t, why) in &unreadable {
+                self.warn(sp, format!("{t}: arguments unavailable: {why}"));
+            }
+            self.cx.unreadable = unreadable;
+        }
+        self.facts.clear();
+        self.warned.clear();
+        self.vars = VarTable::default();
+        self.scopes = vec![HashMap::new()];
+        if let Some(pred) = &probe.predicate {
+            let t = self.expr(pred);
+            if !(t.is_scalar() || t.is_none()) {
+                self.error(
+                    pred.span,
+                    format!("Invalid type for predicate: {t}; it must be an integer or a pointer"),
+                );
+            }
+        }
+        self.block(&probe.body, false);
+        self.scopes.clear();
+        let facts = std::mem::take(&mut self.facts);
+        let attach = exp
+            .iter()
+            .map(|(kind, raw, targets, _)| {
+                let grouping = self.group(*kind, targets, &facts);
+                AttachTargets {
+                    kind: *kind,
+                    raw: raw.clone(),
+                    targets: targets.clone(),
+                    facts: facts.clone(),
+                    grouping,
+                }
+            })
+            .collect();
+        CheckedProbe {
+            index,
+            attach,
+            vars: std::mem::take(&mut self.vars),
+        }
+    }
+
+    /// Groups fentry/fexit targets by the facts the body assumes; other kinds form one group.
+    pub(super) fn group(
+        &mut self,
+        kind: ProbeKind,
+        targets: &[Target],
+        facts: &[Fact],
+    ) -> Grouping {
+        if matches!(kind, ProbeKind::Fentry | ProbeKind::Fexit) {
+            let protos: Vec<_> = targets
+                .iter()
+                .filter_map(|t| {
+                    self.cx
+                        .targets
+                        .iter()
+                        .find(|a| a.name == t.name)
+                        .and_then(|a| a.proto.clone())
+                })
+                .collect();
+            if protos.len() == targets.len() {
+                let facts: Vec<Fact> = facts
+                    .iter()
+                    .filter(|f| kind == ProbeKind::Fexit || !matches!(f, Fact::ReturnsScalar))
+                    .cloned()
+                    .collect();
+                return group_targets(&facts, &protos);
+            }
+        }
+        // Other kinds need no per-target code: one group, minus targets lacking a used field.
+        let mut grouping = Grouping::default();
+        let mut kept = Vec::new();
+        for (i, t) in targets.iter().enumerate() {
+            let args = self.cx.targets.iter().find(|a| a.name == t.name);
+            let missing = facts.iter().find_map(|f| match f {
+                Fact::Param { name, .. }
+                    if !args.is_some_and(|a| a.args.iter().any(|(n, _)| n == name)) =>
+                {
+                    Some(name.clone())
+                }
+                _ => None,
+            });
+            match missing {
+                Some(param) => grouping.skipped.push((
+                    i,
+                    SkipReason::NoSuchParam {
+                        target: t.name.clone(),
+                        param,
+                    },
+                )),
+                None => kept.push(i),
+            }
+        }
+        if !kept.is_empty() {
+            grouping.groups.push(TargetGroup {
+                outcomes: Vec::new(),
+                targets: kept,
+            });
+        }
+        grouping
+    }
+
+    pub(super) fn check_fn(&mut self, f: &FnDef) {
+        self.cx = ProbeContext::default();
+        self.vars = VarTable::default();
+        self.scopes = vec![HashMap::new()];
+        for (name, ty) in &f.params {
+            let t = self.type_ref(ty);
+            self.declare(&name.name, t, name.span);
+        }
+        let ret = self.type_ref(&f.ret);
+        self.fn_ret = Some(ret);
+        self.block(&f.body, false);
+        self.fn_ret = None;
+        self.scopes.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defines_parse_integers_and_strings() {
+        assert!(matches!(parse_define("0x10"), Some(Define::Int(16))));
+        assert!(matches!(parse_define("(-5)"), Some(Define::Int(-5))));
+        assert!(matches!(parse_define("100UL"), Some(Define::Int(100))));
+        assert!(matches!(parse_define("\"abc\""), Some(Define::Str(_))));
+        assert!(parse_define("foo(x)").is_none());
+    }
+}
