@@ -10,6 +10,7 @@ pub mod asm;
 pub mod disasm;
 pub mod info;
 pub mod trace;
+pub mod trace_run;
 mod version;
 
 pub const EXIT_OK: i32 = 0;

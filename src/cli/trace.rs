@@ -3,6 +3,7 @@
 //!
 //! Input: the arguments after the program name. Output: diagnostics on stderr, `-d ast` trees
 //! on stdout, and an exit code from [`crate::cli`].
+//! Running: `trace_run.rs` turns these flags into `runtime::driver::RunOptions`.
 //! Today this stage parses only: `--dry-run` reports parse diagnostics and exits; semantic
 //! checking (types, BTF, tracefs) and running come in later stages.
 
@@ -20,8 +21,7 @@ use crate::diag::{render_all, SourceFile};
     version,
     about = "Trace the kernel and processes with bpftrace scripts (no LLVM needed)",
     override_usage = "strobe [OPTIONS] FILE [ARGS]...\n       strobe [OPTIONS] -e PROGRAM [ARGS]...\n       strobe <SUBCOMMAND> [ARGS]...",
-    after_help = "--dry-run currently parses the script and reports syntax errors; type and \
-                  BTF/tracefs checking will be added to it in a later stage."
+    after_help = AFTER_HELP
 )]
 pub struct TraceArgs {
     /// The program text to run.
@@ -63,6 +63,15 @@ pub struct TraceArgs {
     /// Allow unsafe builtins (system, address probes).
     #[arg(long = "unsafe")]
     pub unsafe_mode: bool,
+
+    /// Output buffering: line (default), full or none.
+    #[arg(short = 'B', value_name = "MODE")]
+    pub buffering: Option<String>,
+
+    /// Run a built-in hand-assembled script (runtime tests and benchmarks, until the compiler
+    /// lands): hello, interval:N, forever, tracepoint:CAT:NAME, uprobe:BIN:FUNC, maps, flood:N.
+    #[arg(long = "x-plan", value_name = "NAME", hide = true)]
+    pub x_plan: Option<String>,
 
     /// The script file (unless -e is given) followed by the script's positional arguments.
     #[arg(
@@ -117,6 +126,9 @@ impl TraceArgs {
 /// recursive, and the parser bounds the tree's depth, not each pass's frame sizes.
 pub fn run(args: &[OsString]) -> i32 {
     let args = args.to_vec();
+    // Signals a running script reads from its signalfd must be blocked in every thread, so
+    // block them here before the worker thread exists (it inherits the mask).
+    let _ = crate::runtime::signals::block();
     std::thread::Builder::new()
         .name("strobe".into())
         .stack_size(64 << 20)
@@ -127,6 +139,9 @@ pub fn run(args: &[OsString]) -> i32 {
 }
 
 fn run_on_this_thread(args: &[OsString]) -> i32 {
+    // The main thread blocks the runtime's signals (see `run`); until this thread runs a
+    // script, Ctrl-C keeps its default meaning here.
+    super::trace_run::unblock_signals();
     let argv = std::iter::once(OsString::from("strobe")).chain(args.iter().cloned());
     let opts = match TraceArgs::try_parse_from(argv) {
         Ok(o) => o,
@@ -141,6 +156,9 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
             eprintln!("strobe: unknown debug stage '{stage}' (known: ast, all)");
             return EXIT_USAGE;
         }
+    }
+    if let Some(plan) = &opts.x_plan {
+        return super::trace_run::run_canned(&opts, plan);
     }
     let input = match opts.load() {
         Ok(i) => i,
@@ -170,3 +188,22 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
     );
     EXIT_INPUT
 }
+
+const AFTER_HELP: &str = "\
+Examples:
+  strobe -e 'tracepoint:syscalls:sys_enter_openat { @[comm] = count(); }'
+  strobe -c 'ls /tmp' -e 'tracepoint:syscalls:sys_enter_getpid { @ = count(); }'
+  strobe -f json -o out.json script.bt
+
+Exit codes:
+  0  success (the script ran and ended by exit(), Ctrl-C, SIGTERM or -c's command exiting)
+  1  script or input error
+  2  usage error
+  3  the kernel refused: load, attach or permission failure
+
+Environment (STROBE_NAME, or bpftrace's BPFTRACE_NAME as an alias):
+  MAX_STRLEN, MAX_MAP_KEYS, MAP_KEYS_MAX, STRLEN, NO_CPP_DEMANGLE, MAX_PROBES, LOG_SIZE,
+  PERF_RB_PAGES, CACHE_USER_SYMBOLS, STACK_MODE
+
+--dry-run currently parses the script and reports syntax errors; type and BTF/tracefs
+checking will be added to it in a later stage.";
