@@ -105,3 +105,106 @@ fn ring_overflow_is_reported_as_lost_events() {
     );
     assert!(out.contains(&format!("Lost {} events\n", o.lost)), "{out}");
 }
+
+/// Not a test of its own: the traced command of the `-c` tests. The tests re-run this test
+/// binary with the filter `testee_main` and an action word (`getpid=N`, `call=N`).
+#[test]
+fn testee_main() {
+    for a in std::env::args() {
+        if let Some(n) = a.strip_prefix("getpid=") {
+            for _ in 0..n.parse::<u32>().unwrap() {
+                // SAFETY: a raw getpid(2), not libc's wrapper (which may cache).
+                unsafe { libc::syscall(libc::SYS_getpid) };
+            }
+        }
+        if let Some(n) = a.strip_prefix("call=") {
+            let mut x = 0;
+            for i in 0..n.parse::<u64>().unwrap() {
+                x += strobe_testee_target(std::hint::black_box(i));
+            }
+            std::hint::black_box(x);
+        }
+    }
+}
+
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn strobe_testee_target(x: u64) -> u64 {
+    std::hint::black_box(x.wrapping_mul(3))
+}
+
+fn testee(action: &str) -> Vec<String> {
+    let exe = std::env::current_exe().unwrap();
+    vec![
+        exe.to_string_lossy().into_owned(),
+        "testee_main".into(),
+        action.into(),
+        "--exact".into(),
+        "-q".into(),
+        "--test-threads=1".into(),
+    ]
+}
+
+fn perf_event_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd")
+        .map(|d| {
+            d.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+                .filter(|l| l.to_string_lossy().contains("perf_event"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn tracepoint_counts_the_getpid_calls_of_the_traced_command() {
+    if !have_bpf("tracepoint_counts_the_getpid_calls_of_the_traced_command") {
+        return;
+    }
+    if strobe::kernel::tracefs::Tracefs::open().is_err() {
+        strobe::testkit::skip(
+            "tracepoint_counts_the_getpid_calls_of_the_traced_command",
+            "no tracefs",
+        );
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let before = perf_event_fds();
+    let tag = canned::fresh_tag();
+    let opts = RunOptions {
+        command: Some(testee("getpid=5")),
+        ..quiet()
+    };
+    let (out, o) = run_to_string(
+        &canned::tracepoint_count(&tag, "syscalls", "sys_enter_getpid"),
+        &opts,
+    );
+    assert_eq!(o.reason, ExitReason::CommandExited);
+    let pid = o.child_pid.unwrap();
+    assert!(
+        out.lines().any(|l| l == format!("@[{pid}]: 5")),
+        "the command called getpid 5 times:\n{out}"
+    );
+    assert_eq!(perf_event_fds(), before, "perf events closed");
+    assert_eq!(leftover_progs(&tag), Vec::<String>::new());
+}
+
+#[test]
+fn uprobe_counts_each_call_of_a_function_in_the_traced_command() {
+    if !have_bpf("uprobe_counts_each_call_of_a_function_in_the_traced_command") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let tag = canned::fresh_tag();
+    let exe = std::env::current_exe().unwrap();
+    let opts = RunOptions {
+        command: Some(testee("call=7")),
+        ..quiet()
+    };
+    let (out, o) = run_to_string(
+        &canned::uprobe_count(&tag, exe, "strobe_testee_target"),
+        &opts,
+    );
+    let pid = o.child_pid.unwrap();
+    assert_eq!(out, format!("\n\n@[{pid}]: 7\n"));
+    assert_eq!(leftover_progs(&tag), Vec::<String>::new());
+}

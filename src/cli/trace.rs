@@ -4,7 +4,9 @@
 //! Input: the arguments after the program name. Output: diagnostics on stderr, `-d ast` trees
 //! on stdout, and an exit code from [`crate::cli`].
 //! `--dry-run` parses and checks the script (types, BTF, tracefs; [`crate::sema`]) and exits;
-//! `-l [PATTERN]` / `-lv` list probes ([`crate::sema::list`]); running comes in a later stage.
+//! `-l [PATTERN]` / `-lv` list probes ([`crate::sema::list`]); `-d asm` prints the compiled
+//! templates. Otherwise the checked script is lowered ([`crate::compile`]) and run:
+//! `trace_run.rs` turns these flags into `runtime::driver::RunOptions`.
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -20,8 +22,7 @@ use crate::diag::{render_all, SourceFile};
     version,
     about = "Trace the kernel and processes with bpftrace scripts (no LLVM needed)",
     override_usage = "strobe [OPTIONS] FILE [ARGS]...\n       strobe [OPTIONS] -e PROGRAM [ARGS]...\n       strobe <SUBCOMMAND> [ARGS]...",
-    after_help = "--dry-run parses and checks the script (types, maps, BTF and tracefs) without \
-                  attaching. -l [PATTERN] lists probes (e.g. -l 'fentry:vfs_*'), -lv with arguments."
+    after_help = AFTER_HELP
 )]
 pub struct TraceArgs {
     /// The program text to run.
@@ -67,6 +68,15 @@ pub struct TraceArgs {
     /// Allow unsafe builtins (system, address probes).
     #[arg(long = "unsafe")]
     pub unsafe_mode: bool,
+
+    /// Output buffering: line (default), full or none.
+    #[arg(short = 'B', value_name = "MODE")]
+    pub buffering: Option<String>,
+
+    /// Run a built-in hand-assembled script (runtime tests and benchmarks, until the compiler
+    /// lands): hello, interval:N, forever, tracepoint:CAT:NAME, uprobe:BIN:FUNC, maps, flood:N.
+    #[arg(long = "x-plan", value_name = "NAME", hide = true)]
+    pub x_plan: Option<String>,
 
     /// The script file (unless -e is given) followed by the script's positional arguments.
     #[arg(
@@ -147,8 +157,8 @@ fn list(opts: &TraceArgs) -> i32 {
 /// recursive, and the parser bounds the tree's depth, not each pass's frame sizes.
 pub fn run(args: &[OsString]) -> i32 {
     let args = args.to_vec();
-    // The run reads SIGINT/SIGTERM/SIGCHLD from a signalfd: they must be blocked in every
-    // thread, this one included, or the default action kills the process before END runs.
+    // Signals a running script reads from its signalfd must be blocked in every thread, so
+    // block them here before the worker thread exists (it inherits the mask).
     let _ = crate::runtime::signals::block();
     std::thread::Builder::new()
         .name("strobe".into())
@@ -160,6 +170,9 @@ pub fn run(args: &[OsString]) -> i32 {
 }
 
 fn run_on_this_thread(args: &[OsString]) -> i32 {
+    // The main thread blocks the runtime's signals (see `run`); until this thread runs a
+    // script, Ctrl-C keeps its default meaning here.
+    super::trace_run::unblock_signals();
     let argv = std::iter::once(OsString::from("strobe")).chain(args.iter().cloned());
     let opts = match TraceArgs::try_parse_from(argv) {
         Ok(o) => o,
@@ -177,6 +190,9 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
             eprintln!("strobe: unknown debug stage '{stage}' (known: ast, asm, all)");
             return EXIT_USAGE;
         }
+    }
+    if let Some(plan) = &opts.x_plan {
+        return super::trace_run::run_canned(&opts, plan);
     }
     let input = match opts.load() {
         Ok(i) => i,
@@ -274,23 +290,23 @@ fn run_checked(
             return EXIT_INPUT;
         }
     };
-    let run_opts = crate::runtime::driver::RunOptions {
-        format: match opts.format.as_deref() {
-            Some("json") => crate::runtime::format::OutputFormat::Json,
-            _ => crate::runtime::format::OutputFormat::Text,
-        },
-        quiet: opts.quiet,
-        verbose: opts.verbose,
-        unsafe_mode: opts.unsafe_mode,
-        command: opts
-            .cmd
-            .as_ref()
-            .map(|c| c.split_whitespace().map(str::to_string).collect()),
-        pid: opts.pid.map(|p| p as i32),
-        ..Default::default()
+    let run_opts = match super::trace_run::run_options(opts) {
+        Ok(o) => o,
+        Err(msg) => {
+            eprintln!("strobe: {msg}");
+            return super::EXIT_USAGE;
+        }
     };
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out: Box<dyn std::io::Write> = match &opts.output {
+        Some(path) => match std::fs::File::create(path) {
+            Ok(f) => Box::new(f),
+            Err(e) => {
+                eprintln!("strobe: cannot create '{path}': {e}");
+                return super::EXIT_USAGE;
+            }
+        },
+        None => Box::new(std::io::stdout().lock()),
+    };
     match crate::runtime::driver::run(&script, &run_opts, &mut out) {
         Ok(_) => EXIT_OK,
         Err(e) => {
@@ -309,3 +325,23 @@ fn run_checked(
         }
     }
 }
+
+const AFTER_HELP: &str = "\
+Examples:
+  strobe -e 'tracepoint:syscalls:sys_enter_openat { @[comm] = count(); }'
+  strobe -c 'ls /tmp' -e 'tracepoint:syscalls:sys_enter_getpid { @ = count(); }'
+  strobe -f json -o out.json script.bt
+
+Exit codes:
+  0  success (the script ran and ended by exit(), Ctrl-C, SIGTERM or -c's command exiting)
+  1  script or input error
+  2  usage error
+  3  the kernel refused: load, attach or permission failure
+
+Environment (STROBE_NAME, or bpftrace's BPFTRACE_NAME as an alias):
+  MAX_STRLEN, MAX_MAP_KEYS, MAP_KEYS_MAX, STRLEN, NO_CPP_DEMANGLE, MAX_PROBES, LOG_SIZE,
+  PERF_RB_PAGES, CACHE_USER_SYMBOLS, STACK_MODE
+
+--dry-run parses and checks the script (types, maps, BTF and tracefs) without attaching.
+-l [PATTERN] lists probes (e.g. -l 'fentry:vfs_*'), -lv with arguments.
+-d asm prints each probe's compiled template (assembler with script lines and relocations).";

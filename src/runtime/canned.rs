@@ -17,37 +17,49 @@ use crate::runtime::format::agg::AggKind;
 use crate::runtime::format::hist::{log2_bucket, HistKind};
 use crate::runtime::format::{FieldType, PrintfCall};
 use crate::sys::MapType;
-use crate::template::{AttachKind, Reloc, Template};
+use crate::template::{AttachKind, Field, Reloc, RelocKind, Template, ARM_MAP_NAME};
 
-/// Map indices every canned script shares.
-const RINGBUF: usize = 0;
-const LOST: usize = 1;
-const FIRST_SCRIPT_MAP: usize = 2;
+/// Indices into a canned template's map table: the arming flag first, then the script's maps
+/// in [`CompiledScript::maps`] order (ring buffer, lost counter, script maps).
+const ARM: usize = 0;
+const RINGBUF: usize = 1;
+const LOST: usize = 2;
+const FIRST_SCRIPT_MAP: usize = 3;
 
 const CODE_LD_IMM64: u8 = 0x18;
 const PSEUDO_MAP_FD: u8 = 1;
+const PSEUDO_MAP_VALUE: u8 = 2;
 
-/// A template from assembly where `map_fd(N) ll` names entry N of `maps`: the placeholder
-/// becomes a [`Reloc::map_fd`] and the immediate 0, as the code generator leaves it.
+/// A template from assembly where `map_fd(N) ll` / `map_value(N, OFF) ll` name entry N of
+/// `maps`: the placeholder becomes a map relocation and the immediate 0, as the code
+/// generator leaves it.
 pub fn template(name: &str, attach: AttachKind, asm: &str, maps: &[&str]) -> Template {
     let mut insns = assemble_insns(asm).unwrap_or_else(|e| {
         panic!("internal error: canned program {name} does not assemble: {e:?}\n{asm}")
     });
     let mut relocs = Vec::new();
-    for (i, insn) in insns.iter_mut().enumerate() {
-        if insn.code == CODE_LD_IMM64 && insn.src() == PSEUDO_MAP_FD {
-            relocs.push((i, insn.imm as usize));
-            insn.imm = 0;
+    for i in 0..insns.len() {
+        let insn = insns[i];
+        if insn.code != CODE_LD_IMM64 || i + 1 >= insns.len() {
+            continue;
         }
+        let map = insn.imm as usize;
+        let kind = match insn.src() {
+            PSEUDO_MAP_FD => RelocKind::MapFd { map },
+            PSEUDO_MAP_VALUE => RelocKind::MapValue {
+                map,
+                off: insns[i + 1].imm as u32,
+            },
+            _ => continue,
+        };
+        relocs.push(Reloc::new(i, Field::Imm, kind));
+        insns[i].imm = 0;
     }
     let mut t = Template::new(name, attach, insns);
     for m in maps {
         t.map_index(m);
     }
-    t.relocs = relocs
-        .into_iter()
-        .map(|(i, m)| Reloc::map_fd(i, m))
-        .collect();
+    t.relocs = relocs;
     t
 }
 
@@ -84,7 +96,9 @@ fn base_maps(ring_size: u32) -> Vec<MapSpec> {
 }
 
 fn map_names(maps: &[MapSpec]) -> Vec<&str> {
-    maps.iter().map(|m| m.name.as_str()).collect()
+    std::iter::once(ARM_MAP_NAME)
+        .chain(maps.iter().map(|m| m.name.as_str()))
+        .collect()
 }
 
 fn count_map(name: &str, key: Vec<FieldType>) -> MapSpec {
@@ -129,6 +143,16 @@ lock *(u64 *)(r0 + 0) += r1
     )
 }
 
+/// `exit()`: the exit record, then the arming flag cleared so no probe runs after it (the
+/// convention for generated code: exit() stops every probe in the kernel at once, before the
+/// runtime has even read the record).
+fn emit_exit(label: &str) -> String {
+    format!(
+        "{}r1 = map_value({ARM}, 0) ll\n*(u32 *)(r1 + 0) = 0\n",
+        emit_record(EventKind::Exit, 0, 8, label)
+    )
+}
+
 /// `count()` into map `map` under the u64 key at fp-8.
 fn count_at_fp8(map: usize, label: &str) -> String {
     format!(
@@ -170,7 +194,7 @@ pub fn hello(tag: &str, text: &str) -> CompiledScript {
     let asm = format!(
         "{}{}r0 = 0\nexit\n",
         emit_record(EventKind::Printf, 0, 8, "p"),
-        emit_record(EventKind::Exit, 0, 8, "e")
+        emit_exit("e")
     );
     let t = template(
         &format!("{tag}_b"),
@@ -195,10 +219,7 @@ pub fn interval_count(tag: &str, period_ms: u64, n: u64) -> CompiledScript {
     let check = if n == 0 {
         String::new()
     } else {
-        format!(
-            "if r6 != {n} goto out\n{}",
-            emit_record(EventKind::Exit, 0, 8, "e")
-        )
+        format!("if r6 != {n} goto out\n{}", emit_exit("e"))
     };
     let asm = format!(
         "*(u64 *)(r10 - 8) = 0\n{}{check}out:\nr0 = 0\nexit\n",
@@ -298,7 +319,7 @@ pub fn count_and_hist(tag: &str) -> CompiledScript {
              r2 = r10\nr2 += -8\nr3 = r10\nr3 += -16\nr4 = 0\ncall bpf_map_update_elem\n"
         )
     };
-    let mut asm = set(2, 1, 1) + &set(2, 2, 2);
+    let mut asm = set(FIRST_SCRIPT_MAP, 1, 1) + &set(FIRST_SCRIPT_MAP, 2, 2);
     let mut buckets: Vec<(u64, u64)> = Vec::new();
     for v in [1i64, 5, 5, 100] {
         let b = log2_bucket(v, 0) as u64;
@@ -308,9 +329,9 @@ pub fn count_and_hist(tag: &str) -> CompiledScript {
         }
     }
     for (b, n) in buckets {
-        asm += &set(3, b, n);
+        asm += &set(FIRST_SCRIPT_MAP + 1, b, n);
     }
-    asm += &emit_record(EventKind::Exit, 0, 8, "e");
+    asm += &emit_exit("e");
     asm += "r0 = 0\nexit\n";
     let t = template(
         &format!("{tag}_b"),
@@ -341,7 +362,7 @@ pub fn flood(tag: &str, n: u32) -> CompiledScript {
         &asm,
         &map_names(&maps),
     );
-    let asm = format!("{}r0 = 0\nexit\n", emit_record(EventKind::Exit, 0, 8, "e"));
+    let asm = format!("{}r0 = 0\nexit\n", emit_exit("e"));
     let exit = template(
         &format!("{tag}_i"),
         AttachKind::RawTracepoint,

@@ -410,6 +410,7 @@ fn handle_pending(
 
 const TOKEN_BUFFERS: u64 = 0;
 const TOKEN_SIGNALS: u64 = 1;
+const TOKEN_CHILD: u64 = 2;
 
 fn event_loop(
     buffers: &mut BufferSet,
@@ -432,6 +433,9 @@ fn event_loop(
     };
     add(buffers.as_fd(), TOKEN_BUFFERS)?;
     add(signals.as_fd(), TOKEN_SIGNALS)?;
+    if let Some(fd) = child.as_ref().and_then(Child::pidfd) {
+        add(fd, TOKEN_CHILD)?;
+    }
     // The command may have exited before SIGCHLD was blocked-and-read; check once up front.
     if child.as_mut().is_some_and(|c| c.exited().is_some()) {
         return Ok(ExitReason::CommandExited);
@@ -454,6 +458,9 @@ fn event_loop(
         }
         if handle_pending(buffers, sink, out, buf, mode)? {
             return Ok(ExitReason::Exit);
+        }
+        if ready.contains(&TOKEN_CHILD) && child.as_mut().is_some_and(|c| c.exited().is_some()) {
+            return Ok(ExitReason::CommandExited);
         }
         while let Some(sig) = signals.read() {
             match sig {
