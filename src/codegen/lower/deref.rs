@@ -96,8 +96,7 @@ fn read_at(
     space: AddrSpace,
 ) -> Result<Val, LowerError> {
     let user = space == AddrSpace::User;
-    if let Type::CStruct(_) = t {
-        // Kept by address.
+    if by_address(t) {
         return Ok(Val::Int(addr, IntTy::U64));
     }
     let size = match t.size() {
@@ -115,4 +114,82 @@ fn read_at(
         }
     }
     Ok(super::store::load_val(lw, p, t))
+}
+
+/// Struct values, and arrays of them, are kept by address (read member by member).
+pub(crate) fn by_address(t: &Type) -> bool {
+    match t {
+        Type::CStruct(_) => true,
+        Type::Array { elem, .. } => matches!(elem.as_ref(), Type::CStruct(_)),
+        _ => false,
+    }
+}
+
+fn elem_size(t: &Type) -> u32 {
+    match t {
+        Type::CStruct(s) => s.size,
+        t => t.size().max(1) as u32,
+    }
+}
+
+/// `base[index]` on an array value (in memory, or by address for arrays of structs) or on a
+/// pointer (element `index` of what it points to).
+pub(crate) fn index(
+    lw: &mut Lower<'_>,
+    e: &Expr,
+    base: &Expr,
+    idx: &Expr,
+) -> Result<Val, LowerError> {
+    let bt = lw.type_of(base.id);
+    let t = lw.type_of(e.id);
+    let (elem, space, len) = match &bt {
+        Type::Array { elem, len } => ((**elem).clone(), AddrSpace::Kernel, Some(*len)),
+        Type::Str { size } => (Type::U8, AddrSpace::Kernel, Some(*size)),
+        Type::Pointer {
+            pointee: Pointee::Type(p),
+            space,
+        } => ((**p).clone(), *space, None),
+        _ => return Err(LowerError::unsupported(format!("indexing a {bt}"), e.span)),
+    };
+    let size = elem_size(&elem);
+    let b = super::expr::lower_expr(lw, base)?;
+    let i = super::expr::lower_expr(lw, idx)?.value();
+    match b {
+        Val::Mem(place) => {
+            let (Some(k), Some(len)) = (i.imm(), len) else {
+                return Err(LowerError::unsupported(
+                    "a variable index into an array value",
+                    idx.span,
+                ));
+            };
+            if k < 0 || k as usize >= len {
+                return Err(LowerError::unsupported(
+                    format!("index {k} outside the array of {len}"),
+                    idx.span,
+                ));
+            }
+            Ok(super::store::load_val(
+                lw,
+                place.at(k as i32 * size as i32),
+                &t,
+            ))
+        }
+        v => {
+            let off = crate::codegen::emit::arith::binop(
+                &mut lw.b,
+                crate::codegen::emit::arith::BinOp::Mul,
+                i,
+                Value::Imm(size as i64),
+                IntTy::U64,
+            );
+            let addr = crate::codegen::emit::arith::binop(
+                &mut lw.b,
+                crate::codegen::emit::arith::BinOp::Add,
+                v.value(),
+                off,
+                IntTy::U64,
+            );
+            read_at(lw, e, addr, &t, space)
+        }
+    }
 }

@@ -101,6 +101,13 @@ fn lower_expr_here(lw: &mut Lower<'_>, e: &Expr) -> Result<Val, LowerError> {
                     let from = int_ty(&from_t).unwrap_or(from);
                     Ok(Val::Int(arith::cast(&mut lw.b, v, from, to), to))
                 }
+                // `(uint8[8])x`: the integer's bytes as an array value.
+                (Val::Int(v, from), None) if matches!(t, Type::Array { .. }) => {
+                    let slot = lw.b.slot(8, 8);
+                    let p = Place::new(slot, 0);
+                    crate::codegen::emit::mem::store_int(&mut lw.b, p, v, from.bytes().max(8));
+                    Ok(Val::Mem(p))
+                }
                 (v, _) => Ok(v),
             }
         }
@@ -140,6 +147,7 @@ fn lower_expr_here(lw: &mut Lower<'_>, e: &Expr) -> Result<Val, LowerError> {
                 e.span,
             ))
         }
+        ExprKind::Index { expr, index } => super::deref::index(lw, e, expr, index),
         ExprKind::Positional(_) | ExprKind::PositionalCount => Ok(Val::Int(Value::Imm(0), ity(&t))),
         _ => Err(LowerError::unsupported("this expression", e.span)),
     }
@@ -163,9 +171,6 @@ fn lower_tuple(lw: &mut Lower<'_>, items: &[&Expr], t: &Type, e: &Expr) -> Resul
         Some(FieldType::Tuple(fs)) => fs,
         Some(FieldType::Record(fs)) => fs.into_iter().map(|(_, f)| f).collect(),
         _ => return Err(LowerError::unsupported("a tuple of this type", e.span)),
-    };
-    if fs.is_empty() {
-        return Err(LowerError::unsupported("a tuple of this type", e.span));
     };
     let offs = tuple_offsets(&fs);
     let size = FieldType::Tuple(fs.clone()).size() as u32;
