@@ -6,7 +6,7 @@
 
 use super::expr::lower_expr;
 use super::maps::{slot_field, stored_key_fields, FIRST_SCRIPT_MAP};
-use super::store::{load_slot_int, store_val};
+use super::store::store_val;
 use super::{int_ty, Lower, LowerError, Val};
 use crate::codegen::emit::agg::update_agg;
 use crate::codegen::emit::maps::{self as emaps, Key, BPF_ANY};
@@ -235,15 +235,10 @@ pub(crate) fn lower_call(
             crate::codegen::emit::strings::read_str(&mut lw.b, user, p, n, v.value());
             Ok(Val::Mem(p))
         }
-        _ => {
-            if let Some(m) = lw.cp.maps.iter().find(|m| m.agg.is_some()) {
-                let _ = m;
-            }
-            Err(LowerError::unsupported(
-                format!("the function `{name}()`"),
-                e.span,
-            ))
-        }
+        _ => Err(LowerError::unsupported(
+            format!("the function `{name}()`"),
+            e.span,
+        )),
     }
 }
 
@@ -408,12 +403,6 @@ pub(crate) fn assign_map(
     let (v, vt) = match op {
         Some(o) => {
             let keys_owned: Vec<Expr> = keys.iter().map(|k| (*k).clone()).collect();
-            let fake = Expr {
-                id: value.id,
-                span,
-                kind: ExprKind::Error,
-            };
-            let _ = fake;
             let cur = read_map_as(lw, id, &info, &keys_owned, span)?;
             let t = info.value.clone();
             (super::expr::arith(lw, o, cur, &t, v, &vt, &t), t)
@@ -481,7 +470,7 @@ pub(crate) fn increment(
                 .var_slots
                 .get(&inner.id)
                 .copied()
-                .or_else(|| super::stmt::var_by_name(name))
+                .or_else(|| lw.scopes.lookup(name))
                 .ok_or_else(|| LowerError::unsupported("++ of an undeclared variable", e.span))?;
             let t = lw.var_type(slot);
             let it = int_ty(&t).unwrap_or(IntTy::I64);
@@ -511,7 +500,6 @@ pub(crate) fn increment(
             let ks: Vec<&Expr> = keys.iter().collect();
             let t = info.value.clone();
             write_map(lw, id, &info, &ks, Val::Int(new, it), &t)?;
-            let _ = load_slot_int;
             Ok(Val::Int(if post { old } else { new }, it))
         }
         _ => Err(LowerError::unsupported("++/-- of this expression", e.span)),

@@ -52,7 +52,7 @@ fn lower_expr_here(lw: &mut Lower<'_>, e: &Expr) -> Result<Val, LowerError> {
                 .var_slots
                 .get(&e.id)
                 .copied()
-                .or_else(|| super::stmt::var_by_name(name));
+                .or_else(|| lw.scopes.lookup(name));
             match slot {
                 Some(s) => Ok(super::stmt::read_var(lw, s)),
                 None => Ok(Val::Int(Value::Imm(0), ity(&t))),

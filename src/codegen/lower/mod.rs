@@ -149,6 +149,8 @@ pub(crate) struct Lower<'a> {
     pub vars: HashMap<VarSlot, Place>,
     /// The probe's variable types by slot.
     pub var_types: Vec<Type>,
+    /// Declared variables by scope (mirrors the checker's).
+    pub scopes: stmt::Scopes,
     /// Where `exit()` and `return` jump: the program's single exit.
     pub exit: Label,
     /// The innermost loop's labels (break, continue).

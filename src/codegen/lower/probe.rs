@@ -55,6 +55,7 @@ pub(crate) fn lower_probe(
             probe_kind: at.kind,
             args,
             vars: Default::default(),
+            scopes: Default::default(),
             var_types: checked
                 .vars
                 .slots

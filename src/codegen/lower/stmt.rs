@@ -28,22 +28,16 @@ pub(crate) struct Scopes {
     pub next: u32,
 }
 
-thread_local! {
-    static SCOPES: std::cell::RefCell<Scopes> = std::cell::RefCell::new(Scopes::default());
-}
-
 fn var_field(t: &Type) -> FieldType {
     super::maps::slot_field(t)
 }
 
 /// Allocates and zeroes every variable's place.
 pub(crate) fn init_vars(lw: &mut Lower<'_>, probe: &CheckedProbe) {
-    SCOPES.with(|s| {
-        *s.borrow_mut() = Scopes {
-            stack: vec![HashMap::new()],
-            next: 0,
-        }
-    });
+    lw.scopes = Scopes {
+        stack: vec![HashMap::new()],
+        next: 0,
+    };
     for (i, (_, t, _)) in probe.vars.slots.iter().enumerate() {
         let f = var_field(t);
         let size = (f.size() as u32).max(8).next_multiple_of(8);
@@ -54,49 +48,29 @@ pub(crate) fn init_vars(lw: &mut Lower<'_>, probe: &CheckedProbe) {
     }
 }
 
-fn push_scope() {
-    SCOPES.with(|s| s.borrow_mut().stack.push(HashMap::new()));
-}
+impl Scopes {
+    fn push(&mut self) {
+        self.stack.push(HashMap::new());
+    }
 
-fn pop_scope() {
-    SCOPES.with(|s| {
-        s.borrow_mut().stack.pop();
-    });
-}
+    fn pop(&mut self) {
+        self.stack.pop();
+    }
 
-fn lookup(name: &str) -> Option<VarSlot> {
-    SCOPES.with(|s| {
-        s.borrow()
-            .stack
-            .iter()
-            .rev()
-            .find_map(|m| m.get(name).copied())
-    })
-}
+    /// A variable's slot by name, innermost scope first.
+    pub(crate) fn lookup(&self, name: &str) -> Option<VarSlot> {
+        self.stack.iter().rev().find_map(|m| m.get(name).copied())
+    }
 
-fn declare(name: &str) -> VarSlot {
-    SCOPES.with(|s| {
-        let mut s = s.borrow_mut();
-        let slot = VarSlot(s.next);
-        s.next += 1;
-        if let Some(top) = s.stack.last_mut() {
+    /// Declares `name` in the innermost scope with the next slot.
+    fn declare(&mut self, name: &str) -> VarSlot {
+        let slot = VarSlot(self.next);
+        self.next += 1;
+        if let Some(top) = self.stack.last_mut() {
             top.insert(name.to_string(), slot);
         }
         slot
-    })
-}
-
-fn slot_counter() -> u32 {
-    SCOPES.with(|s| s.borrow().next)
-}
-
-fn set_slot_counter(n: u32) {
-    SCOPES.with(|s| s.borrow_mut().next = n);
-}
-
-/// A variable's slot by name (for uses without a recorded slot).
-pub(crate) fn var_by_name(name: &str) -> Option<VarSlot> {
-    lookup(name)
+    }
 }
 
 impl Lower<'_> {
@@ -110,9 +84,9 @@ impl Lower<'_> {
 
 /// Lowers `{ stmts; tail }` in a new scope; returns the tail's value.
 pub(crate) fn lower_block(lw: &mut Lower<'_>, block: &Block) -> Result<Val, LowerError> {
-    push_scope();
+    lw.scopes.push();
     let r = lower_block_inner(lw, block);
-    pop_scope();
+    lw.scopes.pop();
     r
 }
 
@@ -156,7 +130,7 @@ fn lower_stmt(lw: &mut Lower<'_>, s: &Stmt) -> Result<(), LowerError> {
                 Some(e) => Some((lower_expr(lw, e)?, lw.type_of(e.id))),
                 None => None,
             };
-            let slot = declare(&var.name);
+            let slot = lw.scopes.declare(&var.name);
             if let Some((v, t)) = v {
                 assign_var(lw, slot, v, &t);
             }
@@ -166,7 +140,7 @@ fn lower_stmt(lw: &mut Lower<'_>, s: &Stmt) -> Result<(), LowerError> {
             lower_expr(lw, e)?;
         }
         StmtKind::While { cond, body } => {
-            let counter = slot_counter();
+            let counter = lw.scopes.next;
             let i = lw.b.constant(0);
             let head = lw.b.label();
             let next = lw.b.label();
@@ -176,7 +150,7 @@ fn lower_stmt(lw: &mut Lower<'_>, s: &Stmt) -> Result<(), LowerError> {
             let c = lower_expr(lw, cond)?.value();
             jump_if_false(&mut lw.b, c, exit);
             lw.loops.push(LoopLabels { exit, next });
-            set_slot_counter(counter);
+            lw.scopes.next = counter;
             lower_block(lw, body)?;
             lw.loops.pop();
             lw.b.bind(next);
@@ -192,14 +166,14 @@ fn lower_stmt(lw: &mut Lower<'_>, s: &Stmt) -> Result<(), LowerError> {
                 .copied()
                 .unwrap_or(0)
                 .clamp(0, 100);
-            let counter = slot_counter();
+            let counter = lw.scopes.next;
             let mut end = counter;
             for _ in 0..n {
-                set_slot_counter(counter);
+                lw.scopes.next = counter;
                 lower_block(lw, body)?;
-                end = slot_counter();
+                end = lw.scopes.next;
             }
-            set_slot_counter(end);
+            lw.scopes.next = end;
         }
         StmtKind::Break | StmtKind::Continue => {
             let Some(l) = lw.loops.last().copied() else {
@@ -235,9 +209,9 @@ fn lower_assign(
         LValue::Var(v) => {
             let vt = lw.type_of(value.id);
             let val = lower_expr(lw, value)?;
-            let slot = match lookup(&v.name) {
+            let slot = match lw.scopes.lookup(&v.name) {
                 Some(s) => s,
-                None => declare(&v.name),
+                None => lw.scopes.declare(&v.name),
             };
             let (val, vt) = match op {
                 Some(o) => {
