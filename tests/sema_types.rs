@@ -294,3 +294,14 @@ fn config_stack_mode_sets_the_default_stack_layout() {
         }
     ));
 }
+
+#[test]
+fn a_let_never_assigned_to_is_a_warning() {
+    let (src, out) = check_text(
+        "BEGIN { let $x; let $y; let $z; $y = 1; $z++; @ = $y + $z; }",
+        &CheckOptions::default(),
+    );
+    let msgs: Vec<String> = out.diagnostics.iter().map(|d| located(&src, d)).collect();
+    assert_eq!(msgs, ["1:13: Variable $x never assigned to."]);
+    assert!(out.program.is_some());
+}

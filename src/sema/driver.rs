@@ -223,6 +223,7 @@ impl<'a> Checker<'a> {
             warned: Default::default(),
             contexts: HashMap::new(),
             typed_vars: Default::default(),
+            unassigned: Default::default(),
         }
     }
 
@@ -357,6 +358,7 @@ impl<'a> Checker<'a> {
             }
         }
         self.block(&probe.body, false);
+        self.warn_unassigned();
         self.scopes.clear();
         let facts = std::mem::take(&mut self.facts);
         let attach = exp
@@ -450,6 +452,7 @@ impl<'a> Checker<'a> {
         let ret = self.type_ref(&f.ret);
         self.fn_ret = Some(ret);
         self.block(&f.body, false);
+        self.warn_unassigned();
         self.fn_ret = None;
         self.scopes.clear();
     }

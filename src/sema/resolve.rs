@@ -74,6 +74,8 @@ pub(super) struct Checker<'a> {
     pub contexts: HashMap<usize, ProbeContext>,
     /// Slots declared with a type (`let $x: uint8`), which assignments must not widen.
     pub typed_vars: std::collections::HashSet<VarSlot>,
+    /// `let $x;` declarations not assigned yet (warned about at the end of the probe).
+    pub unassigned: std::collections::HashSet<VarSlot>,
     /// Reported once per name per probe (args fields missing in some targets).
     pub warned: std::collections::HashSet<String>,
 }
@@ -88,6 +90,16 @@ impl Checker<'_> {
             s.insert(name.to_string(), slot);
         }
         slot
+    }
+
+    /// Warns about `let` declarations never assigned to (bpftrace's warning), then forgets them.
+    pub fn warn_unassigned(&mut self) {
+        let mut slots: Vec<VarSlot> = self.unassigned.drain().collect();
+        slots.sort_by_key(|s| s.0);
+        for s in slots {
+            let (name, _, span) = self.vars.slots[s.0 as usize].clone();
+            self.warn(span, format!("Variable {name} never assigned to."));
+        }
     }
 
     pub fn lookup_var(&self, name: &str) -> Option<VarSlot> {
@@ -137,6 +149,9 @@ impl Checker<'_> {
                 if ty.is_some() {
                     // A declared type is fixed: later assignments must fit it, not widen it.
                     self.typed_vars.insert(slot);
+                }
+                if init.is_none() {
+                    self.unassigned.insert(slot);
                 }
             }
             StmtKind::Assign { target, op, value } => self.assign(target, *op, value),
@@ -240,6 +255,7 @@ impl Checker<'_> {
                 };
                 match self.lookup_var(&v.name) {
                     Some(slot) => {
+                        self.unassigned.remove(&slot);
                         let have = self.vars.slots[slot.0 as usize].1.clone();
                         if have.is_none() {
                             self.vars.slots[slot.0 as usize].1 = vt;

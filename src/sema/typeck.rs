@@ -344,6 +344,15 @@ impl Checker<'_> {
                 }
                 return self.set(x, Type::I64);
             }
+            if let ExprKind::Var(v) = &x.kind {
+                if let Some(slot) = self.lookup_var(v) {
+                    self.unassigned.remove(&slot);
+                    // `let $z; $z++;` makes $z an int64, as an assignment of 0 would.
+                    if self.vars.slots[slot.0 as usize].1.is_none() {
+                        self.vars.slots[slot.0 as usize].1 = Type::I64;
+                    }
+                }
+            }
             if !matches!(x.kind, ExprKind::Var(_)) {
                 self.error(
                     e.span,
