@@ -111,6 +111,56 @@ pub(crate) fn lower_call(
             submit_record(lw, &rec);
             Ok(Val::None)
         }
+        "cat" | "system" => {
+            let Some(fid) = lw.cp.format_of.get(&e.id).copied() else {
+                return Err(LowerError::unsupported(
+                    format!("{name} without a checked format"),
+                    e.span,
+                ));
+            };
+            let call = lw.cp.formats[fid.0 as usize].printf.clone();
+            let (kind, table) = if name == "cat" {
+                (EventKind::Cat, &mut lw.script.events.cat)
+            } else {
+                (EventKind::System, &mut lw.script.events.system)
+            };
+            let id = table.len() as u32;
+            table.push(call.clone());
+            let mut vals = Vec::new();
+            for a in args.iter().skip(1) {
+                let at = lw.type_of(a.id);
+                vals.push((lower_expr(lw, a)?, at));
+            }
+            emit_record(lw, e.span, kind, id, &call.args, &vals)?;
+            Ok(Val::None)
+        }
+        "strncmp" => {
+            let n = args
+                .get(2)
+                .and_then(|a| lw.cp.consts.get(&a.id).copied())
+                .unwrap_or(0)
+                .max(0) as u32;
+            let (at, bt) = (lw.type_of(args[0].id), lw.type_of(args[1].id));
+            let a = lower_expr(lw, &args[0])?;
+            let b = lower_expr(lw, &args[1])?;
+            let a = super::store::spill(lw, a, &at);
+            let b = super::store::spill(lw, b, &bt);
+            let n = n.min(at.size() as u32).min(bt.size() as u32);
+            let v = crate::codegen::emit::strings::strncmp(&mut lw.b, a, b, n);
+            Ok(Val::Int(v, IntTy::U64))
+        }
+        "nsecs" => {
+            let v = match args.first().map(|a| &a.kind) {
+                Some(ExprKind::Ident(m)) if m == "boot" => {
+                    crate::codegen::emit::builtins::boot_ns(&mut lw.b)
+                }
+                Some(ExprKind::Ident(m)) if m != "monotonic" => {
+                    return Err(LowerError::unsupported(format!("nsecs({m})"), e.span))
+                }
+                _ => crate::codegen::emit::builtins::nsecs(&mut lw.b),
+            };
+            Ok(Val::Int(v, IntTy::U64))
+        }
         "exit" => {
             emit_record(lw, e.span, EventKind::Exit, 0, &[], &[])?;
             let exit = lw.exit;
