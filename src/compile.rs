@@ -39,7 +39,7 @@ pub fn lower_checked(
     kernel: &dyn KernelInfo,
     opts: &CheckOptions,
 ) -> Result<CompiledScript, Diagnostic> {
-    lower(checked, kernel, opts.max_strlen).map_err(|e| lower_diagnostic(&e))
+    lower(checked, kernel, opts).map_err(|e| lower_diagnostic(&e))
 }
 
 /// Parses, checks and lowers `source` (imports are not inlined here: the CLI does that, since

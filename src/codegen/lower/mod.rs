@@ -215,8 +215,9 @@ pub(crate) const STACK_VALUE_MAX: u32 = 192;
 pub fn lower(
     cp: &CheckedProgram,
     kernel: &dyn KernelInfo,
-    max_strlen: usize,
+    opts: &crate::sema::CheckOptions,
 ) -> Result<CompiledScript, LowerError> {
+    let max_strlen = opts.max_strlen;
     let mut state = ScriptState::default();
     let mut maps = maps::map_table(cp);
     let mut probes = Vec::new();
@@ -233,6 +234,7 @@ pub fn lower(
             &mut state,
             probes.len(),
             max_strlen,
+            &opts.params,
             &mut need_start,
         )?);
     }

@@ -26,6 +26,7 @@ pub(crate) fn lower_probe(
     script: &mut ScriptState,
     start: usize,
     max_strlen: usize,
+    params: &[String],
     need_start: &mut bool,
 ) -> Result<Vec<ProbeSpec>, LowerError> {
     let Some(probe) = cp.program.probes().nth(checked.index) else {
@@ -33,7 +34,7 @@ pub(crate) fn lower_probe(
     };
     let mut out = Vec::new();
     for (i, (at, ap)) in checked.attach.iter().zip(&probe.attach_points).enumerate() {
-        let kind = run_kind(at, &ap.spec, ap.span)?;
+        let kind = run_kind(at, &ap.spec, ap.span, params)?;
         let Some(kind) = kind else { continue };
         let (attach, args) = context(at, kernel, ap.span)?;
         let index = start + out.len();
@@ -132,13 +133,21 @@ fn prog_name(_point: usize, index: usize) -> String {
     format!("strobe_p{index}")
 }
 
-fn num(n: AttachNum, span: crate::diag::Span) -> Result<u64, LowerError> {
+/// A number in an attach point; `$N` is positional parameter N (an integer).
+fn num(n: AttachNum, span: crate::diag::Span, params: &[String]) -> Result<u64, LowerError> {
     match n {
         AttachNum::Lit(v) => Ok(v),
-        AttachNum::Param(_) => Err(LowerError::unsupported(
-            "a positional parameter in an attach point",
-            span,
-        )),
+        AttachNum::Param(i) => {
+            let text = params.get((i as usize).wrapping_sub(1));
+            text.and_then(|t| t.trim().parse::<u64>().ok())
+                .ok_or_else(|| LowerError::Kernel {
+                    what: match text {
+                        Some(t) => format!("positional parameter ${i} is '{t}', not a number"),
+                        None => format!("positional parameter ${i} is not given"),
+                    },
+                    span,
+                })
+        }
     }
 }
 
@@ -158,16 +167,17 @@ fn run_kind(
     at: &AttachTargets,
     spec: &AttachSpec,
     span: crate::diag::Span,
+    params: &[String],
 ) -> Result<Option<RunKind>, LowerError> {
     let unsupported = |what: &str| Err(LowerError::unsupported(what, span));
     Ok(Some(match (at.kind, spec) {
         (ProbeKind::Begin, _) => RunKind::Begin,
         (ProbeKind::End, _) => RunKind::End,
         (ProbeKind::Interval, AttachSpec::Timer { unit, value }) => RunKind::Interval {
-            period_ns: period_ns(*unit, num(*value, span)?).max(1),
+            period_ns: period_ns(*unit, num(*value, span, params)?).max(1),
         },
         (ProbeKind::Profile, AttachSpec::Timer { unit, value }) => {
-            let v = num(*value, span)?;
+            let v = num(*value, span, params)?;
             RunKind::Profile {
                 sampling: match unit {
                     TimeUnit::Hz => Sampling::Frequency(v.max(1)),
@@ -242,7 +252,7 @@ fn run_kind(
                 return unsupported(&format!("the perf event `{event}`"));
             };
             let n = match count {
-                Some(c) => num(*c, span)?,
+                Some(c) => num(*c, span, params)?,
                 None => default,
             };
             let sampling = Sampling::Period(n.max(1));
