@@ -217,7 +217,6 @@ pub fn lower(
     kernel: &dyn KernelInfo,
     opts: &crate::sema::CheckOptions,
 ) -> Result<CompiledScript, LowerError> {
-    let max_strlen = opts.max_strlen;
     let mut state = ScriptState::default();
     let mut maps = maps::map_table(cp);
     let mut probes = Vec::new();
@@ -233,8 +232,7 @@ pub fn lower(
             kernel,
             &mut state,
             probes.len(),
-            max_strlen,
-            &opts.params,
+            opts,
             &mut need_start,
         )?);
     }

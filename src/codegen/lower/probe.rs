@@ -25,8 +25,7 @@ pub(crate) fn lower_probe(
     kernel: &dyn KernelInfo,
     script: &mut ScriptState,
     start: usize,
-    max_strlen: usize,
-    params: &[String],
+    opts: &crate::sema::CheckOptions,
     need_start: &mut bool,
 ) -> Result<Vec<ProbeSpec>, LowerError> {
     let Some(probe) = cp.program.probes().nth(checked.index) else {
@@ -34,7 +33,7 @@ pub(crate) fn lower_probe(
     };
     let mut out = Vec::new();
     for (i, (at, ap)) in checked.attach.iter().zip(&probe.attach_points).enumerate() {
-        let kind = run_kind(at, &ap.spec, ap.span, params)?;
+        let kind = run_kind(at, &ap.spec, ap.span, &opts.params)?;
         let Some(kind) = kind else { continue };
         let (attach, args) = context(at, kernel, ap.span)?;
         let index = start + out.len();
@@ -65,7 +64,7 @@ pub(crate) fn lower_probe(
                 .collect(),
             exit: crate::codegen::Label(0),
             loops: Vec::new(),
-            max_strlen,
+            max_strlen: opts.max_strlen,
             scratch_used: 0,
         };
         lw.exit = lw.b.label();
