@@ -221,12 +221,15 @@ fn load_and_run(
     let printed = stop.elapsed();
     let (total, n_attached) = (attached.total, attached.attached());
     let load_attach = attached.elapsed;
+    let (load_sum, attach_sum) = (attached.load_time, attached.attach_time);
     let waited = detach(attached.into_objects(), detach_mode);
     if args.timings {
         eprintln!(
-            "{{\"targets\":{total},\"attached\":{n_attached},\"expand_s\":{:.4},\"load_attach_s\":{:.4},\"start_to_armed_s\":{:.4},\"print_s\":{:.4},\"detach_wait_s\":{:.4},\"detach\":\"{}\",\"load_threads\":{}}}",
+            "{{\"targets\":{total},\"attached\":{n_attached},\"expand_s\":{:.4},\"load_attach_s\":{:.4},\"sum_load_s\":{:.4},\"sum_attach_s\":{:.4},\"start_to_armed_s\":{:.4},\"print_s\":{:.4},\"detach_wait_s\":{:.4},\"detach\":\"{}\",\"load_threads\":{}}}",
             expanded_at.as_secs_f64(),
             load_attach.as_secs_f64(),
+            load_sum.as_secs_f64(),
+            attach_sum.as_secs_f64(),
             armed_at.as_secs_f64(),
             printed.as_secs_f64(),
             waited.as_secs_f64(),

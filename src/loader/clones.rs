@@ -6,9 +6,9 @@
 //! attach it. Results are merged in target order, so output does not depend on scheduling.
 
 use std::os::fd::{AsFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::progress::Progress;
 use super::report::{Attached, AttachedClone, LoaderError, Refusal, Stage};
@@ -110,6 +110,7 @@ pub fn load_clones(
     let done = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let fatal: Mutex<Option<LoaderError>> = Mutex::new(None);
+    let (load_ns, attach_ns) = (AtomicU64::new(0), AtomicU64::new(0));
     let progress = Progress::new(opts.progress, targets.len(), template.attach.name());
 
     let mut outcomes: Vec<(usize, Outcome)> = std::thread::scope(|s| {
@@ -121,7 +122,7 @@ pub fn load_clones(
                     while !stop.load(Ordering::Relaxed) {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(t) = targets.get(i) else { break };
-                        match one(template, map_fds, i, t, &mut buf) {
+                        match one(template, map_fds, i, t, &mut buf, (&load_ns, &attach_ns)) {
                             Ok(o) => {
                                 if opts.strict && matches!(o, Outcome::Refused(_)) {
                                     stop.store(true, Ordering::Relaxed);
@@ -170,6 +171,8 @@ pub fn load_clones(
         });
     }
     res.elapsed = start.elapsed();
+    res.load_time = Duration::from_nanos(load_ns.into_inner());
+    res.attach_time = Duration::from_nanos(attach_ns.into_inner());
     Ok(res)
 }
 
@@ -180,6 +183,7 @@ fn one(
     i: usize,
     target: &CloneTarget,
     buf: &mut Vec<crate::asm::Insn>,
+    (load_ns, attach_ns): (&AtomicU64, &AtomicU64),
 ) -> Result<Outcome, LoaderError> {
     let values = TargetValues {
         index: i as u32,
@@ -216,11 +220,17 @@ fn one(
             panic!("internal error: load_clones called for a shared-program attach kind")
         }
     }
-    let prog = match Prog::load(&o) {
+    let t0 = Instant::now();
+    let loaded = Prog::load(&o);
+    load_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    let prog = match loaded {
         Ok(p) => p,
         Err(e) => return Ok(refused(Stage::Load, e.errno(), e.to_string())),
     };
-    let link = match attach(t.attach, &prog, &target.name) {
+    let t0 = Instant::now();
+    let linked = attach(t.attach, &prog, &target.name);
+    attach_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    let link = match linked {
         Ok(l) => l,
         Err(e) => return Ok(refused(Stage::Attach, e.errno, e.to_string())),
     };

@@ -66,6 +66,10 @@ pub struct Attached {
     pub refused: Vec<Refusal>,
     /// Wall time of load + attach.
     pub elapsed: Duration,
+    /// Time spent in BPF_PROG_LOAD and in attaching, summed over all loader threads (shows
+    /// which kernel step dominates).
+    pub load_time: Duration,
+    pub attach_time: Duration,
 }
 
 impl Attached {
