@@ -13,6 +13,7 @@ use crate::syntax::ast::Expr;
 /// (arch/x86/include/uapi/asm/ptrace.h).
 const PT_REGS_ARGS: [i32; 6] = [112, 104, 96, 88, 72, 64];
 const PT_REGS_AX: i32 = 80;
+const PT_REGS_CS: i32 = 136;
 
 /// A builtin value `name`.
 pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Val, LowerError> {
@@ -58,6 +59,25 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
             ArgsSource::Fentry => bi::ret_slot(&mut lw.b, it),
             _ => return Err(LowerError::unsupported("`retval` in this probe", e.span)),
         },
+        // x86-64: the code segment selector's low two bits are the privilege level; 3 is
+        // user mode. Profile/perf contexts start with the interrupted `pt_regs`.
+        "usermode" => {
+            let cs = ctx_load(lw, PT_REGS_CS, IntTy::U64);
+            let low = crate::codegen::emit::arith::binop(
+                &mut lw.b,
+                crate::codegen::emit::arith::BinOp::And,
+                cs,
+                Value::Imm(3),
+                IntTy::U64,
+            );
+            crate::codegen::emit::arith::compare(
+                &mut lw.b,
+                crate::codegen::emit::arith::CmpOp::Eq,
+                low,
+                Value::Imm(3),
+                false,
+            )
+        }
         "ctx" => {
             let c = lw.b.ctx();
             Value::Reg(lw.b.copy(c))
