@@ -134,6 +134,57 @@ pub(crate) fn lower_call(
             emit_record(lw, e.span, kind, id, &call.args, &vals)?;
             Ok(Val::None)
         }
+        "join" => {
+            // bpftrace: up to 16 elements of max_strlen bytes, stopping at the first NULL.
+            const JOIN_MAX: usize = 16;
+            let sep = match args.get(1).map(|a| &a.kind) {
+                Some(ExprKind::Str(s)) => String::from_utf8_lossy(s).into_owned(),
+                _ => " ".into(),
+            };
+            let elem = lw.max_strlen;
+            let at = lw.type_of(args[0].id);
+            let user = reads_user(lw, &at);
+            let arr = lower_expr(lw, &args[0])?.value();
+            let arr = arr.reg(&mut lw.b);
+            let id = lw.script.events.join.len() as u32;
+            lw.script.events.join.push(crate::runtime::plan::JoinSpec {
+                elem_size: elem,
+                count: JOIN_MAX,
+                sep,
+            });
+            let size = (crate::codegen::emit::output::RECORD_HEADER_SIZE + elem * JOIN_MAX) as u32;
+            let rec = lw.scratch(size, e.span)?;
+            let fields = vec![FieldType::Str { size: elem }; JOIN_MAX];
+            let record = Record::new_at(&mut lw.b, rec, EventKind::Join, id, &fields);
+            crate::codegen::emit::mem::zero(&mut lw.b, rec.at(8), size - 8);
+            let ptr_slot = lw.b.slot(8, 8);
+            let ptr_place = Place::new(ptr_slot, 0);
+            let done = lw.b.label();
+            for i in 0..JOIN_MAX {
+                let src = lw.b.copy(arr);
+                lw.b.alu(true, crate::asm::isa::AluOp::Add, src, (8 * i) as i32);
+                crate::codegen::emit::builtins::read_mem(
+                    &mut lw.b,
+                    user,
+                    ptr_place,
+                    8,
+                    Value::Reg(src),
+                );
+                let p = lw.b.vreg();
+                lw.b.load(crate::asm::isa::Size::Dw, p, ptr_slot, 0);
+                lw.b.jmp64(crate::asm::isa::JmpOp::Jeq, p, 0, done);
+                crate::codegen::emit::strings::read_str(
+                    &mut lw.b,
+                    user,
+                    rec.at((8 + i * elem) as i32),
+                    elem as u32,
+                    Value::Reg(p),
+                );
+            }
+            lw.b.bind(done);
+            submit_record(lw, &record);
+            Ok(Val::None)
+        }
         "strncmp" => {
             let n = args
                 .get(2)
