@@ -208,3 +208,14 @@ fn uprobe_counts_each_call_of_a_function_in_the_traced_command() {
     assert_eq!(out, format!("\n\n@[{pid}]: 7\n"));
     assert_eq!(leftover_progs(&tag), Vec::<String>::new());
 }
+
+#[test]
+fn updates_refused_by_a_full_map_are_counted_as_drops() {
+    if !have_bpf("updates_refused_by_a_full_map_are_counted_as_drops") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let (out, o) = run_to_string(&canned::full_map(&canned::fresh_tag()), &quiet());
+    assert_eq!(out, "\n\n@m[1]: 10\n@m[2]: 20\n");
+    assert_eq!(o.drops, 1);
+}
