@@ -208,3 +208,45 @@ fn uprobe_counts_each_call_of_a_function_in_the_traced_command() {
     assert_eq!(out, format!("\n\n@[{pid}]: 7\n"));
     assert_eq!(leftover_progs(&tag), Vec::<String>::new());
 }
+
+#[test]
+fn updates_refused_by_a_full_map_are_counted_as_drops() {
+    if !have_bpf("updates_refused_by_a_full_map_are_counted_as_drops") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let (out, o) = run_to_string(&canned::full_map(&canned::fresh_tag()), &quiet());
+    assert_eq!(out, "\n\n@m[1]: 10\n@m[2]: 20\n");
+    assert_eq!(o.drops, 1);
+}
+
+#[test]
+fn rawtracepoint_sees_every_syscall_of_the_traced_command() {
+    if !have_bpf("rawtracepoint_sees_every_syscall_of_the_traced_command") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let tag = canned::fresh_tag();
+    let script = canned::pid_count(
+        &tag,
+        "rawtracepoint:sys_enter",
+        strobe::runtime::plan::ProbeKind::RawTracepoint {
+            targets: vec!["sys_enter".into()],
+        },
+        strobe::template::AttachKind::RawTracepoint,
+    );
+    let opts = RunOptions {
+        command: Some(testee("getpid=50")),
+        ..quiet()
+    };
+    let (out, o) = run_to_string(&script, &opts);
+    let pid = o.child_pid.unwrap();
+    let n: u64 = out
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("@[{pid}]: ")))
+        .unwrap_or_else(|| panic!("no count for the command:\n{out}"))
+        .parse()
+        .unwrap();
+    assert!(n >= 50, "50 getpid calls and more: {n}");
+    assert_eq!(leftover_progs(&tag), Vec::<String>::new());
+}

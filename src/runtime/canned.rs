@@ -408,6 +408,62 @@ pub fn by_name(spec: &str) -> Option<CompiledScript> {
         }
         "maps" => count_and_hist(&tag),
         "flood" => flood(&tag, arg.parse().ok()?),
+        "full" => full_map(&tag),
         _ => return None,
     })
+}
+
+/// `BEGIN { @m[1] = 10; @m[2] = 20; @m[3] = 30; exit(); }` with `@m` limited to 2 entries:
+/// the third update is refused (E2BIG) and counted in the drop counter.
+pub fn full_map(tag: &str) -> CompiledScript {
+    let mut maps = base_maps(64 << 10);
+    maps.push(MapSpec {
+        name: "drops".into(),
+        map_type: MapType::PercpuArray,
+        key_size: 4,
+        value_size: 8,
+        max_entries: 1,
+        role: MapRole::DropCounter,
+    });
+    maps.push(MapSpec {
+        name: "@m".into(),
+        map_type: MapType::Hash,
+        key_size: 8,
+        value_size: 8,
+        max_entries: 2,
+        role: MapRole::Script {
+            key: vec![FieldType::Int {
+                bytes: 8,
+                signed: true,
+            }],
+            value: MapValueSpec::Plain(FieldType::Int {
+                bytes: 8,
+                signed: true,
+            }),
+        },
+    });
+    let (drops, m) = (FIRST_SCRIPT_MAP, FIRST_SCRIPT_MAP + 1);
+    let mut asm = String::new();
+    for (k, v) in [(1, 10), (2, 20), (3, 30)] {
+        asm += &format!(
+            "*(u64 *)(r10 - 8) = {k}\n*(u64 *)(r10 - 16) = {v}\nr1 = map_fd({m}) ll\n\
+             r2 = r10\nr2 += -8\nr3 = r10\nr3 += -16\nr4 = 0\ncall bpf_map_update_elem\n\
+             if r0 == 0 goto ok{k}\n*(u32 *)(r10 - 20) = 0\nr1 = map_fd({drops}) ll\n\
+             r2 = r10\nr2 += -20\ncall bpf_map_lookup_elem\nif r0 == 0 goto ok{k}\n\
+             r1 = 1\nlock *(u64 *)(r0 + 0) += r1\nok{k}:\n"
+        );
+    }
+    asm += &emit_exit("e");
+    asm += "r0 = 0\nexit\n";
+    let t = template(
+        &format!("{tag}_b"),
+        AttachKind::RawTracepoint,
+        &asm,
+        &map_names(&maps),
+    );
+    CompiledScript {
+        probes: vec![probe("BEGIN", ProbeKind::Begin, t)],
+        maps,
+        events: EventTable::default(),
+    }
 }

@@ -364,7 +364,7 @@ pub fn run(
     let child_pid = child.as_ref().map(Child::pid);
     // Closing the fds detaches; perf events and raw tracepoints close in microseconds, the
     // loader's clones detach on its threads.
-    crate::loader::detach(objects, crate::loader::DetachMode::Parallel { threads: 0 });
+    crate::loader::detach(objects, crate::loader::DetachMode::Background);
     drop(child);
     Ok(RunOutcome {
         reason: reason.unwrap_or(ExitReason::Exit),
@@ -472,5 +472,18 @@ fn event_loop(
                 s => return Ok(ExitReason::Signal(s)),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_map_names_are_sanitised_and_short() {
+        assert_eq!(kernel_map_name("@"), "at");
+        assert_eq!(kernel_map_name("@count"), "count");
+        assert_eq!(kernel_map_name("@a-b[c]"), "a_b_c_");
+        assert_eq!(kernel_map_name("@a_very_long_map_name"), "a_very_long_map");
     }
 }
