@@ -185,6 +185,56 @@ pub(crate) fn lower_call(
             submit_record(lw, &record);
             Ok(Val::None)
         }
+        "ntop" => {
+            // `u64 af` then 16 address bytes (runtime::format::decode's Inet).
+            const AF_INET: i64 = 2;
+            const AF_INET6: i64 = 10;
+            let p = lw.place(24, e.span)?;
+            crate::codegen::emit::mem::zero(&mut lw.b, p, 24);
+            let a = &args[args.len() - 1];
+            let at = lw.type_of(a.id);
+            let len = match &at {
+                Type::Array { len, .. } => *len as u32,
+                Type::Str { size } => *size as u32,
+                _ => 4,
+            };
+            let af = if args.len() == 2 {
+                lower_expr(lw, &args[0])?.value()
+            } else {
+                Value::Imm(if len == 16 { AF_INET6 } else { AF_INET })
+            };
+            crate::codegen::emit::mem::store_int(&mut lw.b, p, af, 8);
+            match lower_expr(lw, a)? {
+                Val::Int(v, _) => crate::codegen::emit::mem::store_int(&mut lw.b, p.at(8), v, 4),
+                Val::Mem(src) => super::store::copy(lw, p.at(8), src, len.min(16)),
+                Val::None => {}
+            }
+            Ok(Val::Mem(p))
+        }
+        "bswap" => {
+            // Byte by byte with shifts: the builder has no endianness operation.
+            use crate::codegen::emit::arith::{binop, BinOp};
+            let it = int_ty(&t).unwrap_or(IntTy::U64);
+            let n = it.bytes() as i64;
+            let x = lower_expr(lw, &args[0])?.value();
+            let mut out = Value::Imm(0);
+            for i in 0..n {
+                let byte = binop(&mut lw.b, BinOp::Shr, x, Value::Imm(8 * i), IntTy::U64);
+                let byte = binop(&mut lw.b, BinOp::And, byte, Value::Imm(0xff), IntTy::U64);
+                let moved = binop(
+                    &mut lw.b,
+                    BinOp::Shl,
+                    byte,
+                    Value::Imm(8 * (n - 1 - i)),
+                    IntTy::U64,
+                );
+                out = binop(&mut lw.b, BinOp::Or, out, moved, IntTy::U64);
+            }
+            Ok(Val::Int(
+                crate::codegen::emit::arith::cast(&mut lw.b, out, IntTy::U64, it),
+                it,
+            ))
+        }
         "strncmp" => {
             let n = args
                 .get(2)
