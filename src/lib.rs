@@ -9,6 +9,7 @@ pub mod btf;
 pub mod builtins;
 pub mod cli;
 pub mod codegen;
+pub mod compile;
 pub mod diag;
 pub mod elf;
 pub mod kernel;

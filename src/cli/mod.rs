@@ -11,6 +11,7 @@ pub mod disasm;
 pub mod info;
 pub mod load;
 pub mod trace;
+pub mod trace_run;
 mod version;
 
 pub const EXIT_OK: i32 = 0;

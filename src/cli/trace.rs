@@ -4,7 +4,9 @@
 //! Input: the arguments after the program name. Output: diagnostics on stderr, `-d ast` trees
 //! on stdout, and an exit code from [`crate::cli`].
 //! `--dry-run` parses and checks the script (types, BTF, tracefs; [`crate::sema`]) and exits;
-//! `-l [PATTERN]` / `-lv` list probes ([`crate::sema::list`]); running comes in a later stage.
+//! `-l [PATTERN]` / `-lv` list probes ([`crate::sema::list`]); `-d asm` prints the compiled
+//! templates. Otherwise the checked script is lowered ([`crate::compile`]) and run:
+//! `trace_run.rs` turns these flags into `runtime::driver::RunOptions`.
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -20,8 +22,7 @@ use crate::diag::{render_all, SourceFile};
     version,
     about = "Trace the kernel and processes with bpftrace scripts (no LLVM needed)",
     override_usage = "strobe [OPTIONS] FILE [ARGS]...\n       strobe [OPTIONS] -e PROGRAM [ARGS]...\n       strobe <SUBCOMMAND> [ARGS]...",
-    after_help = "--dry-run parses and checks the script (types, maps, BTF and tracefs) without \
-                  attaching. -l [PATTERN] lists probes (e.g. -l 'fentry:vfs_*'), -lv with arguments."
+    after_help = AFTER_HELP
 )]
 pub struct TraceArgs {
     /// The program text to run.
@@ -67,6 +68,15 @@ pub struct TraceArgs {
     /// Allow unsafe builtins (system, address probes).
     #[arg(long = "unsafe")]
     pub unsafe_mode: bool,
+
+    /// Output buffering: line (default), full or none.
+    #[arg(short = 'B', value_name = "MODE")]
+    pub buffering: Option<String>,
+
+    /// Run a built-in hand-assembled script (runtime tests and benchmarks, until the compiler
+    /// lands): hello, interval:N, forever, tracepoint:CAT:NAME, uprobe:BIN:FUNC, maps, flood:N.
+    #[arg(long = "x-plan", value_name = "NAME", hide = true)]
+    pub x_plan: Option<String>,
 
     /// The script file (unless -e is given) followed by the script's positional arguments.
     #[arg(
@@ -147,6 +157,9 @@ fn list(opts: &TraceArgs) -> i32 {
 /// recursive, and the parser bounds the tree's depth, not each pass's frame sizes.
 pub fn run(args: &[OsString]) -> i32 {
     let args = args.to_vec();
+    // Signals a running script reads from its signalfd must be blocked in every thread, so
+    // block them here before the worker thread exists (it inherits the mask).
+    let _ = crate::runtime::signals::block();
     std::thread::Builder::new()
         .name("strobe".into())
         .stack_size(64 << 20)
@@ -157,6 +170,9 @@ pub fn run(args: &[OsString]) -> i32 {
 }
 
 fn run_on_this_thread(args: &[OsString]) -> i32 {
+    // The main thread blocks the runtime's signals (see `run`); until this thread runs a
+    // script, Ctrl-C keeps its default meaning here.
+    super::trace_run::unblock_signals();
     let argv = std::iter::once(OsString::from("strobe")).chain(args.iter().cloned());
     let opts = match TraceArgs::try_parse_from(argv) {
         Ok(o) => o,
@@ -170,10 +186,13 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
         return list(&opts);
     }
     for stage in &opts.debug {
-        if stage != "ast" && stage != "all" {
-            eprintln!("strobe: unknown debug stage '{stage}' (known: ast, all)");
+        if stage != "ast" && stage != "all" && stage != "asm" {
+            eprintln!("strobe: unknown debug stage '{stage}' (known: ast, asm, all)");
             return EXIT_USAGE;
         }
+    }
+    if let Some(plan) = &opts.x_plan {
+        return super::trace_run::run_canned(&opts, plan);
     }
     let input = match opts.load() {
         Ok(i) => i,
@@ -186,7 +205,8 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
     if !parsed.diagnostics.is_empty() {
         eprint!("{}", render_all(&parsed.diagnostics, &input.source));
     }
-    if !opts.debug.is_empty() {
+    let wants = |stage: &str| opts.debug.iter().any(|s| s == stage || s == "all");
+    if wants("ast") {
         print!(
             "{}",
             crate::syntax::print::print_program(&parsed.program, &input.source)
@@ -231,11 +251,97 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
     if checked.has_errors() {
         return EXIT_INPUT;
     }
+    let Some(program) = checked.program else {
+        return EXIT_INPUT;
+    };
+    if wants("asm") {
+        return match crate::compile::lower_checked(&program, &kernel, &check_opts) {
+            Ok(script) => {
+                print!(
+                    "{}",
+                    crate::codegen::lower::listing::listing(&script, &combined)
+                );
+                EXIT_OK
+            }
+            Err(d) => {
+                eprint!("{}", d.render(&combined));
+                EXIT_INPUT
+            }
+        };
+    }
     if opts.dry_run || !opts.debug.is_empty() {
         return EXIT_OK;
     }
-    eprintln!(
-        "strobe: running scripts is not implemented yet in this build; use --dry-run to check the syntax"
-    );
-    EXIT_INPUT
+    run_checked(&opts, &program, &kernel, &check_opts, &combined)
 }
+
+/// Lowers a checked script and runs it (the compile stage order lives in [`crate::compile`]).
+fn run_checked(
+    opts: &TraceArgs,
+    program: &crate::sema::CheckedProgram,
+    kernel: &dyn crate::kernel::info::KernelInfo,
+    check_opts: &crate::sema::CheckOptions,
+    source: &SourceFile,
+) -> i32 {
+    let script = match crate::compile::lower_checked(program, kernel, check_opts) {
+        Ok(s) => s,
+        Err(d) => {
+            eprint!("{}", d.render(source));
+            return EXIT_INPUT;
+        }
+    };
+    let run_opts = match super::trace_run::run_options(opts) {
+        Ok(o) => o,
+        Err(msg) => {
+            eprintln!("strobe: {msg}");
+            return super::EXIT_USAGE;
+        }
+    };
+    let mut out: Box<dyn std::io::Write> = match &opts.output {
+        Some(path) => match std::fs::File::create(path) {
+            Ok(f) => Box::new(f),
+            Err(e) => {
+                eprintln!("strobe: cannot create '{path}': {e}");
+                return super::EXIT_USAGE;
+            }
+        },
+        None => Box::new(std::io::stdout().lock()),
+    };
+    match crate::runtime::driver::run(&script, &run_opts, &mut out) {
+        Ok(_) => EXIT_OK,
+        Err(e) => {
+            match crate::compile::verifier_diagnostic(&script, &e) {
+                Some(d) => eprint!("{}", d.render(source)),
+                None => eprintln!("strobe: {e}"),
+            }
+            if opts.verbose {
+                if let crate::runtime::driver::RunError::Probe(p) = &e {
+                    if let crate::runtime::probes::ProbeError::Load { source, .. } = p.as_ref() {
+                        eprintln!("{}", source.log);
+                    }
+                }
+            }
+            e.exit_code()
+        }
+    }
+}
+
+const AFTER_HELP: &str = "\
+Examples:
+  strobe -e 'tracepoint:syscalls:sys_enter_openat { @[comm] = count(); }'
+  strobe -c 'ls /tmp' -e 'tracepoint:syscalls:sys_enter_getpid { @ = count(); }'
+  strobe -f json -o out.json script.bt
+
+Exit codes:
+  0  success (the script ran and ended by exit(), Ctrl-C, SIGTERM or -c's command exiting)
+  1  script or input error
+  2  usage error
+  3  the kernel refused: load, attach or permission failure
+
+Environment (STROBE_NAME, or bpftrace's BPFTRACE_NAME as an alias):
+  MAX_STRLEN, MAX_MAP_KEYS, MAP_KEYS_MAX, STRLEN, NO_CPP_DEMANGLE, MAX_PROBES, LOG_SIZE,
+  PERF_RB_PAGES, CACHE_USER_SYMBOLS, STACK_MODE
+
+--dry-run parses and checks the script (types, maps, BTF and tracefs) without attaching.
+-l [PATTERN] lists probes (e.g. -l 'fentry:vfs_*'), -lv with arguments.
+-d asm prints each probe's compiled template (assembler with script lines and relocations).";

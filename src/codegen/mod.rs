@@ -15,6 +15,7 @@ pub mod emit;
 pub mod finish;
 mod hoist;
 mod liveness;
+pub mod lower;
 mod machine;
 mod regalloc;
 pub mod stack;

@@ -1,7 +1,17 @@
 //! The runtime: ring buffer and perf buffer readers, the event loop, output.
 
+#[doc(hidden)]
+pub mod canned;
+pub mod child;
 pub mod cpus;
+pub mod driver;
 pub mod epoll;
+pub mod events;
 pub mod format;
 pub mod perfbuf;
+pub mod plan;
+pub mod probes;
 pub mod ringbuf;
+pub mod signals;
+pub mod snapshot;
+pub mod symbolize;

@@ -1,0 +1,108 @@
+//! From the bpftrace-style flags to a run: output format and file (`-f`, `-o`), `-q`, `-v`,
+//! `-B`, `--unsafe`, `-c`, `-p`, environment settings, and the exit code of a finished run.
+//!
+//! Input: parsed [`TraceArgs`] and a compiled script. Output: the run's output on stdout or the
+//! `-o` file, diagnostics on stderr, an exit code (see `--help`).
+
+use std::io::Write;
+
+use super::trace::TraceArgs;
+use super::{EXIT_INPUT, EXIT_OK, EXIT_USAGE};
+use crate::runtime::driver::{run, Buffering, RunOptions};
+use crate::runtime::format::OutputFormat;
+use crate::runtime::plan::CompiledScript;
+
+/// A setting from the environment: `STROBE_<name>`, else bpftrace's `BPFTRACE_<name>`.
+pub fn env_setting(name: &str) -> Option<String> {
+    std::env::var(format!("STROBE_{name}"))
+        .or_else(|_| std::env::var(format!("BPFTRACE_{name}")))
+        .ok()
+}
+
+/// Undoes `signals::block` for this thread (while it parses, Ctrl-C must still work).
+pub fn unblock_signals() {
+    // SAFETY: a local set filled by sigemptyset/sigaddset; no old mask wanted.
+    unsafe {
+        let mut s: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut s);
+        for sig in crate::runtime::signals::HANDLED {
+            libc::sigaddset(&mut s, sig);
+        }
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &s, std::ptr::null_mut());
+    }
+}
+
+/// The run options the flags ask for, or a usage message.
+pub fn run_options(a: &TraceArgs) -> Result<RunOptions, String> {
+    let format = match a.format.as_deref() {
+        None | Some("text") => OutputFormat::Text,
+        Some("json") => OutputFormat::Json,
+        Some(f) => return Err(format!("unknown output format '{f}' (known: text, json)")),
+    };
+    let buffering = match a.buffering.as_deref() {
+        None | Some("line") => Buffering::Line,
+        Some("full") => Buffering::Full,
+        Some("none") => Buffering::None,
+        Some(b) => {
+            return Err(format!(
+                "unknown buffering mode '{b}' (known: line, full, none)"
+            ))
+        }
+    };
+    let pid = match a.pid {
+        Some(p) if p == 0 || p > i32::MAX as u32 => return Err(format!("invalid pid {p}")),
+        Some(p) => Some(p as i32),
+        None => None,
+    };
+    if pid.is_some() && a.cmd.is_some() {
+        return Err("-p and -c cannot be used together".into());
+    }
+    Ok(RunOptions {
+        format,
+        quiet: a.quiet,
+        verbose: a.verbose,
+        buffering,
+        unsafe_mode: a.unsafe_mode,
+        command: a.cmd.as_deref().map(crate::runtime::child::split_command),
+        pid,
+    })
+}
+
+/// Runs a compiled script with the flags' options; returns the exit code.
+pub fn run_script(a: &TraceArgs, script: &CompiledScript) -> i32 {
+    let opts = match run_options(a) {
+        Ok(o) => o,
+        Err(msg) => {
+            eprintln!("strobe: {msg}");
+            return EXIT_USAGE;
+        }
+    };
+    let mut out: Box<dyn Write> = match &a.output {
+        Some(path) => match std::fs::File::create(path) {
+            Ok(f) => Box::new(f),
+            Err(e) => {
+                eprintln!("strobe: cannot create '{path}': {e}");
+                return EXIT_USAGE;
+            }
+        },
+        None => Box::new(std::io::stdout().lock()),
+    };
+    match run(script, &opts, &mut out) {
+        Ok(_) => EXIT_OK,
+        Err(e) => {
+            eprintln!("strobe: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+/// `--x-plan NAME`: a built-in hand-assembled script (`runtime::canned`).
+pub fn run_canned(a: &TraceArgs, name: &str) -> i32 {
+    match crate::runtime::canned::by_name(name) {
+        Some(script) => run_script(a, &script),
+        None => {
+            eprintln!("strobe: unknown built-in plan '{name}'");
+            EXIT_INPUT
+        }
+    }
+}

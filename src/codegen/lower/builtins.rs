@@ -1,0 +1,279 @@
+//! Builtin values (`pid`, `comm`, `nsecs`, `probe`, `argN`, `retval`, `args.field`, …): the
+//! lowering table keyed by the registry's builtin name (`crate::builtins` has no lowering
+//! hook field yet; when it gets one, these arms move there one by one).
+
+use super::{int_ty, ArgsSource, Lower, LowerError, Val};
+use crate::asm::isa::Size;
+use crate::codegen::emit::builtins as bi;
+use crate::codegen::emit::{IntTy, Place, Value};
+use crate::sema::Type;
+use crate::syntax::ast::Expr;
+
+/// x86-64 `struct pt_regs` offsets of the argument registers (di, si, dx, cx, r8, r9) and ax
+/// (arch/x86/include/uapi/asm/ptrace.h).
+const PT_REGS_ARGS: [i32; 6] = [112, 104, 96, 88, 72, 64];
+const PT_REGS_AX: i32 = 80;
+const PT_REGS_CS: i32 = 136;
+
+/// A builtin value `name`.
+pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Val, LowerError> {
+    let t = lw.type_of(e.id);
+    let it = int_ty(&t).unwrap_or(IntTy::U64);
+    if name == "elapsed" {
+        return Ok(Val::Int(super::elapsed::elapsed(lw), it));
+    }
+    let b = &mut lw.b;
+    let v = match name {
+        "pid" => bi::pid(b),
+        "tid" => bi::tid(b),
+        "uid" => bi::uid(b),
+        "gid" => bi::gid(b),
+        "cpu" => bi::cpu(b),
+        "nsecs" => bi::nsecs(b),
+        "jiffies" => bi::jiffies(b),
+        "rand" => bi::rand(b),
+        "curtask" => bi::curtask(b),
+        "cgroup" => bi::cgroup(b),
+        "username" => bi::uid(b),
+        "kstack" | "ustack" => return stack(lw, e, &t),
+        "func" => return func(lw, e, &t),
+        "comm" => {
+            let slot = b.slot(16, 8);
+            let p = Place::new(slot, 0);
+            bi::comm(b, p);
+            return Ok(Val::Mem(p));
+        }
+        "probe" => {
+            let idx = bi::target_index(b);
+            let hi = (lw.probe_index as i64) << 32;
+            crate::codegen::emit::arith::binop(
+                b,
+                crate::codegen::emit::arith::BinOp::Or,
+                idx,
+                Value::Imm(hi),
+                IntTy::U64,
+            )
+        }
+        "retval" => match lw.args {
+            ArgsSource::Regs => ctx_load(lw, PT_REGS_AX, it),
+            ArgsSource::Fentry => bi::ret_slot(&mut lw.b, it),
+            _ => return Err(LowerError::unsupported("`retval` in this probe", e.span)),
+        },
+        // x86-64: the code segment selector's low two bits are the privilege level; 3 is
+        // user mode. Profile/perf contexts start with the interrupted `pt_regs`.
+        "usermode" => {
+            let cs = ctx_load(lw, PT_REGS_CS, IntTy::U64);
+            let low = crate::codegen::emit::arith::binop(
+                &mut lw.b,
+                crate::codegen::emit::arith::BinOp::And,
+                cs,
+                Value::Imm(3),
+                IntTy::U64,
+            );
+            crate::codegen::emit::arith::compare(
+                &mut lw.b,
+                crate::codegen::emit::arith::CmpOp::Eq,
+                low,
+                Value::Imm(3),
+                false,
+            )
+        }
+        "ctx" => {
+            let c = lw.b.ctx();
+            Value::Reg(lw.b.copy(c))
+        }
+        n if n.starts_with("arg") && n[3..].parse::<usize>().is_ok() => {
+            let i: usize = n[3..].parse().unwrap_or(0);
+            match &lw.args {
+                ArgsSource::Regs if i < 6 => ctx_load(lw, PT_REGS_ARGS[i], it),
+                ArgsSource::RawTracepoint(_) => bi::ctx_u64(&mut lw.b, i as u32, it),
+                _ => return Err(LowerError::unsupported(format!("`{n}` here"), e.span)),
+            }
+        }
+        _ => {
+            return Err(LowerError::unsupported(
+                format!("the builtin `{name}`"),
+                e.span,
+            ))
+        }
+    };
+    Ok(Val::Int(v, it))
+}
+
+fn ctx_load(lw: &mut Lower<'_>, off: i32, it: IntTy) -> Value {
+    let r = lw.b.vreg();
+    let ctx = lw.b.ctx();
+    lw.b.load(Size::Dw, r, ctx, off);
+    crate::codegen::emit::arith::cast(&mut lw.b, Value::Reg(r), IntTy::U64, it)
+}
+
+/// `args.name` (`args->name`): a tracepoint field at its tracefs offset, or a raw tracepoint
+/// argument by position.
+pub(crate) fn lower_arg(
+    lw: &mut Lower<'_>,
+    e: &Expr,
+    name: &str,
+    t: &Type,
+) -> Result<Val, LowerError> {
+    match &lw.args {
+        ArgsSource::Tracepoint(fields) => {
+            let Some(f) = fields.iter().find(|f| f.name == name).cloned() else {
+                return Err(LowerError::unsupported(
+                    format!("tracepoint field `{name}`"),
+                    e.span,
+                ));
+            };
+            use crate::kernel::tracefs::FieldLayout;
+            match (t, f.layout) {
+                (Type::Str { size }, FieldLayout::Array { .. }) => {
+                    // A char array inside the record: copy it through a kernel read.
+                    let size = (*size as u32).min(f.size.max(1));
+                    let slot = lw.b.slot(size, 8);
+                    let p = Place::new(slot, 0);
+                    let ctx = lw.b.ctx();
+                    let src = lw.b.copy(ctx);
+                    lw.b.alu(true, crate::asm::isa::AluOp::Add, src, f.offset as i32);
+                    crate::codegen::emit::strings::read_str(
+                        &mut lw.b,
+                        false,
+                        p,
+                        size,
+                        Value::Reg(src),
+                    );
+                    Ok(Val::Mem(p))
+                }
+                (Type::Str { size }, _) => {
+                    // __data_loc: u32 with (len << 16 | offset) from the record start.
+                    let size = *size as u32;
+                    let loc = lw.b.vreg();
+                    let ctx = lw.b.ctx();
+                    lw.b.load(Size::W, loc, ctx, f.offset as i32);
+                    lw.b.alu(true, crate::asm::isa::AluOp::And, loc, 0xffff);
+                    let ctx = lw.b.ctx();
+                    lw.b.alu(true, crate::asm::isa::AluOp::Add, loc, ctx);
+                    let slot = lw.b.slot(size, 8);
+                    let p = Place::new(slot, 0);
+                    crate::codegen::emit::strings::read_str(
+                        &mut lw.b,
+                        false,
+                        p,
+                        size,
+                        Value::Reg(loc),
+                    );
+                    Ok(Val::Mem(p))
+                }
+                _ => {
+                    let it = int_ty(t).unwrap_or(IntTy::U64);
+                    let bytes = f.size.clamp(1, 8);
+                    let sz = crate::codegen::emit::mem::size_of_bytes(bytes);
+                    let r = lw.b.vreg();
+                    let ctx = lw.b.ctx();
+                    lw.b.load(sz, r, ctx, f.offset as i32);
+                    let from = IntTy::new((bytes * 8) as u8, f.signed);
+                    let v = crate::codegen::emit::arith::cast(
+                        &mut lw.b,
+                        Value::Reg(r),
+                        IntTy::new(from.bits, false),
+                        from,
+                    );
+                    Ok(Val::Int(
+                        crate::codegen::emit::arith::cast(&mut lw.b, v, from, it),
+                        it,
+                    ))
+                }
+            }
+        }
+        ArgsSource::Fentry => {
+            let it = int_ty(t).unwrap_or(IntTy::U64);
+            Ok(Val::Int(bi::arg_slot(&mut lw.b, name, it), it))
+        }
+        ArgsSource::RawTracepoint(names) => {
+            let Some(i) = names.iter().position(|n| n == name) else {
+                return Err(LowerError::unsupported(
+                    format!("raw tracepoint argument `{name}`"),
+                    e.span,
+                ));
+            };
+            let it = int_ty(t).unwrap_or(IntTy::U64);
+            Ok(Val::Int(bi::ctx_u64(&mut lw.b, i as u32, it), it))
+        }
+        _ => Err(LowerError::unsupported("`args` in this probe", e.span)),
+    }
+}
+
+/// `BPF_F_USER_STACK` (include/uapi/linux/bpf.h).
+const BPF_F_USER_STACK: i64 = 1 << 8;
+
+/// `kstack`/`ustack` (and their call forms) in the layout `runtime::format::decode` reads:
+/// kernel: `u64 nframes`, then the addresses; user: `i32 pid, i32 probe, u64 nframes`, then
+/// the addresses. Frames come from `bpf_get_stack` into the scratch buffer.
+pub(crate) fn stack(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, LowerError> {
+    let (user, limit) = match t {
+        Type::KStack { limit, .. } => (false, *limit as u32),
+        Type::UStack { limit, .. } => (true, *limit as u32),
+        _ => return Err(LowerError::unsupported("this stack", e.span)),
+    };
+    let head = if user { 16 } else { 8 };
+    let size = head + 8 * limit;
+    let p = lw.scratch(size, e.span)?;
+    let frames = p.at(head as i32);
+    let ctx = lw.b.ctx();
+    let buf = frames.arg(&mut lw.b);
+    let n = lw.b.call(
+        crate::asm::isa::Helper::GetStack,
+        &[
+            crate::codegen::Arg::Reg(ctx),
+            buf,
+            crate::codegen::Arg::Imm((8 * limit) as i64),
+            crate::codegen::Arg::Imm(if user { BPF_F_USER_STACK } else { 0 }),
+        ],
+    );
+    let ok = lw.b.label();
+    lw.b.jmp64(crate::asm::isa::JmpOp::Jsge, n, 0, ok);
+    lw.b.mov(n, 0);
+    lw.b.bind(ok);
+    lw.b.alu(true, crate::asm::isa::AluOp::Rsh, n, 3);
+    if user {
+        let pid = bi::pid(&mut lw.b);
+        crate::codegen::emit::mem::store_int(&mut lw.b, p, pid, 4);
+        lw.b.store(Size::W, p.mem(), p.off + 4, lw.probe_index as i32);
+        lw.b.store(Size::Dw, p.mem(), p.off + 8, n);
+    } else {
+        lw.b.store(Size::Dw, p.mem(), p.off, n);
+    }
+    Ok(Val::Mem(p))
+}
+
+/// x86-64 `pt_regs.ip`.
+const PT_REGS_IP: i32 = 128;
+
+/// `usym` layout: `u64 addr, i32 pid, i32 probe` (`runtime::format::decode`).
+pub(crate) fn usym(lw: &mut Lower<'_>, e: &Expr, addr: Value) -> Result<Val, LowerError> {
+    let p = lw.place(16, e.span)?;
+    crate::codegen::emit::mem::store_int(&mut lw.b, p, addr, 8);
+    let pid = bi::pid(&mut lw.b);
+    crate::codegen::emit::mem::store_int(&mut lw.b, p.at(8), pid, 4);
+    lw.b.store(Size::W, p.mem(), p.off + 12, lw.probe_index as i32);
+    Ok(Val::Mem(p))
+}
+
+/// `func`: the probed function — its address, printed as a symbol (kprobe: `bpf_get_func_ip`;
+/// uprobe: the instruction pointer at entry).
+fn func(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, LowerError> {
+    use crate::syntax::ast::ProbeKind as K;
+    match (lw.probe_kind, t) {
+        (K::Uprobe | K::Uretprobe, Type::USym) => {
+            let ip = ctx_load(lw, PT_REGS_IP, IntTy::U64);
+            usym(lw, e, ip)
+        }
+        (K::Kprobe | K::Kretprobe, _) => {
+            let ctx = lw.b.ctx();
+            let ip = lw.b.call(
+                crate::asm::isa::Helper::GetFuncIp,
+                &[crate::codegen::Arg::Reg(ctx)],
+            );
+            Ok(Val::Int(Value::Reg(ip), IntTy::U64))
+        }
+        _ => Err(LowerError::unsupported("`func` in this probe", e.span)),
+    }
+}

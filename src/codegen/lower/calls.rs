@@ -1,0 +1,658 @@
+//! Builtin functions and map access: output calls (`printf`, `print`, `time`, `exit`,
+//! `clear`, `zero`) as ring-buffer records whose ids index the script's event table;
+//! aggregations (`count`, `sum`, `min`, `max`, `avg`, `stats`, `hist`, `lhist`) as per-CPU
+//! map updates; map reads, assignments (plain and compound), `delete`, `++`/`--`; `str()`.
+//! The lowering table is keyed by the registry's builtin name (see [`super`]).
+
+use super::expr::lower_expr;
+use super::maps::{slot_field, stored_key_fields, FIRST_SCRIPT_MAP};
+use super::store::store_val;
+use super::{int_ty, Lower, LowerError, Val};
+use crate::codegen::emit::agg::update_agg;
+use crate::codegen::emit::maps::{self as emaps, Key, BPF_ANY};
+use crate::codegen::emit::output::{submit, EventKind, Record};
+use crate::codegen::emit::{IntTy, Place, Value};
+use crate::diag::Span;
+use crate::runtime::format::decode::FieldType;
+use crate::runtime::plan::PrintSpec;
+use crate::sema::{MapId, MapInfo, Type};
+use crate::syntax::ast::{BinaryOp, Expr, ExprKind, UnaryOp};
+
+fn codegen_err(lw: &Lower<'_>, span: Span, source: crate::codegen::CodegenError) -> LowerError {
+    LowerError::Codegen {
+        probe: format!("probe {}", lw.probe_index),
+        span,
+        source,
+    }
+}
+
+fn map_by_name<'c>(
+    lw: &Lower<'c>,
+    name: &str,
+    span: Span,
+) -> Result<(MapId, &'c MapInfo), LowerError> {
+    lw.cp
+        .map(name)
+        .ok_or_else(|| LowerError::unsupported(format!("the map {name} (not checked)"), span))
+}
+
+/// An empty record of `kind`/`id` for arguments of `fields`: on the stack, or in the
+/// scratch buffer when large.
+fn new_record(
+    lw: &mut Lower<'_>,
+    span: Span,
+    kind: EventKind,
+    id: u32,
+    fields: &[FieldType],
+) -> Result<Record, LowerError> {
+    let size = crate::codegen::emit::output::record_size(fields) as u32;
+    Ok(if size <= super::STACK_VALUE_MAX {
+        Record::new(&mut lw.b, kind, id, fields).map_err(|s| codegen_err(lw, span, s))?
+    } else {
+        let p = lw.scratch(size, span)?;
+        Record::new_at(&mut lw.b, p, kind, id, fields)
+    })
+}
+
+fn submit_record(lw: &mut Lower<'_>, rec: &Record) {
+    let ring = lw.ringbuf();
+    let lost = lw.lost();
+    submit(&mut lw.b, ring, rec, Some(lost));
+}
+
+/// A record of `kind` with arguments `args` (their values and types) and event id `id`.
+fn emit_record(
+    lw: &mut Lower<'_>,
+    span: Span,
+    kind: EventKind,
+    id: u32,
+    fields: &[FieldType],
+    args: &[(Val, Type)],
+) -> Result<(), LowerError> {
+    let rec = new_record(lw, span, kind, id, fields)?;
+    for (i, (v, t)) in args.iter().enumerate() {
+        if let Some(f) = fields.get(i) {
+            store_val(lw, rec.arg(i), f, *v, t);
+        }
+    }
+    submit_record(lw, &rec);
+    Ok(())
+}
+
+/// A call `name(args)`.
+pub(crate) fn lower_call(
+    lw: &mut Lower<'_>,
+    e: &Expr,
+    name: &str,
+    args: &[Expr],
+) -> Result<Val, LowerError> {
+    let t = lw.type_of(e.id);
+    match name {
+        "printf" | "errorf" | "warnf" => {
+            let Some(fid) = lw.cp.format_of.get(&e.id).copied() else {
+                return Err(LowerError::unsupported(
+                    "printf without a checked format",
+                    e.span,
+                ));
+            };
+            let call = lw.cp.formats[fid.0 as usize].printf.clone();
+            let id = lw.script.events.printf.len() as u32;
+            lw.script.events.printf.push(call.clone());
+            let rec = new_record(lw, e.span, EventKind::Printf, id, &call.args)?;
+            for (i, a) in args.iter().skip(1).enumerate() {
+                let Some(f) = call.args.get(i) else { break };
+                if super::store::write_direct(lw, a, rec.arg(i), f)? {
+                    continue;
+                }
+                let at = lw.type_of(a.id);
+                let v = lower_expr(lw, a)?;
+                store_val(lw, rec.arg(i), f, v, &at);
+            }
+            submit_record(lw, &rec);
+            Ok(Val::None)
+        }
+        "cat" | "system" => {
+            let Some(fid) = lw.cp.format_of.get(&e.id).copied() else {
+                return Err(LowerError::unsupported(
+                    format!("{name} without a checked format"),
+                    e.span,
+                ));
+            };
+            let call = lw.cp.formats[fid.0 as usize].printf.clone();
+            let (kind, table) = if name == "cat" {
+                (EventKind::Cat, &mut lw.script.events.cat)
+            } else {
+                (EventKind::System, &mut lw.script.events.system)
+            };
+            let id = table.len() as u32;
+            table.push(call.clone());
+            let mut vals = Vec::new();
+            for a in args.iter().skip(1) {
+                let at = lw.type_of(a.id);
+                vals.push((lower_expr(lw, a)?, at));
+            }
+            emit_record(lw, e.span, kind, id, &call.args, &vals)?;
+            Ok(Val::None)
+        }
+        "join" => {
+            // bpftrace: up to 16 elements of max_strlen bytes, stopping at the first NULL.
+            const JOIN_MAX: usize = 16;
+            let sep = match args.get(1).map(|a| &a.kind) {
+                Some(ExprKind::Str(s)) => String::from_utf8_lossy(s).into_owned(),
+                _ => " ".into(),
+            };
+            let elem = lw.max_strlen;
+            let at = lw.type_of(args[0].id);
+            let user = reads_user(lw, &at);
+            let arr = lower_expr(lw, &args[0])?.value();
+            let arr = arr.reg(&mut lw.b);
+            let id = lw.script.events.join.len() as u32;
+            lw.script.events.join.push(crate::runtime::plan::JoinSpec {
+                elem_size: elem,
+                count: JOIN_MAX,
+                sep,
+            });
+            let size = (crate::codegen::emit::output::RECORD_HEADER_SIZE + elem * JOIN_MAX) as u32;
+            let rec = lw.scratch(size, e.span)?;
+            let fields = vec![FieldType::Str { size: elem }; JOIN_MAX];
+            let record = Record::new_at(&mut lw.b, rec, EventKind::Join, id, &fields);
+            crate::codegen::emit::mem::zero(&mut lw.b, rec.at(8), size - 8);
+            let ptr_slot = lw.b.slot(8, 8);
+            let ptr_place = Place::new(ptr_slot, 0);
+            let done = lw.b.label();
+            for i in 0..JOIN_MAX {
+                let src = lw.b.copy(arr);
+                lw.b.alu(true, crate::asm::isa::AluOp::Add, src, (8 * i) as i32);
+                crate::codegen::emit::builtins::read_mem(
+                    &mut lw.b,
+                    user,
+                    ptr_place,
+                    8,
+                    Value::Reg(src),
+                );
+                let p = lw.b.vreg();
+                lw.b.load(crate::asm::isa::Size::Dw, p, ptr_slot, 0);
+                lw.b.jmp64(crate::asm::isa::JmpOp::Jeq, p, 0, done);
+                crate::codegen::emit::strings::read_str(
+                    &mut lw.b,
+                    user,
+                    rec.at((8 + i * elem) as i32),
+                    elem as u32,
+                    Value::Reg(p),
+                );
+            }
+            lw.b.bind(done);
+            submit_record(lw, &record);
+            Ok(Val::None)
+        }
+        "ntop" => {
+            // `u64 af` then 16 address bytes (runtime::format::decode's Inet).
+            const AF_INET: i64 = 2;
+            const AF_INET6: i64 = 10;
+            let p = lw.place(24, e.span)?;
+            crate::codegen::emit::mem::zero(&mut lw.b, p, 24);
+            let a = &args[args.len() - 1];
+            let at = lw.type_of(a.id);
+            let len = match &at {
+                Type::Array { len, .. } => *len as u32,
+                Type::Str { size } => *size as u32,
+                _ => 4,
+            };
+            let af = if args.len() == 2 {
+                lower_expr(lw, &args[0])?.value()
+            } else {
+                Value::Imm(if len == 16 { AF_INET6 } else { AF_INET })
+            };
+            crate::codegen::emit::mem::store_int(&mut lw.b, p, af, 8);
+            match lower_expr(lw, a)? {
+                Val::Int(v, _) => crate::codegen::emit::mem::store_int(&mut lw.b, p.at(8), v, 4),
+                Val::Mem(src) => super::store::copy(lw, p.at(8), src, len.min(16)),
+                Val::None => {}
+            }
+            Ok(Val::Mem(p))
+        }
+        "bswap" => {
+            // Byte by byte with shifts: the builder has no endianness operation.
+            use crate::codegen::emit::arith::{binop, BinOp};
+            let it = int_ty(&t).unwrap_or(IntTy::U64);
+            let n = it.bytes() as i64;
+            let x = lower_expr(lw, &args[0])?.value();
+            let mut out = Value::Imm(0);
+            for i in 0..n {
+                let byte = binop(&mut lw.b, BinOp::Shr, x, Value::Imm(8 * i), IntTy::U64);
+                let byte = binop(&mut lw.b, BinOp::And, byte, Value::Imm(0xff), IntTy::U64);
+                let moved = binop(
+                    &mut lw.b,
+                    BinOp::Shl,
+                    byte,
+                    Value::Imm(8 * (n - 1 - i)),
+                    IntTy::U64,
+                );
+                out = binop(&mut lw.b, BinOp::Or, out, moved, IntTy::U64);
+            }
+            Ok(Val::Int(
+                crate::codegen::emit::arith::cast(&mut lw.b, out, IntTy::U64, it),
+                it,
+            ))
+        }
+        "strncmp" => {
+            let n = args
+                .get(2)
+                .and_then(|a| lw.cp.consts.get(&a.id).copied())
+                .unwrap_or(0)
+                .max(0) as u32;
+            let (at, bt) = (lw.type_of(args[0].id), lw.type_of(args[1].id));
+            let a = lower_expr(lw, &args[0])?;
+            let b = lower_expr(lw, &args[1])?;
+            let a = super::store::spill(lw, a, &at);
+            let b = super::store::spill(lw, b, &bt);
+            let n = n.min(at.size() as u32).min(bt.size() as u32);
+            let v = crate::codegen::emit::strings::strncmp(&mut lw.b, a, b, n);
+            Ok(Val::Int(v, IntTy::U64))
+        }
+        "nsecs" => {
+            let v = match args.first().map(|a| &a.kind) {
+                Some(ExprKind::Ident(m)) if m == "boot" => {
+                    crate::codegen::emit::builtins::boot_ns(&mut lw.b)
+                }
+                Some(ExprKind::Ident(m)) if m != "monotonic" => {
+                    return Err(LowerError::unsupported(format!("nsecs({m})"), e.span))
+                }
+                _ => crate::codegen::emit::builtins::nsecs(&mut lw.b),
+            };
+            Ok(Val::Int(v, IntTy::U64))
+        }
+        "exit" => {
+            emit_record(lw, e.span, EventKind::Exit, 0, &[], &[])?;
+            let exit = lw.exit;
+            lw.b.ja(exit);
+            // Code after exit() is unreachable; give it a fresh block so later binds work.
+            Ok(Val::None)
+        }
+        "time" => {
+            let fmt = match args.first() {
+                Some(a) => match &a.kind {
+                    ExprKind::Str(s) => String::from_utf8_lossy(s).into_owned(),
+                    _ => "%H:%M:%S\n".into(),
+                },
+                None => "%H:%M:%S\n".into(),
+            };
+            let id = lw.script.events.time.len() as u32;
+            lw.script.events.time.push(fmt);
+            emit_record(lw, e.span, EventKind::Time, id, &[], &[])?;
+            Ok(Val::None)
+        }
+        "clear" | "zero" => {
+            let Some(ExprKind::Map { name: m, .. }) = args.first().map(|a| &a.kind) else {
+                return Err(LowerError::unsupported(
+                    format!("{name} of a non-map"),
+                    e.span,
+                ));
+            };
+            let (id, _) = map_by_name(lw, &m.name, e.span)?;
+            let index = FIRST_SCRIPT_MAP + id.0 as usize;
+            let (kind, id) = if name == "clear" {
+                lw.script.events.clear.push(index);
+                (EventKind::Clear, lw.script.events.clear.len() - 1)
+            } else {
+                lw.script.events.zero.push(index);
+                (EventKind::Zero, lw.script.events.zero.len() - 1)
+            };
+            emit_record(lw, e.span, kind, id as u32, &[], &[])?;
+            Ok(Val::None)
+        }
+        "print" => {
+            let int_arg = |lw: &Lower<'_>, i: usize| {
+                args.get(i)
+                    .and_then(|a| lw.cp.consts.get(&a.id).copied())
+                    .unwrap_or(0)
+                    .max(0) as u64
+            };
+            match args.first().map(|a| &a.kind) {
+                Some(ExprKind::Map { name: m, keys }) if keys.is_empty() => {
+                    let (id, _) = map_by_name(lw, &m.name, e.span)?;
+                    let spec = PrintSpec::Map {
+                        map: FIRST_SCRIPT_MAP + id.0 as usize,
+                        top: int_arg(lw, 1) as usize,
+                        div: int_arg(lw, 2),
+                    };
+                    lw.script.events.print.push(spec);
+                    let id = lw.script.events.print.len() as u32 - 1;
+                    emit_record(lw, e.span, EventKind::Print, id, &[], &[])?;
+                }
+                Some(_) => {
+                    let a = &args[0];
+                    let at = lw.type_of(a.id);
+                    let f = at.field_type().ok_or_else(|| {
+                        LowerError::unsupported(format!("print of a {at}"), a.span)
+                    })?;
+                    let v = lower_expr(lw, a)?;
+                    lw.script.events.print.push(PrintSpec::Value(f.clone()));
+                    let id = lw.script.events.print.len() as u32 - 1;
+                    emit_record(lw, e.span, EventKind::Print, id, &[f], &[(v, at)])?;
+                }
+                None => {}
+            }
+            Ok(Val::None)
+        }
+        "kstack" | "ustack" => super::builtins::stack(lw, e, &t),
+        "ksym" => {
+            let v = lower_expr(lw, &args[0])?.value();
+            Ok(Val::Int(v, IntTy::U64))
+        }
+        "usym" => {
+            let v = lower_expr(lw, &args[0])?.value();
+            super::builtins::usym(lw, e, v)
+        }
+        "delete" => {
+            let Some(first) = args.first() else {
+                return Ok(Val::None);
+            };
+            let (m, keys): (&str, Vec<&Expr>) = match &first.kind {
+                ExprKind::Map { name: m, keys } => {
+                    let mut k: Vec<&Expr> = keys.iter().collect();
+                    k.extend(args.iter().skip(1));
+                    (&m.name, k)
+                }
+                _ => return Err(LowerError::unsupported("delete of a non-map", e.span)),
+            };
+            let (id, info) = map_by_name(lw, m, e.span)?;
+            let key = build_key(lw, info, &keys)?;
+            let map = map_index(lw, id);
+            Ok(Val::Int(
+                emaps::delete(&mut lw.b, map, key.place),
+                IntTy::U8,
+            ))
+        }
+        "str" => {
+            let size = match t {
+                Type::Str { size } => size as u32,
+                _ => lw.max_strlen as u32,
+            };
+            let a = &args[0];
+            let at = lw.type_of(a.id);
+            let v = lower_expr(lw, a)?;
+            if let Val::Mem(p) = v {
+                return Ok(Val::Mem(p));
+            }
+            let user = reads_user(lw, &at);
+            let slot = lw.b.slot(size, 8);
+            let p = Place::new(slot, 0);
+            crate::codegen::emit::mem::zero(&mut lw.b, p, size);
+            let mut n = size;
+            if let Some(len) = args.get(1).and_then(|l| lw.cp.consts.get(&l.id)) {
+                n = (*len as u32).saturating_add(1).clamp(1, size);
+            }
+            crate::codegen::emit::strings::read_str(&mut lw.b, user, p, n, v.value());
+            Ok(Val::Mem(p))
+        }
+        _ => Err(LowerError::unsupported(
+            format!("the function `{name}()`"),
+            e.span,
+        )),
+    }
+}
+
+/// Whether `str()`/reads of a value of type `t` go to user memory: a pointer says so; a plain
+/// integer does in uprobes.
+pub(crate) fn reads_user(lw: &Lower<'_>, t: &Type) -> bool {
+    match t {
+        Type::Pointer { space, .. } => *space == crate::sema::types::AddrSpace::User,
+        _ => matches!(
+            lw.probe_kind,
+            crate::syntax::ast::ProbeKind::Uprobe | crate::syntax::ast::ProbeKind::Uretprobe
+        ),
+    }
+}
+
+fn map_index(lw: &mut Lower<'_>, id: MapId) -> usize {
+    let name = super::maps::map_name(lw.cp, id);
+    lw.b.map(&name)
+}
+
+/// A key for map `info` from `keys` on the stack (a scalar map's key is one zero `u64`).
+/// Fields whose producer writes memory itself (`comm`) are written in place.
+fn build_key(lw: &mut Lower<'_>, info: &MapInfo, keys: &[&Expr]) -> Result<Key, LowerError> {
+    let fields = stored_key_fields(info);
+    let direct: Vec<usize> = keys
+        .iter()
+        .enumerate()
+        .filter(|(i, k)| {
+            matches!(&k.kind, ExprKind::Ident(n) if n == "comm")
+                && fields.get(*i) == Some(&FieldType::Str { size: 16 })
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let key = new_key(
+        lw,
+        &fields,
+        &direct,
+        keys.first().map_or(info.span, |k| k.span),
+    )?;
+    if fields.is_empty() || (fields.len() == 1 && info.keys.is_empty()) {
+        key.set_int(&mut lw.b, 0, Value::Imm(0));
+    }
+    for (i, k) in keys.iter().enumerate() {
+        if i >= key.fields.len() {
+            break;
+        }
+        let f = key.fields[i].clone();
+        if direct.contains(&i) && super::store::write_direct(lw, k, key.field(i), &f)? {
+            continue;
+        }
+        let kt = lw.type_of(k.id);
+        let v = lower_expr(lw, k)?;
+        store_val(lw, key.field(i), &f, v, &kt);
+    }
+    Ok(key)
+}
+
+/// A key of `fields` on the stack, or in the scratch buffer when it is large (stacks).
+fn new_key(
+    lw: &mut Lower<'_>,
+    fields: &[FieldType],
+    filled: &[usize],
+    span: Span,
+) -> Result<Key, LowerError> {
+    let size = FieldType::Tuple(fields.to_vec()).size() as u32;
+    if size <= super::STACK_VALUE_MAX {
+        return Ok(Key::new_filled(&mut lw.b, fields, filled));
+    }
+    if size > 512 {
+        return Err(LowerError::unsupported(
+            format!("a map key of {size} bytes (the kernel allows 512; use kstack(N)/ustack(N) with N ≤ 60)"),
+            span,
+        ));
+    }
+    let place = lw.scratch(size, span)?;
+    crate::codegen::emit::mem::zero(&mut lw.b, place, size);
+    Ok(Key {
+        place,
+        fields: fields.to_vec(),
+        offsets: crate::runtime::format::decode::tuple_offsets(fields),
+        size,
+    })
+}
+
+/// `@m[keys]` read in an expression: a plain value (0 or empty when absent), or this CPU's
+/// aggregation value (count/sum/min/max; avg's quotient).
+pub(crate) fn read_map(
+    lw: &mut Lower<'_>,
+    e: &Expr,
+    name: &str,
+    keys: &[Expr],
+) -> Result<Val, LowerError> {
+    let (id, info) = map_by_name(lw, name, e.span)?;
+    let info = info.clone();
+    let t = lw.type_of(e.id);
+    let keys: Vec<&Expr> = keys.iter().collect();
+    let key = build_key(lw, &info, &keys)?;
+    let map = map_index(lw, id);
+    let slot_f = slot_field(&info.value);
+    match int_ty(&t).or(info.agg.map(|_| IntTy::I64)) {
+        Some(it) => {
+            let v = emaps::lookup_or_zero(&mut lw.b, map, key.place, IntTy::new(64, it.signed));
+            let v = crate::codegen::emit::arith::cast(&mut lw.b, v, IntTy::new(64, it.signed), it);
+            Ok(Val::Int(v, it))
+        }
+        None => {
+            let size = (slot_f.size() as u32).max(1);
+            let out = lw.place(size.next_multiple_of(8), e.span)?;
+            crate::codegen::emit::mem::zero(&mut lw.b, out, size.next_multiple_of(8));
+            let p = emaps::lookup(&mut lw.b, map, key.place);
+            let absent = lw.b.label();
+            lw.b.jmp64(crate::asm::isa::JmpOp::Jeq, p, 0, absent);
+            super::store::copy(lw, out, Place::ptr(p, 0), size);
+            lw.b.bind(absent);
+            Ok(Val::Mem(out))
+        }
+    }
+}
+
+/// `@m[keys] = value` / `@m[keys] op= value`, aggregations included.
+pub(crate) fn assign_map(
+    lw: &mut Lower<'_>,
+    name: &str,
+    keys: &[Expr],
+    span: Span,
+    op: Option<BinaryOp>,
+    value: &Expr,
+) -> Result<(), LowerError> {
+    let (id, info) = map_by_name(lw, name, span)?;
+    let info = info.clone();
+    let keys: Vec<&Expr> = keys.iter().collect();
+    if let Some(agg) = info.agg {
+        let arg = match &value.kind {
+            ExprKind::Call { args, .. } => args.first(),
+            _ => None,
+        };
+        let v = match arg {
+            Some(a) => {
+                let at = lw.type_of(a.id);
+                let v = lower_expr(lw, a)?.value();
+                // Aggregations take the value at 64 bits with its signedness.
+                match int_ty(&at) {
+                    Some(it) => crate::codegen::emit::arith::cast(
+                        &mut lw.b,
+                        v,
+                        it,
+                        IntTy::new(64, it.signed),
+                    ),
+                    None => v,
+                }
+            }
+            None => Value::Imm(0),
+        };
+        let key = build_key(lw, &info, &keys)?;
+        let map = map_index(lw, id);
+        let drops = lw.drops();
+        update_agg(&mut lw.b, map, &key, agg, v, Some(drops));
+        return Ok(());
+    }
+    let vt = lw.type_of(value.id);
+    let v = lower_expr(lw, value)?;
+    let (v, vt) = match op {
+        Some(o) => {
+            let keys_owned: Vec<Expr> = keys.iter().map(|k| (*k).clone()).collect();
+            let cur = read_map_as(lw, id, &info, &keys_owned, span)?;
+            let t = info.value.clone();
+            (super::expr::arith(lw, o, cur, &t, v, &vt, &t), t)
+        }
+        None => (v, vt),
+    };
+    write_map(lw, id, &info, &keys, v, &vt)
+}
+
+fn read_map_as(
+    lw: &mut Lower<'_>,
+    id: MapId,
+    info: &MapInfo,
+    keys: &[Expr],
+    _span: Span,
+) -> Result<Val, LowerError> {
+    let keys: Vec<&Expr> = keys.iter().collect();
+    let key = build_key(lw, info, &keys)?;
+    let map = map_index(lw, id);
+    let it = int_ty(&info.value).unwrap_or(IntTy::I64);
+    let v = emaps::lookup_or_zero(&mut lw.b, map, key.place, IntTy::new(64, it.signed));
+    Ok(Val::Int(v, IntTy::new(64, it.signed)))
+}
+
+fn write_map(
+    lw: &mut Lower<'_>,
+    id: MapId,
+    info: &MapInfo,
+    keys: &[&Expr],
+    v: Val,
+    vt: &Type,
+) -> Result<(), LowerError> {
+    let f = slot_field(&info.value);
+    let size = (f.size() as u32).max(1).next_multiple_of(8);
+    let slot = lw.b.slot(size, 8);
+    let vp = Place::new(slot, 0);
+    if size as usize > f.size() {
+        crate::codegen::emit::mem::zero(&mut lw.b, vp.at(f.size() as i32), size - f.size() as u32);
+    }
+    store_val(lw, vp, &f, v, vt);
+    let key = build_key(lw, info, keys)?;
+    let map = map_index(lw, id);
+    let drops = lw.drops();
+    emaps::update(&mut lw.b, map, key.place, vp, BPF_ANY, Some(drops));
+    Ok(())
+}
+
+/// `$x++`, `++$x`, `@m[k]--`…: the old (post) or new (pre) value.
+pub(crate) fn increment(
+    lw: &mut Lower<'_>,
+    e: &Expr,
+    op: UnaryOp,
+    inner: &Expr,
+) -> Result<Val, LowerError> {
+    let delta = if matches!(op, UnaryOp::PreInc | UnaryOp::PostInc) {
+        1
+    } else {
+        -1
+    };
+    let post = matches!(op, UnaryOp::PostInc | UnaryOp::PostDec);
+    match &inner.kind {
+        ExprKind::Var(name) => {
+            let slot = lw
+                .cp
+                .var_slots
+                .get(&inner.id)
+                .copied()
+                .or_else(|| lw.scopes.lookup(name))
+                .ok_or_else(|| LowerError::unsupported("++ of an undeclared variable", e.span))?;
+            let t = lw.var_type(slot);
+            let it = int_ty(&t).unwrap_or(IntTy::I64);
+            let old = super::stmt::read_var(lw, slot).value();
+            let new = crate::codegen::emit::arith::binop(
+                &mut lw.b,
+                crate::codegen::emit::arith::BinOp::Add,
+                old,
+                Value::Imm(delta),
+                it,
+            );
+            super::stmt::assign_var(lw, slot, Val::Int(new, it), &t);
+            Ok(Val::Int(if post { old } else { new }, it))
+        }
+        ExprKind::Map { name, keys } => {
+            let (id, info) = map_by_name(lw, &name.name, e.span)?;
+            let info = info.clone();
+            let it = int_ty(&info.value).unwrap_or(IntTy::I64);
+            let old = read_map_as(lw, id, &info, keys, e.span)?.value();
+            let new = crate::codegen::emit::arith::binop(
+                &mut lw.b,
+                crate::codegen::emit::arith::BinOp::Add,
+                old,
+                Value::Imm(delta),
+                IntTy::new(64, it.signed),
+            );
+            let ks: Vec<&Expr> = keys.iter().collect();
+            let t = info.value.clone();
+            write_map(lw, id, &info, &ks, Val::Int(new, it), &t)?;
+            Ok(Val::Int(if post { old } else { new }, it))
+        }
+        _ => Err(LowerError::unsupported("++/-- of this expression", e.span)),
+    }
+}

@@ -1,0 +1,195 @@
+//! Memory behind pointers: `p->field`, `s.field` of a struct value, `*p`. Struct values are
+//! kept by address (the checker's convention, see `sema::types`): a member that is itself a
+//! struct is its address plus the member's offset; any other member is read with
+//! `bpf_probe_read_kernel`/`_user` (by the pointer's address space) into the stack.
+//!
+//! Offsets come from BTF (`find_member`, through anonymous members) or the script's own C
+//! definitions, the same sources the checker used.
+
+use super::{Lower, LowerError, Val};
+use crate::codegen::emit::{IntTy, Value};
+use crate::sema::types::{AddrSpace, CTypeRef, Pointee, StructType};
+use crate::sema::Type;
+use crate::syntax::ast::Expr;
+
+/// The struct a member access goes through, and the address space it lives in.
+fn struct_of(t: &Type) -> Option<(StructType, AddrSpace)> {
+    match t {
+        Type::CStruct(s) => Some((s.clone(), AddrSpace::Kernel)),
+        Type::Pointer {
+            pointee: Pointee::Type(p),
+            space,
+        } => match p.as_ref() {
+            Type::CStruct(s) => Some((s.clone(), *space)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn member_offset(lw: &Lower<'_>, s: &StructType, name: &str) -> Option<u32> {
+    match &s.ty {
+        CTypeRef::Btf { module, id } => {
+            let btf = lw.kernel.btf(module.as_deref()).ok()?;
+            let m = btf.find_member(*id, name).ok()??;
+            Some(m.bit_offset / 8)
+        }
+        CTypeRef::Script { index } => lw
+            .cp
+            .script_types
+            .defs
+            .get(*index)?
+            .members
+            .iter()
+            .find(|m| m.name == name)
+            .map(|m| m.offset),
+    }
+}
+
+/// `inner.field` / `inner->field` where `inner` is a struct value or a pointer to one.
+pub(crate) fn member(
+    lw: &mut Lower<'_>,
+    e: &Expr,
+    inner: &Expr,
+    field: &str,
+) -> Result<Option<Val>, LowerError> {
+    let inner_t = lw.type_of(inner.id);
+    let Some((s, space)) = struct_of(&inner_t) else {
+        return Ok(None);
+    };
+    let Some(off) = member_offset(lw, &s, field) else {
+        return Err(LowerError::unsupported(
+            format!("the layout of `{}` member `{field}`", s.name),
+            e.span,
+        ));
+    };
+    let base = super::expr::lower_expr(lw, inner)?.value();
+    let addr = crate::codegen::emit::arith::binop(
+        &mut lw.b,
+        crate::codegen::emit::arith::BinOp::Add,
+        base,
+        Value::Imm(off as i64),
+        IntTy::U64,
+    );
+    let t = lw.type_of(e.id);
+    read_at(lw, e, addr, &t, space).map(Some)
+}
+
+/// `*p`.
+pub(crate) fn deref(lw: &mut Lower<'_>, e: &Expr, inner: &Expr) -> Result<Val, LowerError> {
+    let inner_t = lw.type_of(inner.id);
+    let space = match inner_t {
+        Type::Pointer { space, .. } => space,
+        _ => AddrSpace::Kernel,
+    };
+    let addr = super::expr::lower_expr(lw, inner)?.value();
+    let t = lw.type_of(e.id);
+    read_at(lw, e, addr, &t, space)
+}
+
+/// The value of type `t` at `addr` in `space`.
+fn read_at(
+    lw: &mut Lower<'_>,
+    e: &Expr,
+    addr: Value,
+    t: &Type,
+    space: AddrSpace,
+) -> Result<Val, LowerError> {
+    let user = space == AddrSpace::User;
+    if by_address(t) {
+        return Ok(Val::Int(addr, IntTy::U64));
+    }
+    let size = match t.size() {
+        0 => 8,
+        n => n as u32,
+    };
+    let p = lw.place(size.next_multiple_of(8), e.span)?;
+    crate::codegen::emit::mem::zero(&mut lw.b, p, size.next_multiple_of(8));
+    match t {
+        Type::Str { .. } => {
+            crate::codegen::emit::strings::read_str(&mut lw.b, user, p, size, addr);
+        }
+        _ => {
+            crate::codegen::emit::builtins::read_mem(&mut lw.b, user, p, size, addr);
+        }
+    }
+    Ok(super::store::load_val(lw, p, t))
+}
+
+/// Struct values, and arrays of them, are kept by address (read member by member).
+pub(crate) fn by_address(t: &Type) -> bool {
+    match t {
+        Type::CStruct(_) => true,
+        Type::Array { elem, .. } => matches!(elem.as_ref(), Type::CStruct(_)),
+        _ => false,
+    }
+}
+
+fn elem_size(t: &Type) -> u32 {
+    match t {
+        Type::CStruct(s) => s.size,
+        t => t.size().max(1) as u32,
+    }
+}
+
+/// `base[index]` on an array value (in memory, or by address for arrays of structs) or on a
+/// pointer (element `index` of what it points to).
+pub(crate) fn index(
+    lw: &mut Lower<'_>,
+    e: &Expr,
+    base: &Expr,
+    idx: &Expr,
+) -> Result<Val, LowerError> {
+    let bt = lw.type_of(base.id);
+    let t = lw.type_of(e.id);
+    let (elem, space, len) = match &bt {
+        Type::Array { elem, len } => ((**elem).clone(), AddrSpace::Kernel, Some(*len)),
+        Type::Str { size } => (Type::U8, AddrSpace::Kernel, Some(*size)),
+        Type::Pointer {
+            pointee: Pointee::Type(p),
+            space,
+        } => ((**p).clone(), *space, None),
+        _ => return Err(LowerError::unsupported(format!("indexing a {bt}"), e.span)),
+    };
+    let size = elem_size(&elem);
+    let b = super::expr::lower_expr(lw, base)?;
+    let i = super::expr::lower_expr(lw, idx)?.value();
+    match b {
+        Val::Mem(place) => {
+            let (Some(k), Some(len)) = (i.imm(), len) else {
+                return Err(LowerError::unsupported(
+                    "a variable index into an array value",
+                    idx.span,
+                ));
+            };
+            if k < 0 || k as usize >= len {
+                return Err(LowerError::unsupported(
+                    format!("index {k} outside the array of {len}"),
+                    idx.span,
+                ));
+            }
+            Ok(super::store::load_val(
+                lw,
+                place.at(k as i32 * size as i32),
+                &t,
+            ))
+        }
+        v => {
+            let off = crate::codegen::emit::arith::binop(
+                &mut lw.b,
+                crate::codegen::emit::arith::BinOp::Mul,
+                i,
+                Value::Imm(size as i64),
+                IntTy::U64,
+            );
+            let addr = crate::codegen::emit::arith::binop(
+                &mut lw.b,
+                crate::codegen::emit::arith::BinOp::Add,
+                v.value(),
+                off,
+                IntTy::U64,
+            );
+            read_at(lw, e, addr, &t, space)
+        }
+    }
+}

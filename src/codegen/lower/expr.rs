@@ -1,0 +1,391 @@
+//! Expressions: literals, variables, map reads, arithmetic (bpftrace semantics through
+//! `emit::arith`), comparisons (integers, and strings by content), short-circuit `&&`/`||`,
+//! ternaries and `if` expressions, casts, tuples, tuple indexing, `args.field`, builtin values
+//! ([`super::builtins`]) and calls ([`super::calls`]).
+//!
+//! Signedness (bpftrace 0.17): a comparison, division or modulo is signed only when both
+//! operands are signed; the result is held as the checker's type of the whole expression.
+
+use super::store::{spill, store_val};
+use super::{int_ty, Lower, LowerError, Val};
+use crate::codegen::emit::arith::{self, BinOp, CmpOp};
+use crate::codegen::emit::control::jump_if_false;
+use crate::codegen::emit::mem::write_str;
+use crate::codegen::emit::{IntTy, Place, Value};
+use crate::runtime::format::decode::{tuple_offsets, FieldType};
+use crate::sema::Type;
+use crate::syntax::ast::{BinaryOp, Expr, ExprKind, UnaryOp};
+
+fn ity(t: &Type) -> IntTy {
+    int_ty(t).unwrap_or(IntTy::I64)
+}
+
+/// Lowers `e` to its value; its instructions carry `e`'s span (for the source map).
+pub(crate) fn lower_expr(lw: &mut Lower<'_>, e: &Expr) -> Result<Val, LowerError> {
+    let outer = lw.b.span();
+    lw.b.set_span(e.span);
+    let r = lower_expr_here(lw, e);
+    lw.b.set_span(outer);
+    r
+}
+
+fn lower_expr_here(lw: &mut Lower<'_>, e: &Expr) -> Result<Val, LowerError> {
+    let t = lw.type_of(e.id);
+    if let Some(&c) = lw.cp.consts.get(&e.id) {
+        if let Some(it) = int_ty(&t) {
+            return Ok(Val::Int(Value::Imm(it.normalize(c)), it));
+        }
+    }
+    if let Some(s) = lw.cp.str_consts.get(&e.id).cloned() {
+        return Ok(Val::Mem(string_literal(lw, &s, &t)));
+    }
+    match &e.kind {
+        ExprKind::Int(lit) => {
+            let it = ity(&t);
+            Ok(Val::Int(Value::Imm(it.normalize(lit.value as i64)), it))
+        }
+        ExprKind::Bool(v) => Ok(Val::Int(Value::Imm(*v as i64), IntTy::U8)),
+        ExprKind::Str(s) => Ok(Val::Mem(string_literal(lw, s, &t))),
+        ExprKind::Var(name) => {
+            let slot = lw
+                .cp
+                .var_slots
+                .get(&e.id)
+                .copied()
+                .or_else(|| lw.scopes.lookup(name));
+            match slot {
+                Some(s) => Ok(super::stmt::read_var(lw, s)),
+                None => Ok(Val::Int(Value::Imm(0), ity(&t))),
+            }
+        }
+        ExprKind::Map { name, keys } => super::calls::read_map(lw, e, &name.name, keys),
+        ExprKind::Ident(name) => super::builtins::lower_value(lw, e, name),
+        ExprKind::Call { name, args } => super::calls::lower_call(lw, e, &name.name, args),
+        ExprKind::Unary { op, expr } => lower_unary(lw, e, *op, expr, &t),
+        ExprKind::Binary { op, lhs, rhs } => lower_binary(lw, *op, lhs, rhs, &t),
+        ExprKind::Ternary {
+            cond,
+            then,
+            otherwise,
+        } => {
+            let c = lower_expr(lw, cond)?;
+            match then {
+                Some(then) => branch_value(lw, c.value(), &t, then, otherwise),
+                None => branch_value(lw, c.value(), &t, cond, otherwise),
+            }
+        }
+        ExprKind::If {
+            cond,
+            then,
+            otherwise,
+        } => {
+            let c = lower_expr(lw, cond)?.value();
+            let else_l = lw.b.label();
+            let end = lw.b.label();
+            jump_if_false(&mut lw.b, c, else_l);
+            super::stmt::lower_block(lw, then)?;
+            lw.b.ja(end);
+            lw.b.bind(else_l);
+            if let Some(o) = otherwise {
+                lower_expr(lw, o)?;
+            }
+            lw.b.bind(end);
+            Ok(Val::None)
+        }
+        ExprKind::Block(b) => super::stmt::lower_block(lw, b),
+        ExprKind::Cast { expr, .. } => {
+            let from_t = lw.type_of(expr.id);
+            let v = lower_expr(lw, expr)?;
+            match (v, int_ty(&t)) {
+                (Val::Int(v, from), Some(to)) => {
+                    let from = int_ty(&from_t).unwrap_or(from);
+                    Ok(Val::Int(arith::cast(&mut lw.b, v, from, to), to))
+                }
+                // `(uint8[8])x`: the integer's bytes as an array value.
+                (Val::Int(v, from), None) if matches!(t, Type::Array { .. }) => {
+                    let slot = lw.b.slot(8, 8);
+                    let p = Place::new(slot, 0);
+                    crate::codegen::emit::mem::store_int(&mut lw.b, p, v, from.bytes().max(8));
+                    Ok(Val::Mem(p))
+                }
+                (v, _) => Ok(v),
+            }
+        }
+        ExprKind::Tuple(items) => {
+            let items: Vec<&Expr> = items.iter().collect();
+            lower_tuple(lw, &items, &t, e)
+        }
+        ExprKind::Record(fs) => {
+            let items: Vec<&Expr> = fs.iter().map(|(_, x)| x).collect();
+            lower_tuple(lw, &items, &t, e)
+        }
+        ExprKind::TupleIndex { expr, index } => {
+            let inner_t = lw.type_of(expr.id);
+            let v = lower_expr(lw, expr)?;
+            let p = spill(lw, v, &inner_t);
+            element(lw, p, &inner_t, *index as usize)
+        }
+        ExprKind::Field { expr, field, .. } => {
+            let inner_t = lw.type_of(expr.id);
+            if let ExprKind::Ident(n) = &expr.kind {
+                if n == "args" {
+                    return super::builtins::lower_arg(lw, e, &field.name, &t);
+                }
+            }
+            if let Some(v) = super::deref::member(lw, e, expr, &field.name)? {
+                return Ok(v);
+            }
+            if let Type::Record(fs) = &inner_t {
+                if let Some(i) = fs.iter().position(|(n, _)| n == &field.name) {
+                    let v = lower_expr(lw, expr)?;
+                    let p = spill(lw, v, &inner_t);
+                    return element(lw, p, &inner_t, i);
+                }
+            }
+            Err(LowerError::unsupported(
+                format!("reading field `{}` of a {inner_t}", field.name),
+                e.span,
+            ))
+        }
+        ExprKind::Index { expr, index } => super::deref::index(lw, e, expr, index),
+        ExprKind::Positional(_) | ExprKind::PositionalCount => Ok(Val::Int(Value::Imm(0), ity(&t))),
+        _ => Err(LowerError::unsupported("this expression", e.span)),
+    }
+}
+
+/// A string literal in a stack buffer of its type's size.
+pub(crate) fn string_literal(lw: &mut Lower<'_>, s: &[u8], t: &Type) -> Place {
+    let size = match t {
+        Type::Str { size } => *size as u32,
+        _ => s.len() as u32 + 1,
+    }
+    .max(s.len() as u32 + 1);
+    let slot = lw.b.slot(size, 8);
+    let p = Place::new(slot, 0);
+    write_str(&mut lw.b, p, s, size);
+    p
+}
+
+fn lower_tuple(lw: &mut Lower<'_>, items: &[&Expr], t: &Type, e: &Expr) -> Result<Val, LowerError> {
+    let fs = match t.field_type() {
+        Some(FieldType::Tuple(fs)) => fs,
+        Some(FieldType::Record(fs)) => fs.into_iter().map(|(_, f)| f).collect(),
+        _ => return Err(LowerError::unsupported("a tuple of this type", e.span)),
+    };
+    let offs = tuple_offsets(&fs);
+    let size = FieldType::Tuple(fs.clone()).size() as u32;
+    let p = lw.place(size, e.span)?;
+    crate::codegen::emit::mem::zero(&mut lw.b, p, size);
+    for (i, item) in items.iter().enumerate() {
+        let it = lw.type_of(item.id);
+        let v = lower_expr(lw, item)?;
+        store_val(lw, p.at(offs[i] as i32), &fs[i], v, &it);
+    }
+    Ok(Val::Mem(p))
+}
+
+/// Element `i` of the tuple (or record) of type `t` at `p`.
+fn element(lw: &mut Lower<'_>, p: Place, t: &Type, i: usize) -> Result<Val, LowerError> {
+    let types: Vec<Type> = match t {
+        Type::Tuple(ts) => ts.clone(),
+        Type::Record(fs) => fs.iter().map(|(_, t)| t.clone()).collect(),
+        _ => Vec::new(),
+    };
+    let fts: Vec<FieldType> = types
+        .iter()
+        .map(|t| {
+            t.field_type().unwrap_or(FieldType::Int {
+                bytes: 8,
+                signed: false,
+            })
+        })
+        .collect();
+    let offs = tuple_offsets(&fts);
+    let (Some(et), Some(&off)) = (types.get(i), offs.get(i)) else {
+        return Ok(Val::None);
+    };
+    Ok(super::store::load_val(lw, p.at(off as i32), et))
+}
+
+/// `cond ? a : b` for any value type.
+fn branch_value(
+    lw: &mut Lower<'_>,
+    cond: Value,
+    t: &Type,
+    then: &Expr,
+    otherwise: &Expr,
+) -> Result<Val, LowerError> {
+    let else_l = lw.b.label();
+    let end = lw.b.label();
+    match int_ty(t) {
+        Some(it) => {
+            let out = lw.b.vreg();
+            jump_if_false(&mut lw.b, cond, else_l);
+            let a = lower_expr(lw, then)?.value();
+            let a = cast_to(lw, a, &lw.type_of(then.id), it);
+            let s = a.src(&mut lw.b);
+            lw.b.mov(out, s);
+            lw.b.ja(end);
+            lw.b.bind(else_l);
+            let c = lower_expr(lw, otherwise)?.value();
+            let c = cast_to(lw, c, &lw.type_of(otherwise.id), it);
+            let s = c.src(&mut lw.b);
+            lw.b.mov(out, s);
+            lw.b.bind(end);
+            Ok(Val::Int(Value::Reg(out), it))
+        }
+        None => {
+            let f = t.field_type().unwrap_or(FieldType::Int {
+                bytes: 8,
+                signed: false,
+            });
+            let slot = lw.b.slot((f.size() as u32).max(1), 8);
+            let p = Place::new(slot, 0);
+            jump_if_false(&mut lw.b, cond, else_l);
+            let tt = lw.type_of(then.id);
+            let a = lower_expr(lw, then)?;
+            store_val(lw, p, &f, a, &tt);
+            lw.b.ja(end);
+            lw.b.bind(else_l);
+            let ot = lw.type_of(otherwise.id);
+            let c = lower_expr(lw, otherwise)?;
+            store_val(lw, p, &f, c, &ot);
+            lw.b.bind(end);
+            Ok(Val::Mem(p))
+        }
+    }
+}
+
+fn cast_to(lw: &mut Lower<'_>, v: Value, from: &Type, to: IntTy) -> Value {
+    match int_ty(from) {
+        Some(f) if f != to => arith::cast(&mut lw.b, v, f, to),
+        _ => v,
+    }
+}
+
+fn lower_unary(
+    lw: &mut Lower<'_>,
+    e: &Expr,
+    op: UnaryOp,
+    inner: &Expr,
+    t: &Type,
+) -> Result<Val, LowerError> {
+    let it = ity(t);
+    match op {
+        UnaryOp::Neg => {
+            let v = lower_expr(lw, inner)?.value();
+            Ok(Val::Int(arith::neg(&mut lw.b, v, it), it))
+        }
+        UnaryOp::BitNot => {
+            let v = lower_expr(lw, inner)?.value();
+            Ok(Val::Int(arith::bit_not(&mut lw.b, v, it), it))
+        }
+        UnaryOp::Not => {
+            let v = lower_expr(lw, inner)?.value();
+            Ok(Val::Int(arith::logical_not(&mut lw.b, v), IntTy::U8))
+        }
+        UnaryOp::PreInc | UnaryOp::PreDec | UnaryOp::PostInc | UnaryOp::PostDec => {
+            super::calls::increment(lw, e, op, inner)
+        }
+        UnaryOp::Deref => super::deref::deref(lw, e, inner),
+        UnaryOp::AddrOf => Err(LowerError::unsupported("address-of", e.span)),
+    }
+}
+
+fn cmp_op(op: BinaryOp) -> Option<CmpOp> {
+    Some(match op {
+        BinaryOp::Eq => CmpOp::Eq,
+        BinaryOp::Ne => CmpOp::Ne,
+        BinaryOp::Lt => CmpOp::Lt,
+        BinaryOp::Le => CmpOp::Le,
+        BinaryOp::Gt => CmpOp::Gt,
+        BinaryOp::Ge => CmpOp::Ge,
+        _ => return None,
+    })
+}
+
+fn bin_op(op: BinaryOp) -> Option<BinOp> {
+    Some(match op {
+        BinaryOp::Add => BinOp::Add,
+        BinaryOp::Sub => BinOp::Sub,
+        BinaryOp::Mul => BinOp::Mul,
+        BinaryOp::Div => BinOp::Div,
+        BinaryOp::Mod => BinOp::Mod,
+        BinaryOp::Shl => BinOp::Shl,
+        BinaryOp::Shr => BinOp::Shr,
+        BinaryOp::BitAnd => BinOp::And,
+        BinaryOp::BitOr => BinOp::Or,
+        BinaryOp::BitXor => BinOp::Xor,
+        _ => return None,
+    })
+}
+
+/// `l op r` on values already lowered (compound assignments use it too).
+pub(crate) fn arith(
+    lw: &mut Lower<'_>,
+    op: BinaryOp,
+    l: Val,
+    lt: &Type,
+    r: Val,
+    rt: &Type,
+    t: &Type,
+) -> Val {
+    if let Some(c) = cmp_op(op) {
+        if let (Val::Mem(a), Val::Mem(b)) = (l, r) {
+            let (sa, sb) = (lt.size().max(1) as u32, rt.size().max(1) as u32);
+            let eq = crate::codegen::emit::strings::str_eq(&mut lw.b, a, sa, b, sb);
+            let v = if c == CmpOp::Ne {
+                arith::logical_not(&mut lw.b, eq)
+            } else {
+                eq
+            };
+            return Val::Int(v, IntTy::U8);
+        }
+        let signed = lt.is_signed() && rt.is_signed();
+        let v = arith::compare(&mut lw.b, c, l.value(), r.value(), signed);
+        return Val::Int(v, IntTy::U8);
+    }
+    let Some(bop) = bin_op(op) else {
+        return Val::Int(Value::Imm(0), IntTy::I64);
+    };
+    let mut it = ity(t);
+    if matches!(bop, BinOp::Div | BinOp::Mod | BinOp::Shr) {
+        it.signed = lt.is_signed() && rt.is_signed();
+    }
+    let v = arith::binop(&mut lw.b, bop, l.value(), r.value(), it);
+    Val::Int(v, ity(t))
+}
+
+fn lower_binary(
+    lw: &mut Lower<'_>,
+    op: BinaryOp,
+    lhs: &Expr,
+    rhs: &Expr,
+    t: &Type,
+) -> Result<Val, LowerError> {
+    if matches!(op, BinaryOp::And | BinaryOp::Or) {
+        let is_and = op == BinaryOp::And;
+        let out = lw.b.constant(!is_and as i64);
+        let done = lw.b.label();
+        let l = lower_expr(lw, lhs)?.value();
+        if is_and {
+            jump_if_false(&mut lw.b, l, done);
+        } else {
+            crate::codegen::emit::control::jump_if_true(&mut lw.b, l, done);
+        }
+        let r = lower_expr(lw, rhs)?.value();
+        if is_and {
+            jump_if_false(&mut lw.b, r, done);
+        } else {
+            crate::codegen::emit::control::jump_if_true(&mut lw.b, r, done);
+        }
+        lw.b.mov(out, is_and as i32);
+        lw.b.bind(done);
+        return Ok(Val::Int(Value::Reg(out), IntTy::U8));
+    }
+    let lt = lw.type_of(lhs.id);
+    let rt = lw.type_of(rhs.id);
+    let l = lower_expr(lw, lhs)?;
+    let r = lower_expr(lw, rhs)?;
+    Ok(arith(lw, op, l, &lt, r, &rt, t))
+}

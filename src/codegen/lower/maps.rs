@@ -1,0 +1,140 @@
+//! The script's map table: the ring buffer, the lost-records and map-full counters, then one
+//! map per script map in the checker's order (so script map `MapId(i)` is entry
+//! [`FIRST_SCRIPT_MAP`]` + i` of [`CompiledScript::maps`](crate::runtime::plan::CompiledScript)).
+//!
+//! Layouts: integer keys and plain integer values are widened to 8 bytes (bpftrace does the
+//! same, and the checker may unify several widths into one map); aggregations are per-CPU hash
+//! maps with the slot layouts of `runtime::format::agg`; a histogram's key gets the trailing
+//! bucket index (`emit::maps::hist_key_fields`).
+
+use super::{DROPS, LOST, RINGBUF, SCRATCH, SCRATCH_SIZE};
+use crate::codegen::emit::maps::hist_key_fields;
+use crate::runtime::format::agg::AggKind;
+use crate::runtime::format::decode::FieldType;
+use crate::runtime::plan::{MapRole, MapSpec, MapValueSpec};
+use crate::sema::{CheckedProgram, MapId, MapInfo, Type};
+use crate::sys::MapType;
+
+/// Index of the first script map in the table.
+pub const FIRST_SCRIPT_MAP: usize = 4;
+
+/// Ring buffer size: bpftrace's default perf/ring space is a few MiB; 1 MiB keeps memory low
+/// and holds ~30k typical records between two reads.
+const RING_SIZE: u32 = 1 << 20;
+
+/// The layout of a key or plain value field: top-level integers widened to 8 bytes.
+pub fn slot_field(t: &Type) -> FieldType {
+    match t.field_type() {
+        Some(FieldType::Int { signed, .. }) => FieldType::Int { bytes: 8, signed },
+        Some(FieldType::Bool) => FieldType::Int {
+            bytes: 8,
+            signed: false,
+        },
+        Some(f) => f,
+        None => FieldType::Int {
+            bytes: 8,
+            signed: false,
+        },
+    }
+}
+
+/// The key fields of map `m` (without a histogram's bucket).
+pub fn key_fields(m: &MapInfo) -> Vec<FieldType> {
+    m.keys.iter().map(slot_field).collect()
+}
+
+/// The key fields as stored (with a histogram's bucket index).
+pub fn stored_key_fields(m: &MapInfo) -> Vec<FieldType> {
+    let k = key_fields(m);
+    match m.agg {
+        Some(AggKind::Hist(_)) => hist_key_fields(&k),
+        _ => k,
+    }
+}
+
+/// Bytes of one value slot of aggregation `a`.
+fn agg_value_size(a: AggKind) -> u32 {
+    match a {
+        AggKind::Count | AggKind::Sum { .. } | AggKind::Hist(_) => 8,
+        _ => 16,
+    }
+}
+
+/// The name templates use for script map `id`.
+pub fn map_name(cp: &CheckedProgram, id: MapId) -> String {
+    cp.maps[id.0 as usize].name.clone()
+}
+
+/// The whole table (see the module documentation).
+pub fn map_table(cp: &CheckedProgram) -> Vec<MapSpec> {
+    let counter = |name: &str, role| MapSpec {
+        name: name.into(),
+        map_type: MapType::PercpuArray,
+        key_size: 4,
+        value_size: 8,
+        max_entries: 1,
+        role,
+    };
+    let mut out = vec![
+        MapSpec {
+            name: RINGBUF.into(),
+            map_type: MapType::Ringbuf,
+            key_size: 0,
+            value_size: 0,
+            max_entries: RING_SIZE,
+            role: MapRole::RingBuf,
+        },
+        counter(LOST, MapRole::LostCounter),
+        counter(DROPS, MapRole::DropCounter),
+        MapSpec {
+            name: SCRATCH.into(),
+            map_type: MapType::PercpuArray,
+            key_size: 4,
+            value_size: SCRATCH_SIZE,
+            max_entries: 1,
+            role: MapRole::Internal,
+        },
+    ];
+    for m in &cp.maps {
+        let key = stored_key_fields(m);
+        let key_size = FieldType::Tuple(if key.is_empty() {
+            vec![FieldType::Int {
+                bytes: 8,
+                signed: false,
+            }]
+        } else {
+            key.clone()
+        })
+        .size()
+        .max(1) as u32;
+        let (map_type, value_size, value) = match m.agg {
+            Some(a) => (MapType::PercpuHash, agg_value_size(a), MapValueSpec::Agg(a)),
+            None => {
+                let f = slot_field(&m.value);
+                (
+                    MapType::Hash,
+                    (f.size() as u32).max(1).next_multiple_of(8),
+                    MapValueSpec::Plain(f),
+                )
+            }
+        };
+        let max_entries = match m.agg {
+            // Every bucket is its own key.
+            Some(AggKind::Hist(_)) => m.max_entries.saturating_mul(4),
+            _ => m.max_entries,
+        }
+        .clamp(1, u32::MAX as u64) as u32;
+        out.push(MapSpec {
+            name: m.name.clone(),
+            map_type,
+            key_size,
+            value_size,
+            max_entries,
+            role: MapRole::Script {
+                key: key_fields(m),
+                value,
+            },
+        });
+    }
+    out
+}

@@ -1,0 +1,247 @@
+//! Lowering: a [`CheckedProgram`] → a [`CompiledScript`] the runtime runs, one probe block at a
+//! time through the codegen core ([`Builder`] and [`crate::codegen::emit`]).
+//!
+//! Input: the checker's output (types per expression, resolved variables and maps, format
+//! sites, expanded targets) and a [`KernelInfo`] (tracepoint formats for `args.field`).
+//! Output: the map table ([`maps`]), one [`ProbeSpec`] per attach point ([`probe`]), and the
+//! event table that gives record ids their meaning.
+//! One file per concern: [`maps`] (map table), [`probe`] (attach kinds), [`stmt`] (statements),
+//! [`expr`] (expressions), [`calls`] (builtin functions), [`builtins`] (builtin values),
+//! [`store`] (writing values into records, keys and map values).
+//!
+//! The builtins registry (`crate::builtins`) has no lowering field yet, so lowering keys its
+//! own tables by builtin name ([`builtins`], [`calls`]); each builtin is lowered in one place.
+//!
+//! Invariants: values of integer-like types are [`Val::Int`] (normalized 64-bit registers or
+//! constants); strings, tuples and other aggregates are [`Val::Mem`] (a stack place holding the
+//! value laid out as its [`Type::field_type`]). An unsupported construct is a [`LowerError`]
+//! with the span, never a panic.
+
+pub mod builtins;
+pub mod calls;
+pub mod deref;
+pub mod elapsed;
+pub mod expr;
+pub mod listing;
+pub mod maps;
+pub mod probe;
+pub mod stmt;
+pub mod store;
+
+use std::collections::HashMap;
+
+use crate::codegen::emit::{IntTy, Place, Value};
+use crate::codegen::{Builder, CodegenError, Label};
+use crate::diag::Span;
+use crate::kernel::info::KernelInfo;
+use crate::runtime::plan::{CompiledScript, EventTable};
+use crate::sema::{CheckedProgram, Type, VarSlot};
+
+/// Why a checked script could not be lowered.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LowerError {
+    #[error("{what} is not supported by the code generator yet")]
+    Unsupported { what: String, span: Span },
+    #[error("probe `{probe}`: {source}")]
+    Codegen {
+        probe: String,
+        span: Span,
+        #[source]
+        source: CodegenError,
+    },
+    #[error("{what}")]
+    Kernel { what: String, span: Span },
+}
+
+impl LowerError {
+    pub fn span(&self) -> Span {
+        match self {
+            LowerError::Unsupported { span, .. }
+            | LowerError::Codegen { span, .. }
+            | LowerError::Kernel { span, .. } => *span,
+        }
+    }
+
+    pub(crate) fn unsupported(what: impl Into<String>, span: Span) -> LowerError {
+        LowerError::Unsupported {
+            what: what.into(),
+            span,
+        }
+    }
+}
+
+/// A lowered expression's value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Val {
+    /// No value (statements, `exit()`).
+    None,
+    /// An integer-like value (integers, bools, pointers, `probe`, symbols).
+    Int(Value, IntTy),
+    /// A value in memory laid out as its type's `field_type` (strings, tuples, stacks).
+    Mem(Place),
+}
+
+impl Val {
+    /// The integer value, or 0 for a value that is not one (the checker rules that out).
+    pub fn value(self) -> Value {
+        match self {
+            Val::Int(v, _) => v,
+            _ => Value::Imm(0),
+        }
+    }
+}
+
+/// The integer type a value of `t` is held as, when it is integer-like.
+pub fn int_ty(t: &Type) -> Option<IntTy> {
+    Some(match t {
+        Type::Int { bytes, signed } | Type::Enum { bytes, signed, .. } => {
+            IntTy::new(bytes * 8, *signed)
+        }
+        Type::Bool => IntTy::U8,
+        Type::Pointer { .. } | Type::KSym | Type::Probe | Type::CgroupPath | Type::Username => {
+            IntTy::U64
+        }
+        Type::Timestamp { .. } => IntTy::U64,
+        _ => return None,
+    })
+}
+
+/// Indices of the fixed maps in every template's map table (the builder's `map` indices are
+/// per template, so these are resolved by name per probe).
+pub(crate) const RINGBUF: &str = "ringbuf";
+pub(crate) const LOST: &str = "lost";
+pub(crate) const DROPS: &str = "drops";
+pub(crate) const SCRATCH: &str = "scratch";
+/// Bytes of the per-CPU scratch buffer: room for values too large for the 512-byte stack
+/// (stacks of up to 127 frames, the records and keys that hold them).
+pub(crate) const SCRATCH_SIZE: u32 = 16384;
+
+/// Per-script state shared by all probes: the event table being filled.
+#[derive(Default)]
+pub(crate) struct ScriptState {
+    pub events: EventTable,
+}
+
+/// What `args`, `argN` and `retval` mean in the probe being lowered.
+#[derive(Clone, Debug, Default)]
+pub(crate) enum ArgsSource {
+    #[default]
+    None,
+    /// Tracepoint: fields of the raw record at their tracefs offsets.
+    Tracepoint(Vec<crate::kernel::tracefs::Field>),
+    /// Raw tracepoint: argument names in order (u64 slots of the context).
+    RawTracepoint(Vec<String>),
+    /// kprobe/uprobe: `pt_regs`.
+    Regs,
+    /// fentry/fexit: 8-byte argument slots at per-target offsets (relocations).
+    Fentry,
+}
+
+/// The lowering of one probe block.
+pub(crate) struct Lower<'a> {
+    pub cp: &'a CheckedProgram,
+    pub kernel: &'a dyn KernelInfo,
+    pub b: Builder,
+    pub script: &'a mut ScriptState,
+    pub probe_index: usize,
+    pub probe_kind: crate::syntax::ast::ProbeKind,
+    pub args: ArgsSource,
+    pub vars: HashMap<VarSlot, Place>,
+    /// The probe's variable types by slot.
+    pub var_types: Vec<Type>,
+    /// Declared variables by scope (mirrors the checker's).
+    pub scopes: stmt::Scopes,
+    /// Where `exit()` and `return` jump: the program's single exit.
+    pub exit: Label,
+    /// The innermost loop's labels (break, continue).
+    pub loops: Vec<crate::codegen::emit::control::LoopLabels>,
+    pub max_strlen: usize,
+    /// Bytes of the scratch buffer this probe has handed out.
+    pub scratch_used: u32,
+}
+
+impl Lower<'_> {
+    pub fn ringbuf(&mut self) -> usize {
+        self.b.map(RINGBUF)
+    }
+
+    pub fn lost(&mut self) -> crate::codegen::emit::maps::Counter {
+        crate::codegen::emit::maps::Counter::percpu(self.b.map(LOST), 0)
+    }
+
+    pub fn drops(&mut self) -> crate::codegen::emit::maps::Counter {
+        crate::codegen::emit::maps::Counter::percpu(self.b.map(DROPS), 0)
+    }
+
+    /// `size` bytes of the per-CPU scratch buffer, for this probe's use only (each call gets
+    /// its own region, so values never overlap).
+    pub fn scratch(&mut self, size: u32, span: Span) -> Result<Place, LowerError> {
+        let off = self.scratch_used.next_multiple_of(8);
+        if off + size > SCRATCH_SIZE {
+            return Err(LowerError::Codegen {
+                probe: format!("probe {}", self.probe_index),
+                span,
+                source: CodegenError::TooLarge {
+                    what: "the values of this probe",
+                    size: (off + size) as usize,
+                    limit: SCRATCH_SIZE as usize,
+                },
+            });
+        }
+        self.scratch_used = off + size;
+        let map = self.b.map(SCRATCH);
+        Ok(crate::codegen::emit::maps::scratch(&mut self.b, map).at(off as i32))
+    }
+
+    /// Stack for values up to `STACK_VALUE_MAX` bytes, the scratch buffer beyond.
+    pub fn place(&mut self, size: u32, span: Span) -> Result<Place, LowerError> {
+        if size <= STACK_VALUE_MAX {
+            let slot = self.b.slot(size.max(1), 8);
+            Ok(Place::new(slot, 0))
+        } else {
+            self.scratch(size, span)
+        }
+    }
+
+    pub fn type_of(&self, id: crate::syntax::ast::ExprId) -> Type {
+        self.cp.type_of(id).clone()
+    }
+}
+
+/// Values larger than this live in the scratch buffer rather than on the stack.
+pub(crate) const STACK_VALUE_MAX: u32 = 192;
+
+/// Lowers every probe of `cp` (see the module documentation).
+pub fn lower(
+    cp: &CheckedProgram,
+    kernel: &dyn KernelInfo,
+    opts: &crate::sema::CheckOptions,
+) -> Result<CompiledScript, LowerError> {
+    let mut state = ScriptState::default();
+    let mut maps = maps::map_table(cp);
+    let mut probes = Vec::new();
+    let uses_elapsed = elapsed::uses_elapsed(&cp.program);
+    let mut need_start = uses_elapsed;
+    if uses_elapsed {
+        maps.push(elapsed::start_map());
+    }
+    for checked in &cp.probes {
+        probes.extend(probe::lower_probe(
+            cp,
+            checked,
+            kernel,
+            &mut state,
+            probes.len(),
+            opts,
+            &mut need_start,
+        )?);
+    }
+    if need_start {
+        probes.push(probe::start_only_begin(probes.len())?);
+    }
+    Ok(CompiledScript {
+        maps,
+        probes,
+        events: state.events,
+    })
+}

@@ -1,0 +1,411 @@
+//! One probe block → one [`ProbeSpec`] per attach point: the attach kind the runtime needs
+//! (BEGIN/END, interval, profile, tracepoint, rawtracepoint, uprobe, kprobe, fentry) and the
+//! program lowered for that attach point's context (`args` differ between kinds, so a probe
+//! with several attach points is lowered once per point).
+//!
+//! Program shape: [predicate → exit] body; `r0 = 0; exit` at the single exit label. Every
+//! probe except BEGIN/END gets the arming guard (runtime plan invariant).
+
+use std::path::PathBuf;
+
+use super::{ArgsSource, Lower, LowerError, ScriptState};
+use crate::codegen::{finish, Builder, FinishOptions};
+use crate::kernel::info::KernelInfo;
+use crate::runtime::plan::{ProbeKind as RunKind, ProbeSpec, Sampling};
+use crate::sema::expand::TargetKind;
+use crate::sema::{AttachTargets, CheckedProbe, CheckedProgram};
+use crate::syntax::ast::ProbeKind;
+use crate::syntax::attach::{AttachNum, AttachSpec, TimeUnit};
+use crate::template::{AttachKind, Template};
+
+/// Lowers `checked` (probe `start` of the compiled script is its first attach point).
+pub(crate) fn lower_probe(
+    cp: &CheckedProgram,
+    checked: &CheckedProbe,
+    kernel: &dyn KernelInfo,
+    script: &mut ScriptState,
+    start: usize,
+    opts: &crate::sema::CheckOptions,
+    need_start: &mut bool,
+) -> Result<Vec<ProbeSpec>, LowerError> {
+    let Some(probe) = cp.program.probes().nth(checked.index) else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for (i, (at, ap)) in checked.attach.iter().zip(&probe.attach_points).enumerate() {
+        let kind = run_kind(at, &ap.spec, ap.span, &opts.params)?;
+        let Some(kind) = kind else { continue };
+        let (attach, args) = context(at, kernel, ap.span)?;
+        let index = start + out.len();
+        let name = match &kind {
+            RunKind::Begin => "BEGIN".to_string(),
+            RunKind::End => "END".to_string(),
+            _ => at
+                .targets
+                .first()
+                .map(|t| t.name.clone())
+                .unwrap_or_else(|| at.raw.clone()),
+        };
+        let mut lw = Lower {
+            cp,
+            kernel,
+            b: Builder::new(),
+            script,
+            probe_index: index,
+            probe_kind: at.kind,
+            args,
+            vars: Default::default(),
+            scopes: Default::default(),
+            var_types: checked
+                .vars
+                .slots
+                .iter()
+                .map(|(_, t, _)| t.clone())
+                .collect(),
+            exit: crate::codegen::Label(0),
+            loops: Vec::new(),
+            max_strlen: opts.max_strlen,
+            scratch_used: 0,
+        };
+        lw.exit = lw.b.label();
+        lw.b.set_span(probe.span);
+        if *need_start && matches!(kind, RunKind::Begin) {
+            super::elapsed::record_start(&mut lw.b);
+            *need_start = false;
+        }
+        super::stmt::init_vars(&mut lw, checked);
+        if let Some(pred) = &probe.predicate {
+            lw.b.set_span(pred.span);
+            let v = super::expr::lower_expr(&mut lw, pred)?;
+            let exit = lw.exit;
+            crate::codegen::emit::control::jump_if_false(&mut lw.b, v.value(), exit);
+        }
+        super::stmt::lower_block(&mut lw, &probe.body)?;
+        let exit = lw.exit;
+        lw.b.bind(exit);
+        lw.b.exit(0);
+        let special = matches!(kind, RunKind::Begin | RunKind::End);
+        let opts = FinishOptions {
+            name: prog_name(i, index),
+            attach,
+            arming_guard: !special,
+        };
+        let compiled = finish(lw.b, &opts).map_err(|source| LowerError::Codegen {
+            probe: name.clone(),
+            span: probe.span,
+            source,
+        })?;
+        let kind = with_fentry_targets(kind, &compiled.template, at, kernel);
+        out.push(ProbeSpec {
+            name,
+            kind,
+            template: compiled.template,
+        });
+    }
+    Ok(out)
+}
+
+/// A BEGIN program that only records the start time for `elapsed` (scripts without BEGIN).
+pub(crate) fn start_only_begin(index: usize) -> Result<ProbeSpec, LowerError> {
+    let mut b = Builder::new();
+    super::elapsed::record_start(&mut b);
+    b.exit(0);
+    let opts = FinishOptions {
+        name: prog_name(0, index),
+        attach: AttachKind::RawTracepoint,
+        arming_guard: false,
+    };
+    let c = finish(b, &opts).map_err(|source| LowerError::Codegen {
+        probe: "BEGIN".into(),
+        span: crate::diag::Span { start: 0, end: 0 },
+        source,
+    })?;
+    Ok(ProbeSpec {
+        name: "BEGIN".into(),
+        kind: RunKind::Begin,
+        template: c.template,
+    })
+}
+
+/// The kernel's program name (16 bytes): distinct per probe so `bpftool prog` tells them apart.
+fn prog_name(_point: usize, index: usize) -> String {
+    format!("strobe_p{index}")
+}
+
+/// A number in an attach point; `$N` is positional parameter N (an integer).
+fn num(n: AttachNum, span: crate::diag::Span, params: &[String]) -> Result<u64, LowerError> {
+    match n {
+        AttachNum::Lit(v) => Ok(v),
+        AttachNum::Param(i) => {
+            let text = params.get((i as usize).wrapping_sub(1));
+            text.and_then(|t| t.trim().parse::<u64>().ok())
+                .ok_or_else(|| LowerError::Kernel {
+                    what: match text {
+                        Some(t) => format!("positional parameter ${i} is '{t}', not a number"),
+                        None => format!("positional parameter ${i} is not given"),
+                    },
+                    span,
+                })
+        }
+    }
+}
+
+fn period_ns(unit: TimeUnit, v: u64) -> u64 {
+    match unit {
+        TimeUnit::S => v.saturating_mul(1_000_000_000),
+        TimeUnit::Ms => v.saturating_mul(1_000_000),
+        TimeUnit::Us => v.saturating_mul(1_000),
+        TimeUnit::Ns => v,
+        TimeUnit::Hz => 1_000_000_000 / v.max(1),
+    }
+}
+
+/// The runtime's attach kind for one attach point (`None`: nothing to attach, e.g. a
+/// wildcard that matched nothing was already warned about).
+fn run_kind(
+    at: &AttachTargets,
+    spec: &AttachSpec,
+    span: crate::diag::Span,
+    params: &[String],
+) -> Result<Option<RunKind>, LowerError> {
+    let unsupported = |what: &str| Err(LowerError::unsupported(what, span));
+    Ok(Some(match (at.kind, spec) {
+        (ProbeKind::Begin, _) => RunKind::Begin,
+        (ProbeKind::End, _) => RunKind::End,
+        (ProbeKind::Interval, AttachSpec::Timer { unit, value }) => RunKind::Interval {
+            period_ns: period_ns(*unit, num(*value, span, params)?).max(1),
+        },
+        (ProbeKind::Profile, AttachSpec::Timer { unit, value }) => {
+            let v = num(*value, span, params)?;
+            RunKind::Profile {
+                sampling: match unit {
+                    TimeUnit::Hz => Sampling::Frequency(v.max(1)),
+                    u => Sampling::Period(period_ns(*u, v).max(1)),
+                },
+            }
+        }
+        (ProbeKind::Tracepoint, _) => {
+            let targets: Vec<(String, String)> = at
+                .targets
+                .iter()
+                .filter_map(|t| match &t.kind {
+                    TargetKind::Tracepoint { category, name } => {
+                        Some((category.clone(), name.clone()))
+                    }
+                    _ => None,
+                })
+                .collect();
+            if targets.is_empty() {
+                return Ok(None);
+            }
+            RunKind::Tracepoint { targets }
+        }
+        (ProbeKind::RawTracepoint, _) => {
+            let targets: Vec<String> = at
+                .targets
+                .iter()
+                .filter_map(|t| match &t.kind {
+                    TargetKind::RawTracepoint { name, .. } => Some(name.clone()),
+                    _ => None,
+                })
+                .collect();
+            if targets.is_empty() {
+                return Ok(None);
+            }
+            RunKind::RawTracepoint { targets }
+        }
+        (ProbeKind::Uprobe | ProbeKind::Uretprobe, _) => {
+            let Some(TargetKind::User { path, func, .. }) = at.targets.first().map(|t| &t.kind)
+            else {
+                return Ok(None);
+            };
+            // One spec per binary; the runtime resolves the function glob itself.
+            let func = match spec {
+                AttachSpec::Uprobe { func: f, .. } if !f.is_empty() => f.clone(),
+                _ => func.clone(),
+            };
+            RunKind::Uprobe {
+                binary: PathBuf::from(path),
+                func,
+                retprobe: at.kind == ProbeKind::Uretprobe,
+            }
+        }
+        (ProbeKind::Kprobe | ProbeKind::Kretprobe, _) => RunKind::Kprobe {
+            funcs: at
+                .targets
+                .iter()
+                .filter_map(|t| match &t.kind {
+                    TargetKind::KernelFunc { func, .. } => Some(func.clone()),
+                    _ => None,
+                })
+                .collect(),
+            retprobe: at.kind == ProbeKind::Kretprobe,
+        },
+        (ProbeKind::Fentry | ProbeKind::Fexit, _) => RunKind::Fentry {
+            targets: Vec::new(),
+            fexit: at.kind == ProbeKind::Fexit,
+        },
+        (ProbeKind::Software | ProbeKind::Hardware, AttachSpec::PerfEvent { event, count }) => {
+            let hw = at.kind == ProbeKind::Hardware;
+            let Some((config, default)) = perf_event(hw, event) else {
+                return unsupported(&format!("the perf event `{event}`"));
+            };
+            let n = match count {
+                Some(c) => num(*c, span, params)?,
+                None => default,
+            };
+            let sampling = Sampling::Period(n.max(1));
+            if hw {
+                RunKind::Hardware { config, sampling }
+            } else {
+                RunKind::Software { config, sampling }
+            }
+        }
+        (k, _) => {
+            return Ok(Some(RunKind::Unsupported {
+                what: format!("{} probes", k.name()),
+            }))
+        }
+    }))
+}
+
+/// A software (`perf_sw_ids`) or hardware (`perf_hw_id`) event by bpftrace's names and
+/// aliases, with bpftrace's default sample period (include/uapi/linux/perf_event.h).
+fn perf_event(hw: bool, name: &str) -> Option<(u64, u64)> {
+    let sw: &[(&[&str], u64, u64)] = &[
+        (&["cpu-clock", "cpu"], 0, 1_000_000),
+        (&["task-clock"], 1, 1_000_000),
+        (&["page-faults", "faults"], 2, 100),
+        (&["context-switches", "cs"], 3, 1_000),
+        (&["cpu-migrations"], 4, 1),
+        (&["minor-faults"], 5, 100),
+        (&["major-faults"], 6, 1),
+        (&["alignment-faults"], 7, 1),
+        (&["emulation-faults"], 8, 1),
+        (&["dummy"], 9, 1),
+        (&["bpf-output"], 10, 1),
+    ];
+    let hwt: &[(&[&str], u64, u64)] = &[
+        (&["cpu-cycles", "cycles"], 0, 1_000_000),
+        (&["instructions"], 1, 1_000_000),
+        (&["cache-references"], 2, 1_000_000),
+        (&["cache-misses"], 3, 1_000_000),
+        (&["branch-instructions", "branches"], 4, 100_000),
+        (&["branch-misses"], 5, 100_000),
+        (&["bus-cycles"], 6, 100_000),
+        (&["frontend-stalls"], 7, 1_000_000),
+        (&["backend-stalls"], 8, 1_000_000),
+        (&["ref-cycles"], 9, 1_000_000),
+    ];
+    let table = if hw { hwt } else { sw };
+    table
+        .iter()
+        .find(|(names, _, _)| names.contains(&name))
+        .map(|(_, c, d)| (*c, *d))
+}
+
+/// fentry/fexit: one clone target per target that has every fact the template needs, with
+/// its argument and return-value slots from the function's prototype (BTF).
+fn with_fentry_targets(
+    kind: RunKind,
+    t: &Template,
+    at: &AttachTargets,
+    kernel: &dyn KernelInfo,
+) -> RunKind {
+    let RunKind::Fentry { fexit, .. } = kind else {
+        return kind;
+    };
+    let cx =
+        crate::sema::context::ProbeContext::build(&[(at.kind, at.targets.clone())], kernel, 64);
+    let mut targets = Vec::new();
+    for (i, target) in at.targets.iter().enumerate() {
+        if at.grouping.skipped.iter().any(|(s, _)| *s == i) {
+            continue;
+        }
+        let TargetKind::KernelFunc {
+            btf_id: Some(id), ..
+        } = &target.kind
+        else {
+            continue;
+        };
+        let Some(proto) = cx
+            .targets
+            .iter()
+            .find(|a| a.name == target.name)
+            .and_then(|a| a.proto.as_ref())
+        else {
+            continue;
+        };
+        if let Ok(mut c) = crate::loader::CloneTarget::from_proto(t, proto, *id) {
+            // `func` prints the target's name (the target-index table).
+            c.name = target.name.clone();
+            targets.push(c);
+        }
+    }
+    RunKind::Fentry { targets, fexit }
+}
+
+/// The template's attach kind and what `args` means for this attach point.
+fn context(
+    at: &AttachTargets,
+    kernel: &dyn KernelInfo,
+    span: crate::diag::Span,
+) -> Result<(AttachKind, ArgsSource), LowerError> {
+    Ok(match at.kind {
+        ProbeKind::Tracepoint => {
+            let mut fields = Vec::new();
+            if let Some(TargetKind::Tracepoint { category, name }) =
+                at.targets.first().map(|t| &t.kind)
+            {
+                let f =
+                    kernel
+                        .tracepoint_format(category, name)
+                        .map_err(|e| LowerError::Kernel {
+                            what: format!("tracepoint {category}:{name}: {e}"),
+                            span,
+                        })?;
+                fields = f.fields;
+            }
+            (AttachKind::RawTracepoint, ArgsSource::Tracepoint(fields))
+        }
+        ProbeKind::RawTracepoint => {
+            let mut names = Vec::new();
+            if let Some(TargetKind::RawTracepoint { module, name }) =
+                at.targets.first().map(|t| &t.kind)
+            {
+                names = raw_tp_args(kernel, module.as_deref(), name);
+            }
+            (AttachKind::RawTracepoint, ArgsSource::RawTracepoint(names))
+        }
+        ProbeKind::Uprobe => (AttachKind::Uprobe { retprobe: false }, ArgsSource::Regs),
+        ProbeKind::Uretprobe => (AttachKind::Uprobe { retprobe: true }, ArgsSource::Regs),
+        ProbeKind::Kprobe => (AttachKind::Kprobe { retprobe: false }, ArgsSource::Regs),
+        ProbeKind::Kretprobe => (AttachKind::Kprobe { retprobe: true }, ArgsSource::Regs),
+        ProbeKind::Fentry => (AttachKind::Fentry, ArgsSource::Fentry),
+        ProbeKind::Fexit => (AttachKind::Fexit, ArgsSource::Fentry),
+        _ => (AttachKind::RawTracepoint, ArgsSource::None),
+    })
+}
+
+/// A raw tracepoint's argument names, from BTF's `btf_trace_<name>` typedef (a pointer to a
+/// function whose first parameter is the `void *__data` the kernel passes internally).
+fn raw_tp_args(kernel: &dyn KernelInfo, module: Option<&str>, name: &str) -> Vec<String> {
+    let cx = crate::sema::context::ProbeContext::build(
+        &[(
+            ProbeKind::RawTracepoint,
+            vec![crate::sema::expand::Target {
+                name: format!("rawtracepoint:{name}"),
+                kind: TargetKind::RawTracepoint {
+                    module: module.map(str::to_string),
+                    name: name.to_string(),
+                },
+            }],
+        )],
+        kernel,
+        64,
+    );
+    cx.targets
+        .first()
+        .map(|t| t.args.iter().map(|(n, _)| n.clone()).collect())
+        .unwrap_or_default()
+}

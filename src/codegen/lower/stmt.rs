@@ -1,0 +1,231 @@
+//! Statements: `let`, assignments (variables and maps, compound forms), expression
+//! statements, `while` (bounded), `unroll`, `break`/`continue`, `return`.
+//!
+//! Variables: every [`VarSlot`] of the probe gets a stack place sized by its type, zeroed at
+//! entry (bpftrace's variables start at zero). Declarations are matched to slots by walking
+//! the block in the checker's order with the same scopes (`let` and a first assignment declare
+//! in the innermost scope, in source order), since declarations carry no expression id.
+
+use std::collections::HashMap;
+
+use super::expr::lower_expr;
+use super::store::{load_val, store_val};
+use super::{Lower, LowerError, Val};
+use crate::codegen::emit::control::{jump_if_false, LoopLabels};
+use crate::codegen::emit::mem::zero;
+use crate::codegen::emit::Place;
+use crate::runtime::format::decode::FieldType;
+use crate::sema::{CheckedProbe, Type, VarSlot};
+use crate::syntax::ast::{Block, Expr, LValue, Stmt, StmtKind};
+
+/// bpftrace's bound on `while` iterations the verifier must see.
+const MAX_LOOP_ITERS: u32 = 1024;
+
+/// Scopes of declared variables while lowering (mirrors the checker's).
+#[derive(Default)]
+pub(crate) struct Scopes {
+    pub stack: Vec<HashMap<String, VarSlot>>,
+    pub next: u32,
+}
+
+fn var_field(t: &Type) -> FieldType {
+    super::maps::slot_field(t)
+}
+
+/// Allocates and zeroes every variable's place.
+pub(crate) fn init_vars(lw: &mut Lower<'_>, probe: &CheckedProbe) {
+    lw.scopes = Scopes {
+        stack: vec![HashMap::new()],
+        next: 0,
+    };
+    for (i, (_, t, _)) in probe.vars.slots.iter().enumerate() {
+        let f = var_field(t);
+        let size = (f.size() as u32).max(8).next_multiple_of(8);
+        let slot = lw.b.slot(size, 8);
+        let p = Place::new(slot, 0);
+        zero(&mut lw.b, p, size);
+        lw.vars.insert(VarSlot(i as u32), p);
+    }
+}
+
+impl Scopes {
+    fn push(&mut self) {
+        self.stack.push(HashMap::new());
+    }
+
+    fn pop(&mut self) {
+        self.stack.pop();
+    }
+
+    /// A variable's slot by name, innermost scope first.
+    pub(crate) fn lookup(&self, name: &str) -> Option<VarSlot> {
+        self.stack.iter().rev().find_map(|m| m.get(name).copied())
+    }
+
+    /// Declares `name` in the innermost scope with the next slot.
+    fn declare(&mut self, name: &str) -> VarSlot {
+        let slot = VarSlot(self.next);
+        self.next += 1;
+        if let Some(top) = self.stack.last_mut() {
+            top.insert(name.to_string(), slot);
+        }
+        slot
+    }
+}
+
+impl Lower<'_> {
+    pub(crate) fn var_type(&self, slot: VarSlot) -> Type {
+        self.var_types
+            .get(slot.0 as usize)
+            .cloned()
+            .unwrap_or(Type::None)
+    }
+}
+
+/// Lowers `{ stmts; tail }` in a new scope; returns the tail's value.
+pub(crate) fn lower_block(lw: &mut Lower<'_>, block: &Block) -> Result<Val, LowerError> {
+    lw.scopes.push();
+    let r = lower_block_inner(lw, block);
+    lw.scopes.pop();
+    r
+}
+
+fn lower_block_inner(lw: &mut Lower<'_>, block: &Block) -> Result<Val, LowerError> {
+    for s in &block.stmts {
+        lower_stmt(lw, s)?;
+    }
+    match &block.tail {
+        Some(e) => lower_expr(lw, e),
+        None => Ok(Val::None),
+    }
+}
+
+/// Stores `v` (of type `ty`) into variable `slot`.
+pub(crate) fn assign_var(lw: &mut Lower<'_>, slot: VarSlot, v: Val, ty: &Type) {
+    let Some(&p) = lw.vars.get(&slot) else { return };
+    let f = var_field(&lw.var_type(slot));
+    store_val(lw, p, &f, v, ty);
+}
+
+/// Reads variable `slot`.
+pub(crate) fn read_var(lw: &mut Lower<'_>, slot: VarSlot) -> Val {
+    let Some(&p) = lw.vars.get(&slot) else {
+        return Val::Int(
+            crate::codegen::emit::Value::Imm(0),
+            crate::codegen::emit::IntTy::I64,
+        );
+    };
+    let t = lw.var_type(slot);
+    match super::int_ty(&t) {
+        Some(it) => Val::Int(super::store::load_slot_int(lw, p, it), it),
+        None => load_val(lw, p, &t),
+    }
+}
+
+fn lower_stmt(lw: &mut Lower<'_>, s: &Stmt) -> Result<(), LowerError> {
+    lw.b.set_span(s.span);
+    match &s.kind {
+        StmtKind::Let { var, init, .. } => {
+            let v = match init {
+                Some(e) => Some((lower_expr(lw, e)?, lw.type_of(e.id))),
+                None => None,
+            };
+            let slot = lw.scopes.declare(&var.name);
+            if let Some((v, t)) = v {
+                assign_var(lw, slot, v, &t);
+            }
+        }
+        StmtKind::Assign { target, op, value } => lower_assign(lw, target, *op, value)?,
+        StmtKind::Expr(e) | StmtKind::Discard(e) => {
+            lower_expr(lw, e)?;
+        }
+        StmtKind::While { cond, body } => {
+            let counter = lw.scopes.next;
+            let i = lw.b.constant(0);
+            let head = lw.b.label();
+            let next = lw.b.label();
+            let exit = lw.b.label();
+            lw.b.bind(head);
+            lw.b.jmp64(crate::asm::isa::JmpOp::Jge, i, MAX_LOOP_ITERS as i32, exit);
+            let c = lower_expr(lw, cond)?.value();
+            jump_if_false(&mut lw.b, c, exit);
+            lw.loops.push(LoopLabels { exit, next });
+            lw.scopes.next = counter;
+            lower_block(lw, body)?;
+            lw.loops.pop();
+            lw.b.bind(next);
+            lw.b.alu(true, crate::asm::isa::AluOp::Add, i, 1);
+            lw.b.ja(head);
+            lw.b.bind(exit);
+        }
+        StmtKind::Unroll { count, body } => {
+            let n = lw
+                .cp
+                .consts
+                .get(&count.id)
+                .copied()
+                .unwrap_or(0)
+                .clamp(0, 100);
+            let counter = lw.scopes.next;
+            let mut end = counter;
+            for _ in 0..n {
+                lw.scopes.next = counter;
+                lower_block(lw, body)?;
+                end = lw.scopes.next;
+            }
+            lw.scopes.next = end;
+        }
+        StmtKind::Break | StmtKind::Continue => {
+            let Some(l) = lw.loops.last().copied() else {
+                return Err(LowerError::unsupported(
+                    "break/continue outside a loop",
+                    s.span,
+                ));
+            };
+            let target = if matches!(s.kind, StmtKind::Break) {
+                l.exit
+            } else {
+                l.next
+            };
+            lw.b.ja(target);
+        }
+        StmtKind::Return(_) => {
+            let exit = lw.exit;
+            lw.b.ja(exit);
+        }
+        StmtKind::For { .. } => return Err(LowerError::unsupported("`for` loops", s.span)),
+        StmtKind::Import(_) => {}
+    }
+    Ok(())
+}
+
+fn lower_assign(
+    lw: &mut Lower<'_>,
+    target: &LValue,
+    op: Option<crate::syntax::ast::BinaryOp>,
+    value: &Expr,
+) -> Result<(), LowerError> {
+    match target {
+        LValue::Var(v) => {
+            let vt = lw.type_of(value.id);
+            let val = lower_expr(lw, value)?;
+            let slot = match lw.scopes.lookup(&v.name) {
+                Some(s) => s,
+                None => lw.scopes.declare(&v.name),
+            };
+            let (val, vt) = match op {
+                Some(o) => {
+                    let cur = read_var(lw, slot);
+                    let t = lw.var_type(slot);
+                    (super::expr::arith(lw, o, cur, &t, val, &vt, &t), t)
+                }
+                None => (val, vt),
+            };
+            assign_var(lw, slot, val, &vt);
+            Ok(())
+        }
+        LValue::Map { map, keys, span } => {
+            super::calls::assign_map(lw, &map.name, keys, *span, op, value)
+        }
+    }
+}

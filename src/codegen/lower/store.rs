@@ -1,0 +1,171 @@
+//! Writing a lowered value into memory laid out as a [`FieldType`] (record arguments, map
+//! keys, map values, variables), converting between layouts the checker allows to meet:
+//! integers of any width, strings of different buffer sizes (copied up to the smaller size,
+//! always NUL-terminated, the tail zeroed so keys hash alike), tuples element by element.
+
+use super::{int_ty, Lower, Val};
+use crate::asm::isa::Size;
+use crate::codegen::emit::mem::{load_int, store_int, zero};
+use crate::codegen::emit::{IntTy, Place, Value};
+use crate::runtime::format::decode::{tuple_offsets, FieldType};
+use crate::sema::Type;
+
+/// Copies `len` bytes from `src` to `dst` with the widest loads/stores their offsets allow.
+pub(crate) fn copy(lw: &mut Lower<'_>, dst: Place, src: Place, len: u32) {
+    let mut i = 0u32;
+    while i < len {
+        let left = len - i;
+        let (sz, n) = if left >= 8 && (src.off + i as i32) % 8 == 0 && (dst.off + i as i32) % 8 == 0
+        {
+            (Size::Dw, 8)
+        } else if left >= 4 && (src.off + i as i32) % 4 == 0 && (dst.off + i as i32) % 4 == 0 {
+            (Size::W, 4)
+        } else {
+            (Size::B, 1)
+        };
+        let r = lw.b.vreg();
+        lw.b.load(sz, r, src.mem(), src.off + i as i32);
+        lw.b.store(sz, dst.mem(), dst.off + i as i32, r);
+        i += n;
+    }
+}
+
+/// Stores `v` (of checker type `ty`) at `dst` laid out as `f`.
+pub(crate) fn store_val(lw: &mut Lower<'_>, dst: Place, f: &FieldType, v: Val, ty: &Type) {
+    match (f, v) {
+        (_, Val::Int(value, _)) => {
+            let bytes = f.size().clamp(1, 8) as u32;
+            store_int(&mut lw.b, dst, value, bytes);
+        }
+        (FieldType::Str { size }, Val::Mem(src)) => {
+            let src_size = ty.size().max(1) as u32;
+            let dst_size = *size as u32;
+            let n = src_size.min(dst_size);
+            copy(lw, dst, src, n);
+            if dst_size > n {
+                zero(&mut lw.b, dst.at(n as i32), dst_size - n);
+            } else {
+                lw.b.store(Size::B, dst.mem(), dst.off + dst_size as i32 - 1, 0);
+            }
+        }
+        (FieldType::Tuple(fs), Val::Mem(src)) => {
+            let src_types: Vec<Type> = match ty {
+                Type::Tuple(ts) => ts.clone(),
+                Type::Record(fs) => fs.iter().map(|(_, t)| t.clone()).collect(),
+                _ => Vec::new(),
+            };
+            store_fields(lw, dst, fs, src, &src_types);
+        }
+        (FieldType::Record(fs), Val::Mem(src)) => {
+            let src_types: Vec<Type> = match ty {
+                Type::Record(fs) => fs.iter().map(|(_, t)| t.clone()).collect(),
+                Type::Tuple(ts) => ts.clone(),
+                _ => Vec::new(),
+            };
+            let fts: Vec<FieldType> = fs.iter().map(|(_, f)| f.clone()).collect();
+            store_fields(lw, dst, &fts, src, &src_types);
+        }
+        (f, Val::Mem(src)) => {
+            let n = (f.size() as u32).min(ty.size().max(1) as u32);
+            copy(lw, dst, src, n);
+            if (f.size() as u32) > n {
+                zero(&mut lw.b, dst.at(n as i32), f.size() as u32 - n);
+            }
+        }
+        (f, Val::None) => zero(&mut lw.b, dst, f.size() as u32),
+    }
+}
+
+fn store_fields(lw: &mut Lower<'_>, dst: Place, fs: &[FieldType], src: Place, src_types: &[Type]) {
+    let dst_off = tuple_offsets(fs);
+    let src_fts: Vec<FieldType> = src_types
+        .iter()
+        .map(|t| {
+            t.field_type().unwrap_or(FieldType::Int {
+                bytes: 8,
+                signed: false,
+            })
+        })
+        .collect();
+    let src_off = tuple_offsets(&src_fts);
+    // Padding must be defined (keys hash bytewise; helpers read whole records).
+    zero(&mut lw.b, dst, FieldType::Tuple(fs.to_vec()).size() as u32);
+    for (i, f) in fs.iter().enumerate() {
+        let (Some(st), Some(&so)) = (src_types.get(i), src_off.get(i)) else {
+            continue;
+        };
+        let sp = src.at(so as i32);
+        let v = match int_ty(st) {
+            Some(it) => Val::Int(load_int(&mut lw.b, sp, it), it),
+            None => Val::Mem(sp),
+        };
+        store_val(lw, dst.at(dst_off[i] as i32), f, v, st);
+    }
+}
+
+/// A value of type `ty` materialized on the stack (for tuples built from parts, strings).
+pub(crate) fn spill(lw: &mut Lower<'_>, v: Val, ty: &Type) -> Place {
+    match v {
+        Val::Mem(p) => p,
+        _ => {
+            let f = ty.field_type().unwrap_or(FieldType::Int {
+                bytes: 8,
+                signed: false,
+            });
+            let slot = lw.b.slot((f.size() as u32).max(1), 8);
+            let p = Place::new(slot, 0);
+            store_val(lw, p, &f, v, ty);
+            p
+        }
+    }
+}
+
+/// Loads the value of type `ty` at `p` (an integer into a register; anything else stays in
+/// memory).
+pub(crate) fn load_val(lw: &mut Lower<'_>, p: Place, ty: &Type) -> Val {
+    match int_ty(ty) {
+        Some(it) => Val::Int(load_int(&mut lw.b, p, it), it),
+        None => Val::Mem(p),
+    }
+}
+
+/// An 8-byte integer slot's value as `it` (stored widened, loaded back normalized).
+pub(crate) fn load_slot_int(lw: &mut Lower<'_>, p: Place, it: IntTy) -> Value {
+    let v = load_int(&mut lw.b, p, IntTy::new(64, it.signed));
+    crate::codegen::emit::arith::cast(&mut lw.b, v, IntTy::new(64, it.signed), it)
+}
+
+/// Writes `e` straight into `dst` when it has a producer that writes memory itself (`comm`
+/// into a 16-byte string field, `str(p)` into a string field of its size), saving the copy
+/// through a temporary. Returns whether it did; the field is then fully written.
+pub(crate) fn write_direct(
+    lw: &mut Lower<'_>,
+    e: &crate::syntax::ast::Expr,
+    dst: Place,
+    f: &FieldType,
+) -> Result<bool, super::LowerError> {
+    use crate::syntax::ast::ExprKind;
+    let outer = lw.b.span();
+    lw.b.set_span(e.span);
+    let done = match (&e.kind, f) {
+        (ExprKind::Ident(n), FieldType::Str { size: 16 }) if n == "comm" => {
+            crate::codegen::emit::builtins::comm(&mut lw.b, dst);
+            true
+        }
+        (ExprKind::Call { name, args }, FieldType::Str { size })
+            if name.name == "str"
+                && args.len() == 1
+                && lw.type_of(e.id) == (Type::Str { size: *size })
+                && int_ty(&lw.type_of(args[0].id)).is_some() =>
+        {
+            let user = super::calls::reads_user(lw, &lw.type_of(args[0].id));
+            let v = super::expr::lower_expr(lw, &args[0])?.value();
+            zero(&mut lw.b, dst, *size as u32);
+            crate::codegen::emit::strings::read_str(&mut lw.b, user, dst, *size as u32, v);
+            true
+        }
+        _ => false,
+    };
+    lw.b.set_span(outer);
+    Ok(done)
+}

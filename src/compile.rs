@@ -1,0 +1,108 @@
+//! The one place that knows the order of the compiler's stages:
+//! parse → (imports inlined) → check → lower → [`CompiledScript`].
+//!
+//! Input: a script ([`SourceFile`]), a [`KernelInfo`] and [`CheckOptions`]. Output: the
+//! compiled script and every warning, or the diagnostics that stopped compilation (each with
+//! its span, rendered by the caller against the same source).
+
+use crate::codegen::lower::{lower, LowerError};
+use crate::diag::{Diagnostic, SourceFile};
+use crate::kernel::info::KernelInfo;
+use crate::runtime::plan::CompiledScript;
+use crate::sema::{CheckOptions, CheckedProgram};
+
+/// What compiling produced.
+#[derive(Debug)]
+pub struct CompileOutput {
+    /// `Some` when there was no error.
+    pub script: Option<CompiledScript>,
+    /// The checked program (when checking succeeded), for `-d` listings.
+    pub checked: Option<CheckedProgram>,
+    /// Errors and warnings in the order found.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl CompileOutput {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// A lowering failure as a diagnostic at the construct's span.
+pub fn lower_diagnostic(e: &LowerError) -> Diagnostic {
+    Diagnostic::error(e.span(), e.to_string())
+}
+
+/// Lowers an already checked program.
+pub fn lower_checked(
+    checked: &CheckedProgram,
+    kernel: &dyn KernelInfo,
+    opts: &CheckOptions,
+) -> Result<CompiledScript, Diagnostic> {
+    lower(checked, kernel, opts).map_err(|e| lower_diagnostic(&e))
+}
+
+/// Parses, checks and lowers `source` (imports are not inlined here: the CLI does that, since
+/// it needs the file system).
+pub fn compile(source: &SourceFile, kernel: &dyn KernelInfo, opts: &CheckOptions) -> CompileOutput {
+    let parsed = crate::syntax::parse(source);
+    let mut diagnostics = parsed.diagnostics.clone();
+    if parsed.has_errors() {
+        return CompileOutput {
+            script: None,
+            checked: None,
+            diagnostics,
+        };
+    }
+    let checked = crate::sema::check(&parsed.program, kernel, opts);
+    diagnostics.extend(checked.diagnostics);
+    let Some(program) = checked.program else {
+        return CompileOutput {
+            script: None,
+            checked: None,
+            diagnostics,
+        };
+    };
+    match lower_checked(&program, kernel, opts) {
+        Ok(s) => CompileOutput {
+            script: Some(s),
+            checked: Some(program),
+            diagnostics,
+        },
+        Err(d) => {
+            diagnostics.push(d);
+            CompileOutput {
+                script: None,
+                checked: Some(program),
+                diagnostics,
+            }
+        }
+    }
+}
+
+/// A verifier rejection as a diagnostic at the script position of the rejected instruction
+/// (from the template's source map): the verifier's one-line reason, the probe, and a hint
+/// that `-v` prints the whole log. `None` when `err` is not a program load refused by the
+/// verifier of one of `script`'s probes.
+pub fn verifier_diagnostic(
+    script: &CompiledScript,
+    err: &crate::runtime::driver::RunError,
+) -> Option<Diagnostic> {
+    let crate::runtime::driver::RunError::Probe(p) = err else {
+        return None;
+    };
+    let crate::runtime::probes::ProbeError::Load { probe, source } = p.as_ref() else {
+        return None;
+    };
+    let spec = script.probes.iter().find(|s| &s.name == probe)?;
+    let insn = source.insn()?;
+    let span = spec.template.source_map.lookup(insn)?;
+    let reason = source.reason().unwrap_or("program rejected");
+    Some(
+        Diagnostic::error(
+            span,
+            format!("the kernel's verifier rejected probe {probe}: {reason} (instruction {insn})"),
+        )
+        .with_note("run with -v for the full verifier log"),
+    )
+}

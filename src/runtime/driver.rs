@@ -1,0 +1,489 @@
+//! Running a [`CompiledScript`]: the one place that knows the order of a run.
+//!
+//! 1. validate the plan; raise RLIMIT_MEMLOCK; create the arming flag and every map;
+//! 2. start `-c`'s command, held before exec;
+//! 3. load BEGIN/END, load and attach every other probe (disarmed: their guard returns at once);
+//! 4. print `Attaching N probes...`; run each BEGIN (BPF_PROG_TEST_RUN) and handle its records,
+//!    so BEGIN's output comes first and an `exit()` in BEGIN ends the run before any probe fires;
+//! 5. arm, release the command, then loop: one epoll set over the ring buffer's set and a
+//!    signalfd (SIGINT, SIGTERM, SIGCHLD); no timer, no busy polling;
+//! 6. on `exit()`, a signal or the command's exit: disarm, handle the records already written,
+//!    run each END, print every non-empty script map (bpftrace's exit format), report lost
+//!    records and map-full drops, then close everything (dropping the owned fds detaches).
+//!
+//! Invariants: every kernel object is an owned fd held by this function's locals, so an error,
+//! a panic (which also disarms through a panic hook, see [`install_panic_hook`]) or a kill
+//! leaves nothing attached; output is flushed before detaching, so users never wait for it.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::ops::ControlFlow;
+use std::os::fd::{AsFd, AsRawFd, RawFd};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::child::Child;
+use super::epoll::{BufferSet, Epoll};
+use super::events::{EventSink, Step};
+use super::format::{OutputFormat, Printer};
+use super::plan::{probe_id, CompiledScript, MapRole, PlanError, ProbeKind};
+use super::probes::{self, AttachContext, ProbeError, SpecialProg};
+use super::ringbuf::{LostCounter, RingBuf};
+use super::signals::SignalFd;
+use super::snapshot;
+use super::symbolize::Symbolizer;
+use crate::loader::{Arming, KernelObject};
+use crate::sys::{Map, MapCreateOptions, SysError};
+
+/// `-B`: when output reaches the writer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Buffering {
+    /// After every event (bpftrace's default on a terminal and for `-B line`).
+    #[default]
+    Line,
+    /// When the buffer fills or at exit.
+    Full,
+    /// Unbuffered: written as produced (same as `Line` here: each event is one write).
+    None,
+}
+
+/// How to run.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    pub format: OutputFormat,
+    /// `-q`: no `Attaching N probes...`.
+    pub quiet: bool,
+    /// `-v`: per-probe attach details on stderr.
+    pub verbose: bool,
+    pub buffering: Buffering,
+    /// `--unsafe`: `system()` may run commands.
+    pub unsafe_mode: bool,
+    /// `-c`: the command (already split into words).
+    pub command: Option<Vec<String>>,
+    /// `-p`: the process to trace.
+    pub pid: Option<i32>,
+}
+
+/// Why the run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitReason {
+    /// `exit()` in a probe.
+    Exit,
+    /// SIGINT or SIGTERM.
+    Signal(i32),
+    /// `-c`'s command exited.
+    CommandExited,
+}
+
+/// What a finished run reports.
+#[derive(Clone, Debug)]
+pub struct RunOutcome {
+    pub reason: ExitReason,
+    /// Probes attached (attach points, BEGIN/END included), as `Attaching N probes` says.
+    pub attached: usize,
+    pub lost: u64,
+    pub drops: u64,
+    /// `-c`'s command's pid.
+    pub child_pid: Option<i32>,
+}
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("internal error: invalid compiled script: {0}")]
+    Plan(#[from] PlanError),
+    #[error("cannot create map `{map}`: {source}")]
+    MapCreate {
+        map: String,
+        #[source]
+        source: SysError,
+    },
+    #[error("cannot create the arming flag: {0}")]
+    Arming(#[source] SysError),
+    #[error(transparent)]
+    Probe(Box<ProbeError>),
+    #[error("cannot start `{cmd}`: {source}")]
+    Command {
+        cmd: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("event loop: {what}: {source}")]
+    Loop {
+        what: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("event loop: {0}")]
+    Poll(#[from] super::epoll::PollError),
+    #[error("ring buffer: {0}")]
+    Ring(#[from] super::ringbuf::RingBufError),
+}
+
+impl From<ProbeError> for RunError {
+    fn from(e: ProbeError) -> RunError {
+        RunError::Probe(Box::new(e))
+    }
+}
+
+impl RunError {
+    /// The exit code the CLI uses: 3 when the kernel refused, 1 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            RunError::Probe(p) if p.is_kernel_refusal() => crate::cli::EXIT_KERNEL,
+            RunError::MapCreate { .. } | RunError::Arming(_) => crate::cli::EXIT_KERNEL,
+            _ => crate::cli::EXIT_INPUT,
+        }
+    }
+}
+
+static ARMED: Mutex<Vec<Arc<Arming>>> = Mutex::new(Vec::new());
+
+/// Installs (once) a panic hook that disarms every running script before the default hook
+/// prints the panic, so no event is delivered after a panic even before unwinding closes the
+/// links.
+pub fn install_panic_hook() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if let Ok(armed) = ARMED.try_lock() {
+                for a in armed.iter() {
+                    let _ = a.disarm();
+                }
+            }
+            prev(info);
+        }));
+    });
+}
+
+/// Deregisters an arming flag from the panic hook when the run ends.
+struct ArmedGuard(Arc<Arming>);
+
+impl Drop for ArmedGuard {
+    fn drop(&mut self) {
+        let _ = self.0.disarm();
+        if let Ok(mut v) = ARMED.lock() {
+            v.retain(|a| !Arc::ptr_eq(a, &self.0));
+        }
+    }
+}
+
+/// The kernel's name for a map: `[A-Za-z0-9_.]`, at most 15 characters.
+pub fn kernel_map_name(name: &str) -> String {
+    let s: String = name
+        .trim_start_matches('@')
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(15)
+        .collect();
+    if s.is_empty() {
+        "at".into()
+    } else {
+        s
+    }
+}
+
+fn create_maps(script: &CompiledScript) -> Result<Vec<Map>, RunError> {
+    script
+        .maps
+        .iter()
+        .map(|m| {
+            let name = kernel_map_name(&m.name);
+            Map::create(
+                m.map_type,
+                &MapCreateOptions {
+                    name: &name,
+                    key_size: m.key_size,
+                    value_size: m.value_size,
+                    max_entries: m.max_entries,
+                    ..Default::default()
+                },
+            )
+            .map_err(|source| RunError::MapCreate {
+                map: m.name.clone(),
+                source,
+            })
+        })
+        .collect()
+}
+
+/// Runs `script` to the end, writing its output to `out`.
+pub fn run(
+    script: &CompiledScript,
+    opts: &RunOptions,
+    out: &mut dyn Write,
+) -> Result<RunOutcome, RunError> {
+    script.validate()?;
+    install_panic_hook();
+    let signals = SignalFd::new().map_err(|source| RunError::Loop {
+        what: "signalfd",
+        source,
+    })?;
+    let _ = crate::sys::raise_memlock_rlimit();
+    let arming = Arc::new(Arming::create().map_err(RunError::Arming)?);
+    if let Ok(mut v) = ARMED.lock() {
+        v.push(arming.clone());
+    }
+    let _armed_guard = ArmedGuard(arming.clone());
+    let maps = create_maps(script)?;
+    let mut map_fds: Vec<(&str, RawFd)> = script
+        .maps
+        .iter()
+        .zip(&maps)
+        .map(|(s, m)| (s.name.as_str(), m.as_raw_fd()))
+        .collect();
+    map_fds.push(arming.map_entry());
+
+    let mut child = match &opts.command {
+        Some(argv) => Some(Child::spawn(argv).map_err(|source| RunError::Command {
+            cmd: argv.join(" "),
+            source,
+        })?),
+        None => None,
+    };
+    let pid = opts.pid.or(child.as_ref().map(Child::pid));
+    let ctx = AttachContext {
+        maps: &map_fds,
+        pid,
+    };
+
+    // Load and attach everything, still disarmed.
+    let mut begins = Vec::new();
+    let mut ends = Vec::new();
+    let mut objects: Vec<KernelObject> = Vec::new();
+    let mut attached = 0usize;
+    let mut probe_names = HashMap::new();
+    for (i, p) in script.probes.iter().enumerate() {
+        probe_names.insert(probe_id(i, 0), p.name.clone());
+        match p.kind {
+            ProbeKind::Begin => begins.push(SpecialProg::load(p, &ctx)?),
+            ProbeKind::End => ends.push(SpecialProg::load(p, &ctx)?),
+            _ => {
+                let a = probes::attach(p, &ctx)?;
+                if opts.verbose {
+                    eprintln!("strobe: {}: {} attached", p.name, a.attached);
+                }
+                for r in &a.refused {
+                    eprintln!("strobe: warning: {}: {r}", p.name);
+                }
+                attached += a.attached;
+                objects.extend(a.objects);
+                continue;
+            }
+        }
+        attached += 1;
+    }
+
+    // The output ring buffer and the counters.
+    let mut buffers = BufferSet::new()?;
+    if let Some((i, _)) = script.map_with_role(&MapRole::RingBuf) {
+        let mut ring = RingBuf::from_map(&maps[i])?;
+        if let Some((l, _)) = script.map_with_role(&MapRole::LostCounter) {
+            ring = ring.with_lost_counter(LostCounter::new(maps[l].as_fd(), 0)?);
+        }
+        buffers.add(ring)?;
+    }
+
+    let symbolizer = Symbolizer::new(probe_names);
+    let printer = Printer::new(opts.format);
+    let mut sink = EventSink::new(script, &maps, printer, &symbolizer, opts.unsafe_mode);
+    let mut buf = Vec::with_capacity(4096);
+    if !opts.quiet {
+        printer.attached_probes(&mut buf, attached as u64);
+    }
+    flush(out, &mut buf, true);
+
+    // BEGIN, in order; its records first.
+    let mut reason = None;
+    for b in &begins {
+        b.run()?;
+        if handle_pending(&mut buffers, &mut sink, out, &mut buf, opts.buffering)? {
+            reason = Some(ExitReason::Exit);
+            break;
+        }
+    }
+
+    if reason.is_none() {
+        arming.arm().map_err(RunError::Arming)?;
+        if let Some(c) = child.as_mut() {
+            c.release();
+        }
+        reason = Some(event_loop(
+            &mut buffers,
+            &signals,
+            &mut child,
+            &mut sink,
+            out,
+            &mut buf,
+            opts.buffering,
+        )?);
+    }
+    let _ = arming.disarm();
+    // Records written before disarming still count (unless exit() already ended the run).
+    if reason != Some(ExitReason::Exit) {
+        handle_pending(&mut buffers, &mut sink, out, &mut buf, opts.buffering)?;
+    }
+    for e in &ends {
+        e.run()?;
+        if handle_pending(&mut buffers, &mut sink, out, &mut buf, opts.buffering)? {
+            break;
+        }
+    }
+
+    // Exit: maps, lost records, drops.
+    let lost = buffers.total_lost().unwrap_or(0);
+    if lost > 0 {
+        printer.lost_events(&mut buf, lost);
+    }
+    let snaps: Vec<_> = script
+        .maps
+        .iter()
+        .zip(&maps)
+        .filter_map(|(s, m)| snapshot::snapshot(s, m, &symbolizer).ok().flatten())
+        .filter(|s| !s.entries.is_empty())
+        .collect();
+    printer.exit_maps(&mut buf, &snaps);
+    let drops = match script.map_with_role(&MapRole::DropCounter) {
+        Some((i, _)) => LostCounter::new(maps[i].as_fd(), 0)?.read().unwrap_or(0),
+        None => 0,
+    };
+    flush(out, &mut buf, true);
+    if drops > 0 {
+        eprintln!(
+            "WARNING: {drops} map updates were dropped because a map was full; \
+             raise max_map_keys (STROBE_MAX_MAP_KEYS)"
+        );
+    }
+    let child_pid = child.as_ref().map(Child::pid);
+    // Closing the fds detaches; perf events and raw tracepoints close in microseconds, the
+    // loader's clones detach on its threads.
+    crate::loader::detach(objects, crate::loader::DetachMode::Background);
+    drop(child);
+    Ok(RunOutcome {
+        reason: reason.unwrap_or(ExitReason::Exit),
+        attached,
+        lost,
+        drops,
+        child_pid,
+    })
+}
+
+fn flush(out: &mut dyn Write, buf: &mut Vec<u8>, force: bool) {
+    if buf.is_empty() || (!force && buf.len() < 64 << 10) {
+        return;
+    }
+    // A closed pipe (`strobe … | head`) must not stop the run from cleaning up.
+    let _ = out.write_all(buf);
+    let _ = out.flush();
+    buf.clear();
+}
+
+/// Handles every record already in the buffers; true when one was `exit()`.
+fn handle_pending(
+    buffers: &mut BufferSet,
+    sink: &mut EventSink<'_>,
+    out: &mut dyn Write,
+    buf: &mut Vec<u8>,
+    mode: Buffering,
+) -> Result<bool, RunError> {
+    let mut exit = false;
+    buffers.drain(|_, rec| {
+        if sink.handle(rec, buf) == Step::Exit {
+            exit = true;
+            return ControlFlow::Break(());
+        }
+        if mode != Buffering::Full {
+            flush(out, buf, true);
+        }
+        ControlFlow::Continue(())
+    })?;
+    flush(out, buf, mode != Buffering::Full);
+    Ok(exit)
+}
+
+const TOKEN_BUFFERS: u64 = 0;
+const TOKEN_SIGNALS: u64 = 1;
+const TOKEN_CHILD: u64 = 2;
+
+fn event_loop(
+    buffers: &mut BufferSet,
+    signals: &SignalFd,
+    child: &mut Option<Child>,
+    sink: &mut EventSink<'_>,
+    out: &mut dyn Write,
+    buf: &mut Vec<u8>,
+    mode: Buffering,
+) -> Result<ExitReason, RunError> {
+    let epoll = Epoll::new().map_err(|source| RunError::Loop {
+        what: "epoll",
+        source,
+    })?;
+    let add = |fd, token| {
+        epoll.add(fd, token).map_err(|source| RunError::Loop {
+            what: "epoll add",
+            source,
+        })
+    };
+    add(buffers.as_fd(), TOKEN_BUFFERS)?;
+    add(signals.as_fd(), TOKEN_SIGNALS)?;
+    if let Some(fd) = child.as_ref().and_then(Child::pidfd) {
+        add(fd, TOKEN_CHILD)?;
+    }
+    // The command may have exited before SIGCHLD was blocked-and-read; check once up front.
+    if child.as_mut().is_some_and(|c| c.exited().is_some()) {
+        return Ok(ExitReason::CommandExited);
+    }
+    let mut ready = Vec::new();
+    loop {
+        let timeout = if buffers.has_pending() {
+            Some(Duration::ZERO)
+        } else {
+            None
+        };
+        ready.clear();
+        if let Err(source) = epoll.wait(timeout, &mut ready) {
+            if source.kind() != std::io::ErrorKind::Interrupted {
+                return Err(RunError::Loop {
+                    what: "epoll wait",
+                    source,
+                });
+            }
+        }
+        if handle_pending(buffers, sink, out, buf, mode)? {
+            return Ok(ExitReason::Exit);
+        }
+        if ready.contains(&TOKEN_CHILD) && child.as_mut().is_some_and(|c| c.exited().is_some()) {
+            return Ok(ExitReason::CommandExited);
+        }
+        while let Some(sig) = signals.read() {
+            match sig {
+                libc::SIGCHLD => {
+                    if child.as_mut().is_some_and(|c| c.exited().is_some()) {
+                        return Ok(ExitReason::CommandExited);
+                    }
+                }
+                s => return Ok(ExitReason::Signal(s)),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_map_names_are_sanitised_and_short() {
+        assert_eq!(kernel_map_name("@"), "at");
+        assert_eq!(kernel_map_name("@count"), "count");
+        assert_eq!(kernel_map_name("@a-b[c]"), "a_b_c_");
+        assert_eq!(kernel_map_name("@a_very_long_map_name"), "a_very_long_map");
+    }
+}

@@ -1,0 +1,198 @@
+//! Turning ring-buffer records into output: the 8-byte header (`u32 kind`, `u32 id`, see
+//! `codegen::emit::output`) selects an [`EventTable`] entry; the bytes after it are that
+//! entry's arguments.
+//!
+//! Input: one record at a time. Output: bytes appended to the caller's buffer, map side
+//! effects (`clear`, `zero`), and [`Step::Exit`] for `exit()`. Invariant: a malformed record
+//! (unknown kind or id, too short) is reported once on stderr and skipped, never a panic.
+
+use std::collections::HashSet;
+use std::io::Read;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::format::decode::decode;
+use super::format::time::format_local;
+use super::format::{Printer, Resolver};
+use super::plan::{CompiledScript, PrintSpec};
+use super::snapshot;
+use crate::codegen::emit::output::{EventKind, RECORD_HEADER_SIZE};
+use crate::sys::Map;
+
+/// What the loop does after a record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Continue,
+    /// `exit()` ran: stop after this record.
+    Exit,
+}
+
+/// Dispatches records of one script.
+pub struct EventSink<'a> {
+    pub script: &'a CompiledScript,
+    /// The kernel maps, in [`CompiledScript::maps`] order.
+    pub maps: &'a [Map],
+    pub printer: Printer,
+    pub resolver: &'a dyn Resolver,
+    /// `--unsafe`: `system()` may run commands.
+    pub unsafe_mode: bool,
+    warned: HashSet<(u32, u32)>,
+}
+
+const KINDS: [EventKind; 10] = [
+    EventKind::Printf,
+    EventKind::Print,
+    EventKind::Time,
+    EventKind::Exit,
+    EventKind::Cat,
+    EventKind::System,
+    EventKind::Join,
+    EventKind::Strftime,
+    EventKind::Clear,
+    EventKind::Zero,
+];
+
+impl<'a> EventSink<'a> {
+    pub fn new(
+        script: &'a CompiledScript,
+        maps: &'a [Map],
+        printer: Printer,
+        resolver: &'a dyn Resolver,
+        unsafe_mode: bool,
+    ) -> EventSink<'a> {
+        EventSink {
+            script,
+            maps,
+            printer,
+            resolver,
+            unsafe_mode,
+            warned: HashSet::new(),
+        }
+    }
+
+    fn warn(&mut self, kind: u32, id: u32, why: &str) {
+        if self.warned.insert((kind, id)) {
+            eprintln!("strobe: skipping records of kind {kind} id {id}: {why}");
+        }
+    }
+
+    /// Handles one record, appending its output to `out`.
+    pub fn handle(&mut self, rec: &[u8], out: &mut Vec<u8>) -> Step {
+        if rec.len() < RECORD_HEADER_SIZE {
+            self.warn(0, 0, "record shorter than its header");
+            return Step::Continue;
+        }
+        let kind = u32::from_le_bytes([rec[0], rec[1], rec[2], rec[3]]);
+        let id = u32::from_le_bytes([rec[4], rec[5], rec[6], rec[7]]);
+        let data = &rec[RECORD_HEADER_SIZE..];
+        let Some(k) = KINDS.iter().copied().find(|k| *k as u32 == kind) else {
+            self.warn(kind, id, "unknown record kind");
+            return Step::Continue;
+        };
+        let ev = &self.script.events;
+        let style = self.printer.style;
+        let missing = "no such entry in the event table";
+        match k {
+            EventKind::Exit => return Step::Exit,
+            EventKind::Printf => match ev.printf.get(id as usize) {
+                Some(call) => match call.render(data, self.resolver, style) {
+                    Ok(text) => self.printer.printf(out, &text),
+                    Err(e) => self.warn(kind, id, &e.to_string()),
+                },
+                None => self.warn(kind, id, missing),
+            },
+            EventKind::Print => match ev.print.get(id as usize) {
+                Some(PrintSpec::Map { map, top, div }) => {
+                    let (top, div) = (*top, *div);
+                    if let (Some(spec), Some(m)) = (self.script.maps.get(*map), self.maps.get(*map))
+                    {
+                        match snapshot::snapshot(spec, m, self.resolver) {
+                            Ok(Some(s)) => self.printer.map(out, &s, top, div),
+                            Ok(None) => {}
+                            Err(e) => self.warn(kind, id, &e.to_string()),
+                        }
+                    }
+                }
+                Some(PrintSpec::Value(ty)) => match decode(ty, data, self.resolver) {
+                    Ok(v) => self.printer.value(out, &v),
+                    Err(e) => self.warn(kind, id, &e.to_string()),
+                },
+                None => self.warn(kind, id, missing),
+            },
+            EventKind::Time | EventKind::Strftime => match ev.time.get(id as usize) {
+                Some(fmt) => {
+                    let now = SystemTime::now()
+                        .duration_since(UNIX_EPOCH)
+                        .map_or(0, |d| d.as_nanos() as u64);
+                    self.printer.time(out, &format_local(fmt.as_bytes(), now));
+                }
+                None => self.warn(kind, id, missing),
+            },
+            EventKind::Cat => match ev.cat.get(id as usize) {
+                Some(call) => match call.render(data, self.resolver, style) {
+                    Ok(path) => {
+                        let path = String::from_utf8_lossy(&path).into_owned();
+                        let mut text = Vec::new();
+                        match std::fs::File::open(&path).and_then(|mut f| f.read_to_end(&mut text))
+                        {
+                            Ok(_) => self.printer.cat(out, &text),
+                            Err(e) => eprintln!("strobe: cat(\"{path}\"): {e}"),
+                        }
+                    }
+                    Err(e) => self.warn(kind, id, &e.to_string()),
+                },
+                None => self.warn(kind, id, missing),
+            },
+            EventKind::System => match ev.system.get(id as usize) {
+                Some(_) if !self.unsafe_mode => self.warn(kind, id, "system() needs --unsafe"),
+                Some(call) => match call.render(data, self.resolver, style) {
+                    Ok(cmd) => {
+                        let cmd = String::from_utf8_lossy(&cmd).into_owned();
+                        match std::process::Command::new("/bin/sh")
+                            .arg("-c")
+                            .arg(&cmd)
+                            .output()
+                        {
+                            Ok(o) => self.printer.syscall(out, &o.stdout),
+                            Err(e) => eprintln!("strobe: system(\"{cmd}\"): {e}"),
+                        }
+                    }
+                    Err(e) => self.warn(kind, id, &e.to_string()),
+                },
+                None => self.warn(kind, id, missing),
+            },
+            EventKind::Join => match ev.join.get(id as usize) {
+                Some(j) => {
+                    let elems: Vec<Vec<u8>> = data
+                        .chunks(j.elem_size.max(1))
+                        .take(j.count)
+                        .map(|c| c[..c.iter().position(|&b| b == 0).unwrap_or(c.len())].to_vec())
+                        .filter(|e| !e.is_empty())
+                        .collect();
+                    self.printer.join(out, &elems, j.sep.as_bytes());
+                }
+                None => self.warn(kind, id, missing),
+            },
+            EventKind::Clear | EventKind::Zero => {
+                let table = if k == EventKind::Clear {
+                    &ev.clear
+                } else {
+                    &ev.zero
+                };
+                match table.get(id as usize).and_then(|&m| self.maps.get(m)) {
+                    Some(m) => {
+                        let r = if k == EventKind::Clear {
+                            snapshot::clear(m)
+                        } else {
+                            snapshot::zero(m)
+                        };
+                        if let Err(e) = r {
+                            self.warn(kind, id, &e.to_string());
+                        }
+                    }
+                    None => self.warn(kind, id, missing),
+                }
+            }
+        }
+        Step::Continue
+    }
+}

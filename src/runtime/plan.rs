@@ -1,0 +1,405 @@
+//! The compiled script: everything the runtime needs to run a bpftrace script, and exactly
+//! what the compiler (check + lower) must produce. No syscalls here.
+//!
+//! Input: built by the compiler (or by hand in tests). Output: read by
+//! [`super::driver::run`]. Invariants the producer must keep (checked by
+//! [`CompiledScript::validate`] before anything touches the kernel):
+//! - every name in a template's `maps` table is the `name` of a [`MapSpec`] (or
+//!   [`crate::template::ARM_MAP_NAME`], which the runtime creates itself);
+//! - exactly one map has [`MapRole::RingBuf`] when any template emits records; the
+//!   lost-record counter ([`MapRole::LostCounter`]) and the map-full drop counter
+//!   ([`MapRole::DropCounter`]) are per-CPU arrays of `u64`, as `codegen::emit::maps::Counter`
+//!   and `runtime::ringbuf::LostCounter` expect;
+//! - records start with the 8-byte header of `codegen::emit::output` (`u32 kind`, `u32 id`);
+//!   `id` indexes the [`EventTable`] list of that kind;
+//! - BEGIN and END templates have **no** arming guard: they run by `BPF_PROG_TEST_RUN` before
+//!   arming (BEGIN) and after disarming (END). Every other probe's template has it.
+//! - the `probe` builtin's value (`FieldType::Probe`) is `probe_index << 32 | target_index`:
+//!   the probe's position in [`CompiledScript::probes`] (known when compiling) and the
+//!   target's index (the `TargetIndex` relocation, or the BPF cookie for multi links).
+
+use std::path::PathBuf;
+
+use crate::runtime::format::agg::AggKind;
+use crate::runtime::format::decode::FieldType;
+use crate::runtime::format::PrintfCall;
+use crate::sys::MapType;
+use crate::template::{Template, ARM_MAP_NAME};
+
+/// A whole compiled script.
+#[derive(Clone, Debug, Default)]
+pub struct CompiledScript {
+    pub maps: Vec<MapSpec>,
+    /// In script order; BEGIN and END blocks run in this order too.
+    pub probes: Vec<ProbeSpec>,
+    pub events: EventTable,
+}
+
+/// One BPF map to create.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MapSpec {
+    /// The name templates use in their `maps` table (`@count`, `ringbuf`, …). The kernel gets
+    /// a sanitised prefix of it (15 characters, `[A-Za-z0-9_.]`).
+    pub name: String,
+    pub map_type: MapType,
+    pub key_size: u32,
+    pub value_size: u32,
+    pub max_entries: u32,
+    pub role: MapRole,
+}
+
+/// What a map is for, and how to print it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MapRole {
+    /// A script map (`@name`), printed at exit when not empty.
+    Script {
+        /// `key` fields as laid out by `decode::tuple_offsets` (empty for a scalar map, whose
+        /// key is one zero `u64`). For a histogram: the user's key fields only; the map's key
+        /// has a trailing `u64` bucket index (`codegen::emit::maps::hist_key_fields`).
+        key: Vec<FieldType>,
+        value: MapValueSpec,
+    },
+    /// The output ring buffer (`BPF_MAP_TYPE_RINGBUF`).
+    RingBuf,
+    /// Per-CPU array of `u64`: slot 0 counts records the ring buffer could not take.
+    LostCounter,
+    /// Per-CPU array of `u64`: slot 0 counts map updates refused because a map was full.
+    DropCounter,
+    /// Anything else the program needs (scratch space, stack maps): never printed.
+    Internal,
+}
+
+/// How a script map's values are stored and printed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MapValueSpec {
+    /// An aggregation in a per-CPU map, with the slot layout of `format::agg`.
+    Agg(AggKind),
+    /// A plainly assigned value (`@x = 5`, `@s[pid] = comm`).
+    Plain(FieldType),
+}
+
+/// One probe block: where it attaches and its program.
+#[derive(Clone, Debug)]
+pub struct ProbeSpec {
+    /// The attach point as written and expanded (`tracepoint:syscalls:sys_enter_getpid`), for
+    /// messages and the `probe` builtin.
+    pub name: String,
+    pub kind: ProbeKind,
+    /// The program. For kinds the runtime attaches itself, `template.attach` is ignored: the
+    /// kind decides the program type ([`ProbeKind::prog_type`]).
+    pub template: Template,
+}
+
+/// Where a probe attaches. One variant per attach kind; the runtime attaches each in
+/// `runtime::probes::<kind>`; fentry/fexit/kprobe go through the loader.
+#[derive(Clone, Debug)]
+pub enum ProbeKind {
+    Begin,
+    End,
+    /// `interval:…`: fires on one CPU every `period_ns`.
+    Interval {
+        period_ns: u64,
+    },
+    /// `profile:…`: fires on every online CPU.
+    Profile {
+        sampling: Sampling,
+    },
+    /// `tracepoint:CAT:NAME` (wildcards already expanded by the compiler).
+    Tracepoint {
+        targets: Vec<(String, String)>,
+    },
+    /// `rawtracepoint:NAME`.
+    RawTracepoint {
+        targets: Vec<String>,
+    },
+    /// `uprobe:BINARY:FUNC` / `uretprobe:`; `func` may be a glob, resolved against the ELF's
+    /// symbols at run time (through `/proc/PID/root` with `-p`).
+    Uprobe {
+        binary: PathBuf,
+        func: String,
+        retprobe: bool,
+    },
+    /// `software:EVENT:COUNT` (`perf_sw_ids` value) on every online CPU.
+    Software {
+        config: u64,
+        sampling: Sampling,
+    },
+    /// `hardware:EVENT:COUNT` (`perf_hw_id` value) on every online CPU.
+    Hardware {
+        config: u64,
+        sampling: Sampling,
+    },
+    /// `kprobe:`/`kretprobe:` kernel functions (expanded), through the loader.
+    Kprobe {
+        funcs: Vec<String>,
+        retprobe: bool,
+    },
+    /// `fentry:`/`fexit:` targets with their BTF ids and per-target values, through the
+    /// loader's clone path.
+    Fentry {
+        targets: Vec<crate::loader::CloneTarget>,
+        fexit: bool,
+    },
+    /// `usdt:` and `watchpoint:` are recognised but not run yet.
+    Unsupported {
+        what: String,
+    },
+}
+
+/// How often a sampling perf event fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sampling {
+    /// Every N events (for the clock events: every N ns).
+    Period(u64),
+    /// N times per second.
+    Frequency(u64),
+}
+
+impl ProbeKind {
+    /// The BPF program type this kind's programs are loaded as.
+    pub fn prog_type(&self) -> crate::sys::ProgType {
+        use crate::sys::ProgType;
+        match self {
+            ProbeKind::Begin | ProbeKind::End | ProbeKind::RawTracepoint { .. } => {
+                ProgType::RawTracepoint
+            }
+            ProbeKind::Interval { .. }
+            | ProbeKind::Profile { .. }
+            | ProbeKind::Software { .. }
+            | ProbeKind::Hardware { .. } => ProgType::PerfEvent,
+            ProbeKind::Tracepoint { .. } => ProgType::Tracepoint,
+            ProbeKind::Uprobe { .. } | ProbeKind::Kprobe { .. } => ProgType::Kprobe,
+            ProbeKind::Fentry { .. } => ProgType::Tracing,
+            ProbeKind::Unsupported { .. } => ProgType::RawTracepoint,
+        }
+    }
+
+    /// Whether the runtime runs it itself with BPF_PROG_TEST_RUN (no arming guard).
+    pub fn is_special(&self) -> bool {
+        matches!(self, ProbeKind::Begin | ProbeKind::End)
+    }
+}
+
+/// What the records of each kind mean: `EventTable::<kind>[id]`.
+#[derive(Clone, Debug, Default)]
+pub struct EventTable {
+    /// `printf(fmt, args…)`: arguments at `PrintfCall::offsets()` after the header.
+    pub printf: Vec<PrintfCall>,
+    /// `print(@map[, top[, div]])` (`EventKind::Print`).
+    pub print: Vec<PrintSpec>,
+    /// `time(fmt)`: the record carries no arguments; the runtime formats the current time.
+    pub time: Vec<String>,
+    /// `cat(fmt, args…)`: the rendered text is a file name whose contents are printed.
+    pub cat: Vec<PrintfCall>,
+    /// `system(fmt, args…)` (only with `--unsafe`): the rendered text is run by `/bin/sh -c`.
+    pub system: Vec<PrintfCall>,
+    /// `join(array[, sep])`.
+    pub join: Vec<JoinSpec>,
+    /// `clear(@map)` / `zero(@map)`: index into [`CompiledScript::maps`].
+    pub clear: Vec<usize>,
+    pub zero: Vec<usize>,
+}
+
+/// A `print` record: a map (by index into [`CompiledScript::maps`]) or a value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PrintSpec {
+    Map {
+        map: usize,
+        top: usize,
+        div: u64,
+    },
+    /// `print(value)`: the value follows the header, laid out as this type.
+    Value(FieldType),
+}
+
+/// A `join` record: `count` strings of `elem_size` bytes after the header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JoinSpec {
+    pub elem_size: usize,
+    pub count: usize,
+    pub sep: String,
+}
+
+/// Why a compiled script cannot run (a compiler bug or a hand-built plan's mistake).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error("probe `{probe}` refers to map `{map}`, which the script does not declare")]
+    UnknownMap { probe: String, map: String },
+    #[error("{count} maps have the role {role}; at most one may")]
+    DuplicateRole { role: &'static str, count: usize },
+    #[error("map `{map}`: {role} must be a {want}")]
+    MapShape {
+        map: String,
+        role: &'static str,
+        want: &'static str,
+    },
+    #[error("event table entry {what}[{index}] names map {map}, but there are {maps} maps")]
+    BadMapIndex {
+        what: &'static str,
+        index: usize,
+        map: usize,
+        maps: usize,
+    },
+}
+
+impl CompiledScript {
+    /// The first map with `role`'s variant.
+    pub fn map_with_role(&self, role: &MapRole) -> Option<(usize, &MapSpec)> {
+        self.maps
+            .iter()
+            .enumerate()
+            .find(|(_, m)| std::mem::discriminant(&m.role) == std::mem::discriminant(role))
+    }
+
+    /// Checks the invariants listed in the module documentation.
+    pub fn validate(&self) -> Result<(), PlanError> {
+        for p in &self.probes {
+            for m in &p.template.maps {
+                if m != ARM_MAP_NAME && !self.maps.iter().any(|s| &s.name == m) {
+                    return Err(PlanError::UnknownMap {
+                        probe: p.name.clone(),
+                        map: m.clone(),
+                    });
+                }
+            }
+        }
+        let u64_counter = |m: &MapSpec| {
+            m.map_type == MapType::PercpuArray && m.value_size == 8 && m.key_size == 4
+        };
+        for (role, name, check) in [
+            (
+                MapRole::RingBuf,
+                "the ring buffer",
+                (|m: &MapSpec| m.map_type == MapType::Ringbuf) as fn(&MapSpec) -> bool,
+            ),
+            (MapRole::LostCounter, "the lost counter", u64_counter),
+            (MapRole::DropCounter, "the drop counter", u64_counter),
+        ] {
+            let of_role: Vec<&MapSpec> = self
+                .maps
+                .iter()
+                .filter(|m| std::mem::discriminant(&m.role) == std::mem::discriminant(&role))
+                .collect();
+            if of_role.len() > 1 {
+                return Err(PlanError::DuplicateRole {
+                    role: name,
+                    count: of_role.len(),
+                });
+            }
+            if let Some(m) = of_role.first() {
+                if !check(m) {
+                    return Err(PlanError::MapShape {
+                        map: m.name.clone(),
+                        role: name,
+                        want: if role == MapRole::RingBuf {
+                            "ring buffer"
+                        } else {
+                            "per-CPU array with 4-byte keys and u64 values"
+                        },
+                    });
+                }
+            }
+        }
+        let n = self.maps.len();
+        let bad = |what, index, map: usize| PlanError::BadMapIndex {
+            what,
+            index,
+            map,
+            maps: n,
+        };
+        for (i, &m) in self.events.clear.iter().enumerate() {
+            if m >= n {
+                return Err(bad("clear", i, m));
+            }
+        }
+        for (i, &m) in self.events.zero.iter().enumerate() {
+            if m >= n {
+                return Err(bad("zero", i, m));
+            }
+        }
+        for (i, p) in self.events.print.iter().enumerate() {
+            if let PrintSpec::Map { map, .. } = p {
+                if *map >= n {
+                    return Err(bad("print", i, *map));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The probe id the `probe` builtin records (see the module documentation).
+pub fn probe_id(probe_index: usize, target_index: u32) -> u64 {
+    ((probe_index as u64) << 32) | target_index as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::template::AttachKind;
+
+    fn counter(name: &str, role: MapRole) -> MapSpec {
+        MapSpec {
+            name: name.into(),
+            map_type: MapType::PercpuArray,
+            key_size: 4,
+            value_size: 8,
+            max_entries: 1,
+            role,
+        }
+    }
+
+    #[test]
+    fn validate_rejects_template_naming_an_undeclared_map() {
+        let mut t = Template::new("p", AttachKind::RawTracepoint, vec![]);
+        t.map_index("@missing");
+        let s = CompiledScript {
+            probes: vec![ProbeSpec {
+                name: "BEGIN".into(),
+                kind: ProbeKind::Begin,
+                template: t,
+            }],
+            ..Default::default()
+        };
+        assert!(matches!(
+            s.validate(),
+            Err(PlanError::UnknownMap { map, .. }) if map == "@missing"
+        ));
+    }
+
+    #[test]
+    fn validate_rejects_lost_counter_of_wrong_shape() {
+        let mut m = counter("lost", MapRole::LostCounter);
+        m.value_size = 4;
+        let s = CompiledScript {
+            maps: vec![m],
+            ..Default::default()
+        };
+        assert!(matches!(s.validate(), Err(PlanError::MapShape { .. })));
+        let s = CompiledScript {
+            maps: vec![
+                counter("lost", MapRole::LostCounter),
+                counter("drops", MapRole::DropCounter),
+            ],
+            ..Default::default()
+        };
+        assert_eq!(s.validate(), Ok(()));
+    }
+
+    #[test]
+    fn validate_rejects_clear_of_a_map_out_of_range() {
+        let s = CompiledScript {
+            events: EventTable {
+                clear: vec![3],
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        assert!(matches!(s.validate(), Err(PlanError::BadMapIndex { .. })));
+    }
+
+    #[test]
+    fn probe_id_packs_probe_and_target() {
+        assert_eq!(probe_id(2, 5), (2 << 32) | 5);
+    }
+}

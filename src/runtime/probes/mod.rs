@@ -1,0 +1,201 @@
+//! Attaching one probe of a [`CompiledScript`](super::plan::CompiledScript): one small file per
+//! attach kind the runtime attaches itself (interval, profile, tracepoint, rawtracepoint,
+//! uprobe, software/hardware perf events); fentry/fexit/kprobe go through the clone loader
+//! (`kernel.rs`). BEGIN/END are loaded here but run by the driver (`special.rs`).
+//!
+//! Input: a [`ProbeSpec`], the fds of the script's maps by name, and the `-p` pid.
+//! Output: an [`Attachment`] owning every kernel object (programs, links, perf events); dropping
+//! it detaches. Invariant: nothing is left attached when a function here returns an error
+//! (everything opened so far is owned by locals and dropped).
+
+mod kernel;
+mod perf;
+mod rawtracepoint;
+mod special;
+mod tracepoint;
+mod uprobe;
+
+use std::os::fd::{AsFd, RawFd};
+
+pub use special::SpecialProg;
+
+use super::plan::{ProbeKind, ProbeSpec};
+use crate::loader::{KernelObject, LoaderError};
+use crate::sys::{Link, LinkTarget, LoadError, PerfEvent, Prog, ProgLoadOptions, SysError};
+use crate::template::{instantiate, InstantiateError, TargetValues, Template};
+
+/// Where the probe runs and what it sees.
+#[derive(Clone, Copy, Debug)]
+pub struct AttachContext<'a> {
+    /// Every map's fd by its template name (the arming map included).
+    pub maps: &'a [(&'a str, RawFd)],
+    /// `-p PID`: uprobe paths resolve through `/proc/PID/root`.
+    pub pid: Option<i32>,
+}
+
+/// The kernel objects of one attached probe.
+#[derive(Debug, Default)]
+pub struct Attachment {
+    pub objects: Vec<KernelObject>,
+    /// Attach points that took the program.
+    pub attached: usize,
+    /// Attach points the kernel refused, with the reason (the probe still runs elsewhere).
+    pub refused: Vec<String>,
+}
+
+/// Why a probe could not be attached.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    #[error("{probe}: the kernel refused the program: {source}")]
+    Load {
+        probe: String,
+        #[source]
+        source: Box<LoadError>,
+    },
+    #[error("{probe}: {what}: {source}")]
+    Sys {
+        probe: String,
+        what: String,
+        #[source]
+        source: SysError,
+    },
+    #[error("{probe}: internal error: template does not instantiate: {source}")]
+    Instantiate {
+        probe: String,
+        #[source]
+        source: InstantiateError,
+    },
+    #[error("{probe}: {source}")]
+    Loader {
+        probe: String,
+        #[source]
+        source: Box<LoaderError>,
+    },
+    #[error("{probe}: {reason}")]
+    NoTarget { probe: String, reason: String },
+    #[error("{probe}: {what} probes are not supported yet")]
+    Unsupported { probe: String, what: String },
+}
+
+impl ProbeError {
+    /// Whether this is the kernel saying no (exit code 3) rather than a bad script (1).
+    pub fn is_kernel_refusal(&self) -> bool {
+        !matches!(
+            self,
+            ProbeError::NoTarget { .. } | ProbeError::Instantiate { .. }
+        )
+    }
+}
+
+/// Attaches `probe` (not BEGIN/END: see [`SpecialProg::load`]).
+pub fn attach(probe: &ProbeSpec, ctx: &AttachContext<'_>) -> Result<Attachment, ProbeError> {
+    match &probe.kind {
+        ProbeKind::Begin | ProbeKind::End => {
+            panic!("internal error: probes::attach called for {}", probe.name)
+        }
+        ProbeKind::Interval { period_ns } => perf::interval(probe, *period_ns, ctx),
+        ProbeKind::Profile { sampling } => perf::profile(probe, *sampling, ctx),
+        ProbeKind::Software { config, sampling } => {
+            perf::on_every_cpu(probe, perf::EventKind::Software(*config), *sampling, ctx)
+        }
+        ProbeKind::Hardware { config, sampling } => {
+            perf::on_every_cpu(probe, perf::EventKind::Hardware(*config), *sampling, ctx)
+        }
+        ProbeKind::Tracepoint { targets } => tracepoint::attach(probe, targets, ctx),
+        ProbeKind::RawTracepoint { targets } => rawtracepoint::attach(probe, targets, ctx),
+        ProbeKind::Uprobe {
+            binary,
+            func,
+            retprobe,
+        } => uprobe::attach(probe, binary, func, *retprobe, ctx),
+        ProbeKind::Kprobe { funcs, retprobe } => kernel::kprobe(probe, funcs, *retprobe, ctx),
+        ProbeKind::Fentry { targets, .. } => kernel::fentry(probe, targets, ctx),
+        ProbeKind::Unsupported { what } => Err(ProbeError::Unsupported {
+            probe: probe.name.clone(),
+            what: what.clone(),
+        }),
+    }
+}
+
+/// The map fds `template` needs, in its `maps` order.
+pub(crate) fn map_fds(
+    probe: &ProbeSpec,
+    template: &Template,
+    ctx: &AttachContext<'_>,
+) -> Result<Vec<RawFd>, ProbeError> {
+    crate::loader::map_fds_for(template, ctx.maps).map_err(|source| ProbeError::Loader {
+        probe: probe.name.clone(),
+        source: Box::new(source),
+    })
+}
+
+/// Instantiates `probe`'s template for target `index` and loads it as the kind's program type.
+pub(crate) fn load_program(
+    probe: &ProbeSpec,
+    index: u32,
+    ctx: &AttachContext<'_>,
+) -> Result<Prog, ProbeError> {
+    let fds = map_fds(probe, &probe.template, ctx)?;
+    let insns = instantiate(
+        &probe.template,
+        &TargetValues {
+            index,
+            map_fds: &fds,
+            ..Default::default()
+        },
+    )
+    .map_err(|source| ProbeError::Instantiate {
+        probe: probe.name.clone(),
+        source,
+    })?;
+    let mut o = ProgLoadOptions::new(probe.kind.prog_type(), &insns);
+    o.name = &probe.template.name;
+    o.license = &probe.template.license;
+    Prog::load(&o).map_err(|source| ProbeError::Load {
+        probe: probe.name.clone(),
+        source: Box::new(source),
+    })
+}
+
+/// Runs `prog` on every `event`: a BPF perf_event link where the kernel has them (5.15+),
+/// else PERF_EVENT_IOC_SET_BPF. The events are owned by the returned objects.
+pub(crate) fn attach_perf_events(
+    probe: &ProbeSpec,
+    prog: Prog,
+    events: Vec<PerfEvent>,
+) -> Result<Attachment, ProbeError> {
+    let mut out = Attachment::default();
+    for ev in events {
+        match Link::create(
+            &prog,
+            &LinkTarget::PerfEvent {
+                event: ev.as_fd(),
+                cookie: 0,
+            },
+        ) {
+            Ok(link) => out.objects.push(KernelObject::Link(link)),
+            Err(_) => ev.set_bpf(&prog).map_err(|source| ProbeError::Sys {
+                probe: probe.name.clone(),
+                what: "attaching to a perf event".into(),
+                source,
+            })?,
+        }
+        out.objects.push(KernelObject::Event(ev));
+        out.attached += 1;
+    }
+    out.objects.push(KernelObject::Prog(prog));
+    Ok(out)
+}
+
+pub(crate) fn sys_err(
+    probe: &ProbeSpec,
+    what: impl Into<String>,
+) -> impl FnOnce(SysError) -> ProbeError {
+    let probe = probe.name.clone();
+    let what = what.into();
+    move |source| ProbeError::Sys {
+        probe,
+        what,
+        source,
+    }
+}

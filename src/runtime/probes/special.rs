@@ -1,0 +1,37 @@
+//! BEGIN and END: raw tracepoint programs the runtime runs itself with BPF_PROG_TEST_RUN, so
+//! BEGIN runs exactly once before any other probe can fire (it runs before arming) and END
+//! once after every other probe stopped (after disarming). Their templates carry no arming
+//! guard. Needs BPF_PROG_TEST_RUN for raw tracepoints (5.10).
+
+use super::{load_program, AttachContext, ProbeError};
+use crate::runtime::plan::ProbeSpec;
+use crate::sys::{Prog, TestRunOptions};
+
+/// A loaded BEGIN or END program.
+#[derive(Debug)]
+pub struct SpecialProg {
+    pub name: String,
+    pub prog: Prog,
+}
+
+impl SpecialProg {
+    pub fn load(probe: &ProbeSpec, ctx: &AttachContext<'_>) -> Result<SpecialProg, ProbeError> {
+        Ok(SpecialProg {
+            name: probe.name.clone(),
+            prog: load_program(probe, 0, ctx)?,
+        })
+    }
+
+    /// Runs the program once (its records land in the ring buffer).
+    pub fn run(&self) -> Result<(), ProbeError> {
+        let args = [0u64; 1];
+        self.prog
+            .test_run(&mut TestRunOptions::raw_tp(&args))
+            .map(|_| ())
+            .map_err(|source| ProbeError::Sys {
+                probe: self.name.clone(),
+                what: "running the program (BPF_PROG_TEST_RUN)".into(),
+                source,
+            })
+    }
+}

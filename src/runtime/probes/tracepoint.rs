@@ -1,0 +1,46 @@
+//! `tracepoint:CAT:NAME`: the tracefs id opened as a perf event, running a
+//! `BPF_PROG_TYPE_TRACEPOINT` program (4.7). A tracepoint's BPF programs run for events on
+//! every CPU and in every process (they hang off the tracepoint, not off the perf event), so
+//! one event on one CPU is enough; `-p` filtering is the program's job.
+
+use super::{attach_perf_events, load_program, sys_err, AttachContext, Attachment, ProbeError};
+use crate::kernel::tracefs::Tracefs;
+use crate::runtime::plan::ProbeSpec;
+use crate::sys::PerfEvent;
+
+pub fn attach(
+    probe: &ProbeSpec,
+    targets: &[(String, String)],
+    ctx: &AttachContext<'_>,
+) -> Result<Attachment, ProbeError> {
+    let tracefs = Tracefs::open().map_err(|e| ProbeError::NoTarget {
+        probe: probe.name.clone(),
+        reason: e.to_string(),
+    })?;
+    let mut out = Attachment::default();
+    for (i, (cat, name)) in targets.iter().enumerate() {
+        let id = match tracefs.id(cat, name) {
+            Ok(id) => id,
+            Err(e) => {
+                out.refused.push(format!("tracepoint:{cat}:{name}: {e}"));
+                continue;
+            }
+        };
+        let prog = load_program(probe, i as u32, ctx)?;
+        let ev = PerfEvent::tracepoint(id as u64, -1, 0)
+            .map_err(sys_err(probe, format!("opening tracepoint {cat}:{name}")))?;
+        let a = attach_perf_events(probe, prog, vec![ev])?;
+        out.attached += a.attached;
+        out.objects.extend(a.objects);
+    }
+    if out.attached == 0 {
+        return Err(ProbeError::NoTarget {
+            probe: probe.name.clone(),
+            reason: format!(
+                "no tracepoint could be attached ({})",
+                out.refused.join("; ")
+            ),
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,107 @@
+//! Reading a script map out of the kernel into a [`MapSnapshot`] the printer prints: keys
+//! decoded with the map's key `FieldType`s, per-CPU aggregation slots merged, histogram
+//! buckets (one map key each) gathered under their user key. Also `clear()` and `zero()`.
+//!
+//! Input: a [`MapSpec`] and its [`Map`]. Output: a snapshot, or a [`SysError`] from the
+//! kernel. Invariant: bytes that do not decode never panic (short values decode as zeros).
+
+use std::collections::BTreeMap;
+
+use super::format::agg::{merge_hist_bucket, Agg};
+use super::format::decode::{decode, decode_fields, tuple_offsets, FieldType};
+use super::format::maps::{MapSnapshot, MapValue};
+use super::format::{Resolver, Value};
+use super::plan::{MapRole, MapSpec, MapValueSpec};
+use crate::runtime::format::agg::AggKind;
+use crate::sys::{Map, SysError, UpdateFlags};
+
+/// Every entry of `map`, merged and decoded; `None` for maps that are not script maps.
+pub fn snapshot(
+    spec: &MapSpec,
+    map: &Map,
+    r: &dyn Resolver,
+) -> Result<Option<MapSnapshot>, SysError> {
+    let MapRole::Script { key, value } = &spec.role else {
+        return Ok(None);
+    };
+    let keys = map.keys()?;
+    let mut snap = MapSnapshot {
+        name: spec.name.clone(),
+        entries: Vec::new(),
+    };
+    match value {
+        MapValueSpec::Agg(AggKind::Hist(kind)) => {
+            // The map key is the user key followed by a u64 bucket index.
+            let mut fields = key.clone();
+            fields.push(FieldType::Int {
+                bytes: 8,
+                signed: false,
+            });
+            let bucket_off = *tuple_offsets(&fields).last().unwrap_or(&0);
+            let mut hists: BTreeMap<Vec<u8>, Vec<u64>> = BTreeMap::new();
+            for k in keys {
+                let Some(v) = map.lookup_vec(&k)? else {
+                    continue;
+                };
+                let bucket = k
+                    .get(bucket_off..bucket_off + 8)
+                    .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
+                let user = k[..bucket_off.min(k.len())].to_vec();
+                let counts = hists.entry(user).or_default();
+                merge_hist_bucket(counts, kind, bucket, &v);
+            }
+            for (user, mut counts) in hists {
+                counts.resize(kind.bucket_count().min(1 << 16), 0);
+                snap.entries.push((
+                    decode_key(key, &user, r),
+                    MapValue::Agg(Agg::Hist {
+                        kind: *kind,
+                        counts,
+                    }),
+                ));
+            }
+        }
+        MapValueSpec::Agg(agg) => {
+            for k in keys {
+                if let Some(v) = map.lookup_vec(&k)? {
+                    snap.entries
+                        .push((decode_key(key, &k, r), MapValue::Agg(agg.merge(&v))));
+                }
+            }
+        }
+        MapValueSpec::Plain(ty) => {
+            for k in keys {
+                if let Some(v) = map.lookup_vec(&k)? {
+                    let val = decode(ty, &v, r).unwrap_or(Value::Int(0));
+                    snap.entries
+                        .push((decode_key(key, &k, r), MapValue::Plain(val)));
+                }
+            }
+        }
+    }
+    Ok(Some(snap))
+}
+
+fn decode_key(fields: &[FieldType], bytes: &[u8], r: &dyn Resolver) -> Vec<Value> {
+    if fields.is_empty() {
+        return Vec::new();
+    }
+    decode_fields(fields, bytes, r).unwrap_or_default()
+}
+
+/// `clear(@m)`: deletes every key.
+pub fn clear(map: &Map) -> Result<(), SysError> {
+    for k in map.keys()? {
+        map.delete(&k)?;
+    }
+    Ok(())
+}
+
+/// `zero(@m)`: keeps the keys, sets every value (on every CPU) to zero.
+pub fn zero(map: &Map) -> Result<(), SysError> {
+    let zeros = vec![0u8; map.value_buf_len()];
+    for k in map.keys()? {
+        map.update(&k, &zeros, UpdateFlags::empty())?;
+    }
+    Ok(())
+}

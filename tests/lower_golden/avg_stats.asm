@@ -1,0 +1,89 @@
+# interval:ms:100 { @a = avg(cpu); @t = stats(cpu); }
+# probe interval:ms:100 (strobe_p0)
+# rawtracepoint template, 74 instructions
+# map 0: @a
+# map 1: drops
+# map 2: @t
+# map 3: strobe_arm
+# relocations:
+#   insn    0: map value strobe_arm + 0
+#   insn    9: map fd @a
+#   insn   21: map fd @a
+#   insn   31: map fd drops
+#   insn   42: map fd @t
+#   insn   54: map fd @t
+#   insn   64: map fd drops
+    r0 = map_value(0, 0) ll
+    r0 = *(u32 *)(r0 + 0)
+    if r0 != 0 goto L6
+    r0 = 0
+    exit
+L6:
+    # t.bt:1: interval:ms:100 { @a = avg(cpu); @t = stats(cpu); }
+    call 8 # bpf_get_smp_processor_id
+    r6 = r0
+    *(u64 *)(r10 - 8) = 0
+    r1 = map_fd(0) ll
+    r2 = r10
+    r2 += -8
+    call 1 # bpf_map_lookup_elem
+    if r0 == 0 goto L19
+    lock *(u64 *)(r0 + 0) += r6
+    r1 = 1
+    lock *(u64 *)(r0 + 8) += r1
+    goto L39
+L19:
+    *(u64 *)(r10 - 24) = r6
+    *(u64 *)(r10 - 16) = 1
+    r1 = map_fd(0) ll
+    r2 = r10
+    r2 += -8
+    r3 = r10
+    r3 += -24
+    r4 = 0
+    call 2 # bpf_map_update_elem
+    if r0 == 0 goto L39
+    *(u32 *)(r10 - 4) = 0
+    r1 = map_fd(1) ll
+    r2 = r10
+    r2 += -4
+    call 1 # bpf_map_lookup_elem
+    if r0 == 0 goto L39
+    r1 = 1
+    lock *(u64 *)(r0 + 0) += r1
+L39:
+    call 8 # bpf_get_smp_processor_id
+    r6 = r0
+    *(u64 *)(r10 - 8) = 0
+    r1 = map_fd(2) ll
+    r2 = r10
+    r2 += -8
+    call 1 # bpf_map_lookup_elem
+    if r0 == 0 goto L52
+    lock *(u64 *)(r0 + 0) += r6
+    r1 = 1
+    lock *(u64 *)(r0 + 8) += r1
+    goto L72
+L52:
+    *(u64 *)(r10 - 24) = r6
+    *(u64 *)(r10 - 16) = 1
+    r1 = map_fd(2) ll
+    r2 = r10
+    r2 += -8
+    r3 = r10
+    r3 += -24
+    r4 = 0
+    call 2 # bpf_map_update_elem
+    if r0 == 0 goto L72
+    *(u32 *)(r10 - 4) = 0
+    r1 = map_fd(1) ll
+    r2 = r10
+    r2 += -4
+    call 1 # bpf_map_lookup_elem
+    if r0 == 0 goto L72
+    r1 = 1
+    lock *(u64 *)(r0 + 0) += r1
+L72:
+    r0 = 0
+    exit
+

@@ -1,0 +1,83 @@
+# interval:ms:100 { @h = hist(cpu); }
+# probe interval:ms:100 (strobe_p0)
+# rawtracepoint template, 65 instructions
+# map 0: @h
+# map 1: drops
+# map 2: strobe_arm
+# relocations:
+#   insn    0: map value strobe_arm + 0
+#   insn   35: map fd @h
+#   insn   45: map fd @h
+#   insn   55: map fd drops
+    r0 = map_value(0, 0) ll
+    r0 = *(u32 *)(r0 + 0)
+    if r0 != 0 goto L6
+    r0 = 0
+    exit
+L6:
+    # t.bt:1: interval:ms:100 { @h = hist(cpu); }
+    call 8 # bpf_get_smp_processor_id
+    *(u64 *)(r10 - 8) = 0
+    r1 = 0
+    if r0 s< 0 goto L34
+    r1 = r0
+    r1 += 1
+    if r0 <= 0 goto L34
+    r1 = 2
+    r2 = r0
+    r2 >>= 32
+    if r2 == 0 goto L19
+    r0 = r2
+    r1 += 32
+L19:
+    if r0 <= 65535 goto L22
+    r0 >>= 16
+    r1 += 16
+L22:
+    if r0 <= 255 goto L25
+    r0 >>= 8
+    r1 += 8
+L25:
+    if r0 <= 15 goto L28
+    r0 >>= 4
+    r1 += 4
+L28:
+    if r0 <= 3 goto L31
+    r0 >>= 2
+    r1 += 2
+L31:
+    if r0 <= 1 goto L34
+    r0 >>= 1
+    r1 += 1
+L34:
+    *(u64 *)(r10 - 8) = r1
+    r1 = map_fd(0) ll
+    r2 = r10
+    r2 += -8
+    call 1 # bpf_map_lookup_elem
+    if r0 == 0 goto L44
+    r1 = 1
+    lock *(u64 *)(r0 + 0) += r1
+    goto L63
+L44:
+    *(u64 *)(r10 - 16) = 1
+    r1 = map_fd(0) ll
+    r2 = r10
+    r2 += -8
+    r3 = r10
+    r3 += -16
+    r4 = 0
+    call 2 # bpf_map_update_elem
+    if r0 == 0 goto L63
+    *(u32 *)(r10 - 4) = 0
+    r1 = map_fd(1) ll
+    r2 = r10
+    r2 += -4
+    call 1 # bpf_map_lookup_elem
+    if r0 == 0 goto L63
+    r1 = 1
+    lock *(u64 *)(r0 + 0) += r1
+L63:
+    r0 = 0
+    exit
+

@@ -1,0 +1,92 @@
+# BEGIN { @x = 1; @s[1] = "str"; @t = (1, "two"); }
+# probe BEGIN (strobe_p0)
+# rawtracepoint template, 79 instructions
+# map 0: @x
+# map 1: drops
+# map 2: @s
+# map 3: @t
+# relocations:
+#   insn    2: map fd @x
+#   insn   12: map fd drops
+#   insn   26: map fd @s
+#   insn   36: map fd drops
+#   insn   59: map fd @t
+#   insn   69: map fd drops
+    # t.bt:1: BEGIN { @x = 1; @s[1] = "str"; @t = (1, "two"); }
+    *(u64 *)(r10 - 8) = 1
+    *(u64 *)(r10 - 16) = 0
+    r1 = map_fd(0) ll
+    r2 = r10
+    r2 += -16
+    r3 = r10
+    r3 += -8
+    r4 = 0
+    call 2 # bpf_map_update_elem
+    if r0 == 0 goto L20
+    *(u32 *)(r10 - 4) = 0
+    r1 = map_fd(1) ll
+    r2 = r10
+    r2 += -4
+    call 1 # bpf_map_lookup_elem
+    if r0 == 0 goto L20
+    r1 = 1
+    lock *(u64 *)(r0 + 0) += r1
+L20:
+    *(u32 *)(r10 - 8) = 7500915
+    *(u32 *)(r10 - 12) = 0
+    r0 = *(u32 *)(r10 - 8)
+    *(u32 *)(r10 - 16) = r0
+    *(u8 *)(r10 - 13) = 0
+    *(u64 *)(r10 - 8) = 1
+    r1 = map_fd(2) ll
+    r2 = r10
+    r2 += -8
+    r3 = r10
+    r3 += -16
+    r4 = 0
+    call 2 # bpf_map_update_elem
+    if r0 == 0 goto L44
+    *(u32 *)(r10 - 4) = 0
+    r1 = map_fd(1) ll
+    r2 = r10
+    r2 += -4
+    call 1 # bpf_map_lookup_elem
+    if r0 == 0 goto L44
+    r1 = 1
+    lock *(u64 *)(r0 + 0) += r1
+L44:
+    *(u64 *)(r10 - 16) = 0
+    *(u64 *)(r10 - 8) = 0
+    *(u64 *)(r10 - 16) = 1
+    *(u32 *)(r10 - 24) = 7305076
+    r0 = *(u32 *)(r10 - 24)
+    *(u32 *)(r10 - 8) = r0
+    *(u8 *)(r10 - 5) = 0
+    *(u64 *)(r10 - 32) = 0
+    *(u64 *)(r10 - 24) = 0
+    r0 = *(u64 *)(r10 - 16)
+    *(u64 *)(r10 - 32) = r0
+    r0 = *(u32 *)(r10 - 8)
+    *(u32 *)(r10 - 24) = r0
+    *(u8 *)(r10 - 21) = 0
+    *(u64 *)(r10 - 8) = 0
+    r1 = map_fd(3) ll
+    r2 = r10
+    r2 += -8
+    r3 = r10
+    r3 += -32
+    r4 = 0
+    call 2 # bpf_map_update_elem
+    if r0 == 0 goto L77
+    *(u32 *)(r10 - 4) = 0
+    r1 = map_fd(1) ll
+    r2 = r10
+    r2 += -4
+    call 1 # bpf_map_lookup_elem
+    if r0 == 0 goto L77
+    r1 = 1
+    lock *(u64 *)(r0 + 0) += r1
+L77:
+    r0 = 0
+    exit
+

@@ -1,0 +1,55 @@
+# BEGIN { printf("hello %d %s\n", 42, comm); exit(); }
+# probe BEGIN (strobe_p0)
+# rawtracepoint template, 45 instructions
+# map 0: ringbuf
+# map 1: lost
+# relocations:
+#   insn    7: map fd ringbuf
+#   insn   16: map fd lost
+#   insn   26: map fd ringbuf
+#   insn   35: map fd lost
+    # t.bt:1: BEGIN { printf("hello %d %s\n", 42, comm); exit(); }
+    *(u32 *)(r10 - 32) = 1
+    *(u32 *)(r10 - 28) = 0
+    *(u64 *)(r10 - 24) = 42
+    r1 = r10
+    r1 += -16
+    r2 = 16
+    call 16 # bpf_get_current_comm
+    r1 = map_fd(0) ll
+    r2 = r10
+    r2 += -32
+    r3 = 32
+    r4 = 0
+    call 130 # bpf_ringbuf_output
+    if r0 == 0 goto L24
+    *(u32 *)(r10 - 4) = 0
+    r1 = map_fd(1) ll
+    r2 = r10
+    r2 += -4
+    call 1 # bpf_map_lookup_elem
+    if r0 == 0 goto L24
+    r1 = 1
+    lock *(u64 *)(r0 + 0) += r1
+L24:
+    *(u32 *)(r10 - 8) = 4
+    *(u32 *)(r10 - 4) = 0
+    r1 = map_fd(0) ll
+    r2 = r10
+    r2 += -8
+    r3 = 8
+    r4 = 0
+    call 130 # bpf_ringbuf_output
+    if r0 == 0 goto L43
+    *(u32 *)(r10 - 4) = 0
+    r1 = map_fd(1) ll
+    r2 = r10
+    r2 += -4
+    call 1 # bpf_map_lookup_elem
+    if r0 == 0 goto L43
+    r1 = 1
+    lock *(u64 *)(r0 + 0) += r1
+L43:
+    r0 = 0
+    exit
+

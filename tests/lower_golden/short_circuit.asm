@@ -1,0 +1,58 @@
+# BEGIN { if (pid > 1 && tid > 1 || cpu == 0) { exit(); } }
+# probe BEGIN (strobe_p0)
+# rawtracepoint template, 44 instructions
+# map 0: ringbuf
+# map 1: lost
+# relocations:
+#   insn   25: map fd ringbuf
+#   insn   34: map fd lost
+    # t.bt:1: BEGIN { if (pid > 1 && tid > 1 || cpu == 0) { exit(); } }
+    r6 = 1
+    r7 = 0
+    call 14 # bpf_get_current_pid_tgid
+    r0 >>= 32
+    r1 = 1
+    if r0 > 1 goto L7
+    r1 = 0
+L7:
+    if r1 == 0 goto L15
+    call 14 # bpf_get_current_pid_tgid
+    w0 = w0
+    r1 = 1
+    if r0 > 1 goto L13
+    r1 = 0
+L13:
+    if r1 == 0 goto L15
+    r7 = 1
+L15:
+    if r7 != 0 goto L22
+    call 8 # bpf_get_smp_processor_id
+    r1 = 1
+    if r0 == 0 goto L20
+    r1 = 0
+L20:
+    if r1 != 0 goto L22
+    r6 = 0
+L22:
+    if r6 == 0 goto L42
+    *(u32 *)(r10 - 8) = 4
+    *(u32 *)(r10 - 4) = 0
+    r1 = map_fd(0) ll
+    r2 = r10
+    r2 += -8
+    r3 = 8
+    r4 = 0
+    call 130 # bpf_ringbuf_output
+    if r0 == 0 goto L42
+    *(u32 *)(r10 - 4) = 0
+    r1 = map_fd(1) ll
+    r2 = r10
+    r2 += -4
+    call 1 # bpf_map_lookup_elem
+    if r0 == 0 goto L42
+    r1 = 1
+    lock *(u64 *)(r0 + 0) += r1
+L42:
+    r0 = 0
+    exit
+

@@ -1,0 +1,56 @@
+# BEGIN { $a = (int32)pid; @r = $a / -3; }
+# probe BEGIN (strobe_p0)
+# rawtracepoint template, 44 instructions
+# map 0: @r
+# map 1: drops
+# relocations:
+#   insn   24: map fd @r
+#   insn   34: map fd drops
+    # t.bt:1: BEGIN { $a = (int32)pid; @r = $a / -3; }
+    *(u64 *)(r10 - 8) = 0
+    call 14 # bpf_get_current_pid_tgid
+    r0 >>= 32
+    r0 <<= 32
+    r0 s>>= 32
+    *(u64 *)(r10 - 8) = r0
+    r0 = *(u64 *)(r10 - 8)
+    r0 <<= 32
+    r0 s>>= 32
+    r1 = -3
+    r2 = r0
+    if r2 s>= 0 goto L13
+    r2 = -r2
+L13:
+    r3 = r1
+    if r3 s>= 0 goto L16
+    r3 = -r3
+L16:
+    r2 /= r3
+    r3 = r0
+    r3 ^= r1
+    if r3 s>= 0 goto L21
+    r2 = -r2
+L21:
+    r0 = r2
+    *(u64 *)(r10 - 8) = r0
+    *(u64 *)(r10 - 16) = 0
+    r1 = map_fd(0) ll
+    r2 = r10
+    r2 += -16
+    r3 = r10
+    r3 += -8
+    r4 = 0
+    call 2 # bpf_map_update_elem
+    if r0 == 0 goto L42
+    *(u32 *)(r10 - 4) = 0
+    r1 = map_fd(1) ll
+    r2 = r10
+    r2 += -4
+    call 1 # bpf_map_lookup_elem
+    if r0 == 0 goto L42
+    r1 = 1
+    lock *(u64 *)(r0 + 0) += r1
+L42:
+    r0 = 0
+    exit
+

@@ -1,0 +1,74 @@
+# BEGIN { $a = pid; $b = $a * 3 + 1; @r = $b / 2 - $b % 5; }
+# probe BEGIN (strobe_p0)
+# rawtracepoint template, 59 instructions
+# map 0: @r
+# map 1: drops
+# relocations:
+#   insn   39: map fd @r
+#   insn   49: map fd drops
+    # t.bt:1: BEGIN { $a = pid; $b = $a * 3 + 1; @r = $b / 2 - $b % 5; }
+    *(u64 *)(r10 - 8) = 0
+    *(u64 *)(r10 - 16) = 0
+    call 14 # bpf_get_current_pid_tgid
+    r0 >>= 32
+    *(u64 *)(r10 - 8) = r0
+    r0 = *(u64 *)(r10 - 8)
+    w0 = w0
+    r0 *= 3
+    r0 += 1
+    *(u64 *)(r10 - 16) = r0
+    r0 = *(u64 *)(r10 - 16)
+    r1 = 2
+    r2 = r0
+    if r2 s>= 0 goto L15
+    r2 = -r2
+L15:
+    r3 = r1
+    if r3 s>= 0 goto L18
+    r3 = -r3
+L18:
+    r2 /= r3
+    r3 = r0
+    r3 ^= r1
+    if r3 s>= 0 goto L23
+    r2 = -r2
+L23:
+    r0 = r2
+    r1 = *(u64 *)(r10 - 16)
+    r2 = 5
+    r3 = r1
+    if r3 s>= 0 goto L29
+    r3 = -r3
+L29:
+    if r2 s>= 0 goto L31
+    r2 = -r2
+L31:
+    r3 %= r2
+    r2 = r1
+    if r2 s>= 0 goto L35
+    r3 = -r3
+L35:
+    r1 = r3
+    r0 -= r1
+    *(u64 *)(r10 - 8) = r0
+    *(u64 *)(r10 - 16) = 0
+    r1 = map_fd(0) ll
+    r2 = r10
+    r2 += -16
+    r3 = r10
+    r3 += -8
+    r4 = 0
+    call 2 # bpf_map_update_elem
+    if r0 == 0 goto L57
+    *(u32 *)(r10 - 4) = 0
+    r1 = map_fd(1) ll
+    r2 = r10
+    r2 += -4
+    call 1 # bpf_map_lookup_elem
+    if r0 == 0 goto L57
+    r1 = 1
+    lock *(u64 *)(r0 + 0) += r1
+L57:
+    r0 = 0
+    exit
+

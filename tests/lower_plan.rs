@@ -1,0 +1,162 @@
+//! The compiled script's shape (pure: the mock kernel, no BPF): attach kinds per probe, the
+//! map table the runtime creates, the event table that gives record ids their meaning, the
+//! arming guard on every probe but BEGIN/END, and errors that point at the construct.
+
+use strobe::compile::compile;
+use strobe::diag::SourceFile;
+use strobe::kernel::info::MockKernel;
+use strobe::runtime::format::agg::AggKind;
+use strobe::runtime::format::decode::FieldType;
+use strobe::runtime::plan::{
+    CompiledScript, MapRole, MapValueSpec, PrintSpec, ProbeKind, Sampling,
+};
+use strobe::sema::CheckOptions;
+use strobe::sys::MapType;
+use strobe::template::{RelocKind, ARM_MAP_NAME};
+
+fn compiled(text: &str) -> CompiledScript {
+    let src = SourceFile::new("t.bt", text);
+    let out = compile(&src, &MockKernel::fixture(), &CheckOptions::default());
+    let s = out
+        .script
+        .unwrap_or_else(|| panic!("{text}: {:?}", out.diagnostics));
+    s.validate().expect("valid plan");
+    s
+}
+
+fn error_of(text: &str) -> String {
+    let src = SourceFile::new("t.bt", text);
+    let out = compile(&src, &MockKernel::fixture(), &CheckOptions::default());
+    assert!(out.script.is_none(), "{text} compiled");
+    out.diagnostics
+        .iter()
+        .find(|d| d.is_error())
+        .map(|d| d.render(&src))
+        .expect("an error")
+}
+
+#[test]
+fn timers_become_interval_and_profile_kinds() {
+    let s = compiled("interval:ms:250 { exit(); } profile:hz:99 { @ = count(); } interval:s:2 { }");
+    assert!(matches!(
+        s.probes[0].kind,
+        ProbeKind::Interval {
+            period_ns: 250_000_000
+        }
+    ));
+    assert!(matches!(
+        s.probes[1].kind,
+        ProbeKind::Profile {
+            sampling: Sampling::Frequency(99)
+        }
+    ));
+    assert!(matches!(
+        s.probes[2].kind,
+        ProbeKind::Interval {
+            period_ns: 2_000_000_000
+        }
+    ));
+}
+
+#[test]
+fn every_probe_but_begin_and_end_is_armed() {
+    let s = compiled("BEGIN { @a = 1; } interval:ms:10 { @a = 2; } END { @a = 3; }");
+    let guarded = |i: usize| {
+        let t = &s.probes[i].template;
+        t.relocs.iter().any(
+            |r| matches!(r.kind, RelocKind::MapValue { map, .. } if t.maps[map] == ARM_MAP_NAME),
+        )
+    };
+    assert!(!guarded(0), "BEGIN runs by test run before arming");
+    assert!(guarded(1));
+    assert!(!guarded(2), "END runs after disarming");
+}
+
+#[test]
+fn aggregations_are_per_cpu_maps_with_agg_layouts() {
+    let s = compiled("BEGIN { @c[comm] = count(); @h = hist(1); @m = max(2); @v[1] = \"s\"; }");
+    let map = |n: &str| s.maps.iter().find(|m| m.name == n).expect(n);
+    let c = map("@c");
+    assert_eq!(c.map_type, MapType::PercpuHash);
+    assert_eq!((c.key_size, c.value_size), (16, 8));
+    assert_eq!(
+        c.role,
+        MapRole::Script {
+            key: vec![FieldType::Str { size: 16 }],
+            value: MapValueSpec::Agg(AggKind::Count)
+        }
+    );
+    let h = map("@h");
+    assert_eq!(
+        h.key_size, 8,
+        "a keyless histogram's key is the bucket index"
+    );
+    assert_eq!(map("@m").value_size, 16, "max keeps [value, is_set]");
+    let v = map("@v");
+    assert_eq!(v.map_type, MapType::Hash);
+    let MapRole::Script {
+        value: MapValueSpec::Plain(FieldType::Str { size }),
+        ..
+    } = v.role
+    else {
+        panic!("{:?}", v.role)
+    };
+    assert!(
+        v.value_size as usize >= size,
+        "string values fit their slot"
+    );
+    for role in [MapRole::RingBuf, MapRole::LostCounter, MapRole::DropCounter] {
+        assert!(s.map_with_role(&role).is_some(), "{role:?}");
+    }
+}
+
+#[test]
+fn event_table_lists_formats_in_program_order() {
+    let s = compiled(
+        "BEGIN { printf(\"a %d\\n\", 1); printf(\"b %s\\n\", comm); clear(@x); print(@x); @x[1] = 2; }",
+    );
+    assert_eq!(s.events.printf.len(), 2);
+    assert_eq!(s.events.printf[1].args, vec![FieldType::Str { size: 16 }]);
+    let x = s.maps.iter().position(|m| m.name == "@x").unwrap();
+    assert_eq!(s.events.clear, vec![x]);
+    assert!(matches!(s.events.print[0], PrintSpec::Map { map, .. } if map == x));
+}
+
+#[test]
+fn fentry_templates_use_argument_slot_relocations() {
+    let s = compiled("fentry:vfs_read { @[comm] = sum(args.count); }");
+    let t = &s.probes[0].template;
+    assert_eq!(t.params, vec!["count".to_string()]);
+    assert!(t
+        .relocs
+        .iter()
+        .any(|r| matches!(r.kind, RelocKind::ArgSlot { .. })));
+    match &s.probes[0].kind {
+        ProbeKind::Fentry { targets, fexit } => {
+            assert!(!fexit);
+            assert_eq!(targets.len(), 1);
+            assert_eq!(targets[0].arg_slots.len(), 1);
+        }
+        k => panic!("{k:?}"),
+    }
+}
+
+#[test]
+fn elapsed_gets_a_start_time_written_by_begin() {
+    let s = compiled("interval:ms:10 { printf(\"%d\\n\", elapsed); }");
+    assert!(s.maps.iter().any(|m| m.name == "elapsed_start"));
+    assert!(matches!(s.probes.last().unwrap().kind, ProbeKind::Begin));
+}
+
+#[test]
+fn unsupported_constructs_point_at_the_script() {
+    let e = error_of("BEGIN {\n  @m[1] = 1;\n  for ($kv : @m) { }\n}");
+    assert!(e.starts_with("t.bt:3:3: error: `for` loops"), "{e}");
+    assert!(e.contains("^"), "{e}");
+}
+
+#[test]
+fn map_keys_larger_than_the_kernel_allows_are_refused() {
+    let e = error_of("BEGIN { @[kstack] = count(); }");
+    assert!(e.contains("512"), "{e}");
+}
