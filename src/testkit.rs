@@ -14,7 +14,9 @@ pub fn skip(test: &str, reason: &str) {
             .append(true)
             .open(path)
         {
-            let _ = writeln!(f, "{test}: {reason}");
+            // One write per line: tests run on parallel threads, and O_APPEND keeps a single
+            // small write whole, where writeln!'s pieces could interleave.
+            let _ = f.write_all(format!("{test}: {reason}\n").as_bytes());
         }
     }
 }
