@@ -114,5 +114,5 @@ fn help_says_what_dry_run_does_today() {
     assert_eq!(o.status.code(), Some(0));
     let out = text(&o.stdout);
     assert!(out.contains("--dry-run"), "{out}");
-    assert!(out.contains("parses and checks the script"), "{out}");
+    assert!(out.contains("and compiles the script without"), "{out}");
 }

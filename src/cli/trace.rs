@@ -3,7 +3,8 @@
 //!
 //! Input: the arguments after the program name. Output: diagnostics on stderr, `-d ast` trees
 //! on stdout, and an exit code from [`crate::cli`].
-//! `--dry-run` parses and checks the script (types, BTF, tracefs; [`crate::sema`]) and exits;
+//! `--dry-run` parses, checks (types, BTF, tracefs; [`crate::sema`]) and compiles the script,
+//! attaching nothing, and exits;
 //! `-l [PATTERN]` / `-lv` list probes ([`crate::sema::list`]); `-d asm` prints the compiled
 //! templates. Otherwise the checked script is lowered ([`crate::compile`]) and run:
 //! `trace_run.rs` turns these flags into `runtime::driver::RunOptions`.
@@ -269,7 +270,17 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
             }
         };
     }
-    if opts.dry_run || !opts.debug.is_empty() {
+    if opts.dry_run {
+        // A dry run goes as far as a run without touching the kernel: parse, check and lower.
+        return match crate::compile::lower_checked(&program, &kernel, &check_opts) {
+            Ok(_) => EXIT_OK,
+            Err(d) => {
+                eprint!("{}", d.render(&combined));
+                EXIT_INPUT
+            }
+        };
+    }
+    if !opts.debug.is_empty() {
         return EXIT_OK;
     }
     run_checked(&opts, &program, &kernel, &check_opts, &combined)
@@ -342,6 +353,7 @@ Environment (STROBE_NAME, or bpftrace's BPFTRACE_NAME as an alias):
   MAX_STRLEN, MAX_MAP_KEYS, MAP_KEYS_MAX, STRLEN, NO_CPP_DEMANGLE, MAX_PROBES, LOG_SIZE,
   PERF_RB_PAGES, CACHE_USER_SYMBOLS, STACK_MODE
 
---dry-run parses and checks the script (types, maps, BTF and tracefs) without attaching.
+--dry-run parses, checks (types, maps, BTF and tracefs) and compiles the script without
+loading or attaching anything.
 -l [PATTERN] lists probes (e.g. -l 'fentry:vfs_*'), -lv with arguments.
 -d asm prints each probe's compiled template (assembler with script lines and relocations).";
