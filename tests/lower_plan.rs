@@ -157,6 +157,31 @@ fn unsupported_constructs_point_at_the_script() {
 
 #[test]
 fn map_keys_larger_than_the_kernel_allows_are_refused() {
-    let e = error_of("BEGIN { @[kstack] = count(); }");
-    assert!(e.contains("512"), "{e}");
+    let e = error_of("config = { max_strlen = 300 } BEGIN { @[str(0), str(0)] = count(); }");
+    assert!(e.contains("600 bytes") && e.contains("512"), "{e}");
+}
+
+#[test]
+fn stacks_are_stack_ids_in_one_stack_trace_map_per_kind_and_depth() {
+    let s = compiled(
+        "profile:hz:99 { @[kstack] = count(); @u[ustack, kstack(3)] = count(); @k[kstack] = 1; }",
+    );
+    let stack_maps: Vec<_> = s
+        .maps
+        .iter()
+        .filter(|m| m.map_type == MapType::StackTrace)
+        .map(|m| (m.name.as_str(), m.key_size, m.value_size))
+        .collect();
+    assert_eq!(
+        stack_maps,
+        [
+            ("stack_k3", 4, 24),
+            ("stack_k127", 4, 1016),
+            ("stack_u127", 4, 1016)
+        ]
+    );
+    // Keys: an 8-byte id for kstack; pid, probe and id (16 bytes) for ustack.
+    let key_size = |name: &str| s.maps.iter().find(|m| m.name == name).unwrap().key_size;
+    assert_eq!(key_size("@"), 8);
+    assert_eq!(key_size("@u"), 24);
 }

@@ -63,8 +63,6 @@ const NOT_COMPILED_YET: &[(&str, &str)] = &[
         "macros.bt",
         "the function `is_shell()` is not supported by the code generator yet",
     ),
-    ("positional_params.bt", "a map key of 1032 bytes"),
-    ("profile_cpu.bt", "a map key of 2072 bytes"),
     (
         "tuples.bt",
         "`for` loops is not supported by the code generator yet",

@@ -291,7 +291,26 @@ pub fn run(
         buffers.add(ring)?;
     }
 
-    let symbolizer = Symbolizer::new(probe_names);
+    let mut symbolizer = Symbolizer::new(probe_names);
+    for (spec, map) in script.maps.iter().zip(&maps) {
+        if let Some((user, limit)) = super::plan::parse_stack_map_name(&spec.name) {
+            let dup = map
+                .as_fd()
+                .try_clone_to_owned()
+                .map_err(|e| {
+                    SysError::bare(
+                        "dup",
+                        crate::sys::Errno(e.raw_os_error().unwrap_or(libc::EBADF)),
+                    )
+                })
+                .and_then(Map::from_fd)
+                .map_err(|source| RunError::MapCreate {
+                    map: spec.name.clone(),
+                    source,
+                })?;
+            symbolizer.add_stack_map(user, limit, dup);
+        }
+    }
     let printer = Printer::new(opts.format);
     let mut sink = EventSink::new(script, &maps, printer, &symbolizer, opts.unsafe_mode);
     let mut buf = Vec::with_capacity(4096);

@@ -403,3 +403,54 @@ mod tests {
         assert_eq!(probe_id(2, 5), (2 << 32) | 5);
     }
 }
+
+/// Entries of each stack-trace map (as bpftrace): distinct stacks beyond this get no id.
+pub const STACK_MAP_ENTRIES: u32 = 4096;
+
+/// The name of the stack-trace map holding `user` (`ustack`) or kernel stacks of depth
+/// `limit`: one map per kind and depth, so an id always names the first `limit` frames.
+pub fn stack_map_name(user: bool, limit: usize) -> String {
+    format!("stack_{}{limit}", if user { 'u' } else { 'k' })
+}
+
+/// The inverse of [`stack_map_name`].
+pub fn parse_stack_map_name(name: &str) -> Option<(bool, usize)> {
+    let rest = name.strip_prefix("stack_")?;
+    let user = match rest.as_bytes().first()? {
+        b'u' => true,
+        b'k' => false,
+        _ => return None,
+    };
+    Some((user, rest[1..].parse().ok()?))
+}
+
+/// The `BPF_MAP_TYPE_STACK_TRACE` map for [`stack_map_name`]`(user, limit)`.
+pub fn stack_map_spec(user: bool, limit: usize) -> MapSpec {
+    MapSpec {
+        name: stack_map_name(user, limit),
+        map_type: MapType::StackTrace,
+        key_size: 4,
+        value_size: 8 * limit.max(1) as u32,
+        max_entries: STACK_MAP_ENTRIES,
+        role: MapRole::Internal,
+    }
+}
+
+#[cfg(test)]
+mod stack_map_tests {
+    use super::*;
+
+    #[test]
+    fn stack_map_names_round_trip() {
+        assert_eq!(
+            parse_stack_map_name(&stack_map_name(true, 127)),
+            Some((true, 127))
+        );
+        assert_eq!(
+            parse_stack_map_name(&stack_map_name(false, 3)),
+            Some((false, 3))
+        );
+        assert_eq!(parse_stack_map_name("stack_x3"), None);
+        assert_eq!(parse_stack_map_name("@stack_k3"), None);
+    }
+}

@@ -27,6 +27,8 @@ pub struct Symbolizer {
     elf: RefCell<HashMap<PathBuf, Option<Vec<FileSym>>>>,
     /// `probe_index << 32 | target_index` → full probe name.
     pub probe_names: HashMap<u64, String>,
+    /// The script's stack-trace maps by (user, limit): stack ids → frame addresses.
+    stacks: HashMap<(bool, usize), crate::sys::Map>,
 }
 
 /// One executable mapping of a process.
@@ -116,6 +118,12 @@ impl Symbolizer {
         }
     }
 
+    /// Resolves stack ids through `map`, the `BPF_MAP_TYPE_STACK_TRACE` map of `user` stacks
+    /// of depth `limit` (`runtime::plan::stack_map_name`).
+    pub fn add_stack_map(&mut self, user: bool, limit: usize, map: crate::sys::Map) {
+        self.stacks.insert((user, limit), map);
+    }
+
     fn file_symbol(&self, path: &std::path::Path, file_off: u64) -> Option<Sym> {
         let mut cache = self.elf.borrow_mut();
         let syms = cache
@@ -158,6 +166,17 @@ impl Resolver for Symbolizer {
         let path = root.join(m.path.strip_prefix("/").unwrap_or(&m.path));
         let path = if path.exists() { path } else { m.path.clone() };
         self.file_symbol(&path, addr - m.start + m.file_offset)
+    }
+
+    fn stack(&self, user: bool, limit: usize, id: i64) -> Option<Vec<u64>> {
+        let map = self.stacks.get(&(user, limit))?;
+        let key = u32::try_from(id).ok()?.to_le_bytes();
+        let v = map.lookup_vec(&key).ok()??;
+        Some(
+            v.chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                .collect(),
+        )
     }
 
     fn username(&self, uid: u64) -> Option<String> {

@@ -205,41 +205,34 @@ pub(crate) fn lower_arg(
 const BPF_F_USER_STACK: i64 = 1 << 8;
 
 /// `kstack`/`ustack` (and their call forms) in the layout `runtime::format::decode` reads:
-/// kernel: `u64 nframes`, then the addresses; user: `i32 pid, i32 probe, u64 nframes`, then
-/// the addresses. Frames come from `bpf_get_stack` into the scratch buffer.
+/// kernel: `i64 stack id`; user: `i32 pid, i32 probe, i64 stack id`. The id comes from
+/// `bpf_get_stackid` into the stack-trace map for this kind and depth (as bpftrace), so keys
+/// stay small however deep the stack; userspace reads the frames by id when printing.
 pub(crate) fn stack(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, LowerError> {
     let (user, limit) = match t {
-        Type::KStack { limit, .. } => (false, *limit as u32),
-        Type::UStack { limit, .. } => (true, *limit as u32),
+        Type::KStack { limit, .. } => (false, *limit),
+        Type::UStack { limit, .. } => (true, *limit),
         _ => return Err(LowerError::unsupported("this stack", e.span)),
     };
-    let head = if user { 16 } else { 8 };
-    let size = head + 8 * limit;
-    let p = lw.scratch(size, e.span)?;
-    let frames = p.at(head as i32);
+    lw.script.stack_maps.insert((user, limit));
+    let map = lw.b.map(&crate::runtime::plan::stack_map_name(user, limit));
+    let p = lw.place(if user { 16 } else { 8 }, e.span)?;
     let ctx = lw.b.ctx();
-    let buf = frames.arg(&mut lw.b);
-    let n = lw.b.call(
-        crate::asm::isa::Helper::GetStack,
+    let id = lw.b.call(
+        crate::asm::isa::Helper::GetStackid,
         &[
             crate::codegen::Arg::Reg(ctx),
-            buf,
-            crate::codegen::Arg::Imm((8 * limit) as i64),
+            crate::codegen::Arg::Map(map),
             crate::codegen::Arg::Imm(if user { BPF_F_USER_STACK } else { 0 }),
         ],
     );
-    let ok = lw.b.label();
-    lw.b.jmp64(crate::asm::isa::JmpOp::Jsge, n, 0, ok);
-    lw.b.mov(n, 0);
-    lw.b.bind(ok);
-    lw.b.alu(true, crate::asm::isa::AluOp::Rsh, n, 3);
     if user {
         let pid = bi::pid(&mut lw.b);
         crate::codegen::emit::mem::store_int(&mut lw.b, p, pid, 4);
         lw.b.store(Size::W, p.mem(), p.off + 4, lw.probe_index as i32);
-        lw.b.store(Size::Dw, p.mem(), p.off + 8, n);
+        lw.b.store(Size::Dw, p.mem(), p.off + 8, id);
     } else {
-        lw.b.store(Size::Dw, p.mem(), p.off, n);
+        lw.b.store(Size::Dw, p.mem(), p.off, id);
     }
     Ok(Val::Mem(p))
 }

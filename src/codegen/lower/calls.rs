@@ -460,7 +460,7 @@ fn new_key(
     }
     if size > 512 {
         return Err(LowerError::unsupported(
-            format!("a map key of {size} bytes (the kernel allows 512; use kstack(N)/ustack(N) with N ≤ 60)"),
+            format!("a map key of {size} bytes (the kernel allows 512)"),
             span,
         ));
     }

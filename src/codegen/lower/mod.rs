@@ -120,6 +120,8 @@ pub(crate) const SCRATCH_SIZE: u32 = 16384;
 #[derive(Default)]
 pub(crate) struct ScriptState {
     pub events: EventTable,
+    /// The stack-trace maps the probes use: (user, limit).
+    pub stack_maps: std::collections::BTreeSet<(bool, usize)>,
 }
 
 /// What `args`, `argN` and `retval` mean in the probe being lowered.
@@ -239,6 +241,12 @@ pub fn lower(
     if need_start {
         probes.push(probe::start_only_begin(probes.len())?);
     }
+    maps.extend(
+        state
+            .stack_maps
+            .iter()
+            .map(|&(user, limit)| crate::runtime::plan::stack_map_spec(user, limit)),
+    );
     Ok(CompiledScript {
         maps,
         probes,

@@ -7,8 +7,9 @@
 //! - `Buf`: `u32 length` then `capacity` bytes (length clamped to capacity on decode);
 //! - `Inet`: `u64 af` then 16 address bytes; `MacAddr`: 6 bytes;
 //! - `KSym`, `Username`, `Probe`: one `u64`; `USym`: `u64 addr, i32 pid, i32 probe id`;
-//! - `KStack`: `u64 nframes` then `limit` `u64` addresses;
-//!   `UStack`: `i32 pid, i32 probe id, u64 nframes`, then `limit` addresses;
+//! - `KStack`: `i64 stack id` (a key of the stack-trace map for its limit, negative when the
+//!   kernel could not record the stack); `UStack`: `i32 pid, i32 probe id, i64 stack id`; the
+//!   frames come from [`Resolver::stack`];
 //! - `Timestamp`: `u64` nanoseconds since the Unix epoch (wall clock).
 //!
 //! Input: bytes and a layout; a [`Resolver`] for what needs the runtime (symbols, user names,
@@ -85,6 +86,11 @@ pub trait Resolver {
     fn usym(&self, _pid: i32, _addr: u64) -> Option<Sym> {
         None
     }
+    /// The frame addresses stored under stack id `id` in the stack-trace map of `user`
+    /// (`ustack`) stacks of depth `limit`.
+    fn stack(&self, _user: bool, _limit: usize, _id: i64) -> Option<Vec<u64>> {
+        None
+    }
     /// The user name of `uid`.
     fn username(&self, _uid: u64) -> Option<String> {
         None
@@ -128,8 +134,8 @@ impl FieldType {
             FieldType::MacAddr => 6,
             FieldType::Inet => 24,
             FieldType::USym => 16,
-            FieldType::KStack { limit, .. } => 8 + 8 * limit,
-            FieldType::UStack { limit, .. } => 16 + 8 * limit,
+            FieldType::KStack { .. } => 8,
+            FieldType::UStack { .. } => 16,
         }
     }
 
@@ -189,25 +195,34 @@ fn u64_at(b: &[u8], off: usize, what: &'static str) -> Result<u64, DecodeError> 
     Ok(u64::from_le_bytes(s.try_into().unwrap_or([0; 8])))
 }
 
+fn i64_at(b: &[u8], off: usize, what: &'static str) -> Result<i64, DecodeError> {
+    Ok(u64_at(b, off, what)? as i64)
+}
+
 fn i32_at(b: &[u8], off: usize, what: &'static str) -> Result<i32, DecodeError> {
     let s = get(b, off, 4, what)?;
     Ok(i32::from_le_bytes(s.try_into().unwrap_or([0; 4])))
 }
 
 fn frames(
-    b: &[u8],
-    off: usize,
+    r: &dyn Resolver,
+    user: bool,
     limit: usize,
+    id: i64,
     mut resolve: impl FnMut(u64) -> Option<Sym>,
-) -> Result<Vec<Frame>, DecodeError> {
-    let n = (u64_at(b, off, "stack frame count")? as usize).min(limit);
-    (0..n)
-        .map(|i| {
-            let addr = u64_at(b, off + 8 + 8 * i, "stack frame")?;
-            Ok(Frame {
-                addr,
-                sym: resolve(addr),
-            })
+) -> Vec<Frame> {
+    if id < 0 {
+        return Vec::new();
+    }
+    let mut addrs = r.stack(user, limit, id).unwrap_or_default();
+    // The kernel zero-fills the frames past the stack's depth.
+    let n = addrs.iter().position(|&a| a == 0).unwrap_or(addrs.len());
+    addrs.truncate(n.min(limit));
+    addrs
+        .into_iter()
+        .map(|addr| Frame {
+            addr,
+            sym: resolve(addr),
         })
         .collect()
 }
@@ -264,14 +279,16 @@ pub fn decode(ty: &FieldType, b: &[u8], r: &dyn Resolver) -> Result<Value, Decod
             Value::Symbol(sym_text(addr, s.as_ref().map(|s| s.name.as_str())).into())
         }
         FieldType::KStack { limit, mode } => Value::Stack(Stack {
-            frames: frames(b, 0, *limit, |a| r.ksym(a))?,
+            frames: frames(r, false, *limit, i64_at(b, 0, "stack id")?, |a| r.ksym(a)),
             mode: *mode,
             user: false,
         }),
         FieldType::UStack { limit, mode } => {
             let pid = i32_at(b, 0, "pid")?;
             Value::Stack(Stack {
-                frames: frames(b, 8, *limit, |a| r.usym(pid, a))?,
+                frames: frames(r, true, *limit, i64_at(b, 8, "stack id")?, |a| {
+                    r.usym(pid, a)
+                }),
                 mode: *mode,
                 user: true,
             })

@@ -117,6 +117,11 @@ impl Resolver for Syms {
     fn username(&self, uid: u64) -> Option<String> {
         (uid == 0).then(|| "root".into())
     }
+    fn stack(&self, user: bool, limit: usize, id: i64) -> Option<Vec<u64>> {
+        assert!(!user && limit == 4);
+        // The kernel zero-fills the frames past the stack's depth.
+        (id == 7).then(|| vec![0x1004, 0x20, 0x1010, 0, 0x1000])
+    }
 }
 
 #[test]
@@ -126,23 +131,20 @@ fn symbols_stacks_and_names_go_through_the_resolver() {
     assert_eq!(text(&v), "vfs_read");
     let v = decode(&FieldType::KSym, &0x10u64.to_le_bytes(), r).unwrap();
     assert_eq!(text(&v), "0x10");
-    let mut st = Vec::new();
-    for w in [3u64, 0x1004, 0x20, 0x1010, 0x9999] {
-        st.extend_from_slice(&w.to_le_bytes());
-    }
-    let v = decode(
-        &FieldType::KStack {
-            limit: 4,
-            mode: StackMode::Bpftrace,
-        },
-        &st,
-        r,
-    )
-    .unwrap();
+    let ks = FieldType::KStack {
+        limit: 4,
+        mode: StackMode::Bpftrace,
+    };
+    let v = decode(&ks, &7i64.to_le_bytes(), r).unwrap();
     assert_eq!(
         text(&v),
         "\n        vfs_read+4\n        0x20\n        vfs_read+16\n"
     );
+    // A stack the kernel could not record (negative id) or an unknown id: no frames.
+    let v = decode(&ks, &(-17i64).to_le_bytes(), r).unwrap();
+    assert_eq!(text(&v), "\n");
+    let v = decode(&ks, &8i64.to_le_bytes(), r).unwrap();
+    assert_eq!(text(&v), "\n");
     let v = decode(&FieldType::Username, &0u64.to_le_bytes(), r).unwrap();
     assert_eq!(text(&v), "root");
     let v = decode(&FieldType::Username, &5u64.to_le_bytes(), r).unwrap();
