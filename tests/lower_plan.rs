@@ -185,3 +185,11 @@ fn stacks_are_stack_ids_in_one_stack_trace_map_per_kind_and_depth() {
     assert_eq!(key_size("@"), 8);
     assert_eq!(key_size("@u"), 24);
 }
+
+#[test]
+fn stacks_of_different_depths_cannot_share_a_map_slot() {
+    // Each depth has its own stack-trace map, so an id means nothing in another's slot.
+    let e = error_of("BEGIN { @[kstack(3)] = count(); @[kstack(5)] = count(); }");
+    assert!(e.contains("Argument mismatch"), "{e}");
+    compiled("BEGIN { @[kstack(3)] = count(); @[kstack(3)] = count(); }");
+}

@@ -343,14 +343,11 @@ impl Type {
             }
             // Pointers of different pointee types share a slot (bpftrace compares sizes only).
             (Pointer { space: s1, .. }, Pointer { space: s2, .. }) if s1 == s2 => self.clone(),
-            (KStack { mode: m1, .. }, KStack { mode: m2, limit }) if m1 == m2 => KStack {
-                mode: *m1,
-                limit: *limit,
-            },
-            (UStack { mode: m1, .. }, UStack { mode: m2, limit }) if m1 == m2 => UStack {
-                mode: *m1,
-                limit: *limit,
-            },
+            // A stack is an id in the stack-trace map of its kind and depth: ids of different
+            // depths cannot share a slot.
+            (KStack { .. }, KStack { .. }) | (UStack { .. }, UStack { .. }) if self == other => {
+                self.clone()
+            }
             (Agg(a), Agg(b)) if agg_family(a) == agg_family(b) => Agg(*a),
             _ => return Option::None,
         })
@@ -469,7 +466,7 @@ mod tests {
                 limit: 4
             }
             .size(),
-            8 + 32
+            8
         );
     }
 
