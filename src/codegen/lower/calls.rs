@@ -447,7 +447,7 @@ fn build_key(lw: &mut Lower<'_>, info: &MapInfo, keys: &[&Expr]) -> Result<Key, 
     Ok(key)
 }
 
-/// A key of `fields` on the stack, or in the scratch buffer when it is large (stacks).
+/// A key of `fields` on the stack, or in the scratch buffer when it is large (long strings).
 fn new_key(
     lw: &mut Lower<'_>,
     fields: &[FieldType],

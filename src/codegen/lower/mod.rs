@@ -113,7 +113,7 @@ pub(crate) const LOST: &str = "lost";
 pub(crate) const DROPS: &str = "drops";
 pub(crate) const SCRATCH: &str = "scratch";
 /// Bytes of the per-CPU scratch buffer: room for values too large for the 512-byte stack
-/// (stacks of up to 127 frames, the records and keys that hold them).
+/// (long strings and buffers, the records and keys that hold them).
 pub(crate) const SCRATCH_SIZE: u32 = 16384;
 
 /// Per-script state shared by all probes: the event table being filled.
