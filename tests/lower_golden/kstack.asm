@@ -1,13 +1,13 @@
 # BEGIN { printf("%s\n", kstack(4)); }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 52 instructions
+# rawtracepoint template, 47 instructions
 # map 0: scratch
 # map 1: ringbuf
 # map 2: lost
 # relocations:
 #   insn    4: map fd scratch
 #   insn   33: map fd ringbuf
-#   insn   42: map fd lost
+#   insn   41: map value lost + 0
     # t.bt:1: BEGIN { printf("%s\n", kstack(4)); }
     r6 = r1
     *(u32 *)(r10 - 48) = 1
@@ -49,16 +49,11 @@ L21:
     r3 = 48
     r4 = 0
     call 130 # bpf_ringbuf_output
-    if r0 == 0 goto L50
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(2) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L50
+    if r0 == 0 goto L45
+    r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L50:
+L45:
     r0 = 0
     exit
 

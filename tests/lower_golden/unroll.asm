@@ -1,11 +1,11 @@
 # BEGIN { $s = 0; unroll(3) { $s += cpu; } @s = $s; }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 37 instructions
+# rawtracepoint template, 32 instructions
 # map 0: @s
 # map 1: drops
 # relocations:
 #   insn   17: map fd @s
-#   insn   27: map fd drops
+#   insn   26: map value drops + 0
     # t.bt:1: BEGIN { $s = 0; unroll(3) { $s += cpu; } @s = $s; }
     *(u64 *)(r10 - 8) = 0
     *(u64 *)(r10 - 8) = 0
@@ -31,16 +31,11 @@
     r3 += -8
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L35
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(1) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L35
+    if r0 == 0 goto L30
+    r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L35:
+L30:
     r0 = 0
     exit
 
