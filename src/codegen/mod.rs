@@ -20,6 +20,7 @@ pub mod lower;
 mod machine;
 mod regalloc;
 pub mod stack;
+mod stores;
 
 #[cfg(test)]
 mod tests;
