@@ -5,7 +5,9 @@
 //! comments for listings, frame size, spill count) or a [`CodegenError`].
 //! Peephole rules (repeated to a fixpoint): drop `rX = rX`; drop jumps to the next
 //! instruction; drop code no jump reaches after `exit`/`goto`; retarget a jump whose target is
-//! an unconditional `goto`. Invariants: relocations, spans and comments travel with their
+//! an unconditional `goto`; merge identical tails before a `goto` and its target and turn a
+//! conditional jump over a `goto` into the inverted jump (`crossjump`); drop a store the next
+//! instruction overwrites and the write-back of a just-loaded value (`stores`). Invariants: relocations, spans and comments travel with their
 //! instruction through every deletion, so the source map and relocation sites stay exact; an
 //! unbound label or a jump farther than 32767 instructions is an error, never a wrong offset.
 
@@ -167,7 +169,9 @@ pub(crate) fn peephole(items: &mut Vec<MItem>) {
                 }
             }
         }
-        let mut retargeted = false;
+        let mut retargeted = super::crossjump::cross_jump(items);
+        retargeted |= super::crossjump::invert_over_goto(items);
+        retargeted |= super::stores::drop_redundant_stores(items);
         for it in items.iter_mut() {
             if let MItem::Insn {
                 target: Some(t), ..

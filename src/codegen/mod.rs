@@ -11,6 +11,7 @@
 //! This module never makes a syscall; instruction encodings come from `asm::isa` only.
 
 pub mod builder;
+mod crossjump;
 pub mod emit;
 pub mod finish;
 mod hoist;
@@ -19,6 +20,7 @@ pub mod lower;
 mod machine;
 mod regalloc;
 pub mod stack;
+mod stores;
 
 #[cfg(test)]
 mod tests;

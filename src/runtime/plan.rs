@@ -8,7 +8,7 @@
 //!   [`crate::template::ARM_MAP_NAME`], which the runtime creates itself);
 //! - exactly one map has [`MapRole::RingBuf`] when any template emits records; the
 //!   lost-record counter ([`MapRole::LostCounter`]) and the map-full drop counter
-//!   ([`MapRole::DropCounter`]) are per-CPU arrays of `u64`, as `codegen::emit::maps::Counter`
+//!   ([`MapRole::DropCounter`]) are (per-CPU) arrays of `u64`, as `codegen::emit::maps::Counter`
 //!   and `runtime::ringbuf::LostCounter` expect;
 //! - records start with the 8-byte header of `codegen::emit::output` (`u32 kind`, `u32 id`);
 //!   `id` indexes the [`EventTable`] list of that kind;
@@ -264,7 +264,9 @@ impl CompiledScript {
             }
         }
         let u64_counter = |m: &MapSpec| {
-            m.map_type == MapType::PercpuArray && m.value_size == 8 && m.key_size == 4
+            matches!(m.map_type, MapType::Array | MapType::PercpuArray)
+                && m.value_size == 8
+                && m.key_size == 4
         };
         for (role, name, check) in [
             (
@@ -294,7 +296,7 @@ impl CompiledScript {
                         want: if role == MapRole::RingBuf {
                             "ring buffer"
                         } else {
-                            "per-CPU array with 4-byte keys and u64 values"
+                            "(per-CPU) array with 4-byte keys and u64 values"
                         },
                     });
                 }

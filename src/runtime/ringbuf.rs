@@ -21,9 +21,9 @@
 //!
 //! Lost records: the kernel does not count reservations that fail because the ring is full. The
 //! convention in strobe is that generated code increments slot `index` of a
-//! `BPF_MAP_TYPE_PERCPU_ARRAY` of `u64` (the "lost map") whenever `bpf_ringbuf_output` returns
-//! non-zero or `bpf_ringbuf_reserve` returns NULL; one slot per ring buffer. [`LostCounter`]
-//! sums that slot over all CPUs.
+//! `BPF_MAP_TYPE_ARRAY` or `BPF_MAP_TYPE_PERCPU_ARRAY` of `u64` (the "lost map") whenever
+//! `bpf_ringbuf_output` returns non-zero or `bpf_ringbuf_reserve` returns NULL; one slot per
+//! ring buffer. [`LostCounter`] sums that slot over all CPUs (a plain array has one).
 
 use std::io;
 use std::ops::ControlFlow;
@@ -347,13 +347,14 @@ pub struct LostCounter {
 }
 
 impl LostCounter {
-    /// Reads slot `index` of the per-CPU array map `map` (the fd is duplicated).
+    /// Reads slot `index` of the (per-CPU) array map `map` (the fd is duplicated).
     pub fn new(map: BorrowedFd<'_>, index: u32) -> Result<LostCounter, RingBufError> {
         let fd = map
             .try_clone_to_owned()
             .map_err(|source| RingBufError::Dup { source })?;
         let map = Map::from_fd(fd).map_err(|source| RingBufError::Lost { index, source })?;
-        if map.map_type() != Some(MapType::PercpuArray) || map.value_size() != 8 {
+        let array = matches!(map.map_type(), Some(MapType::Array | MapType::PercpuArray));
+        if !array || map.value_size() != 8 {
             return Err(RingBufError::LostMapShape {
                 map_type: map.map_type(),
                 value_size: map.value_size(),

@@ -1,6 +1,6 @@
 # interval:ms:100 { @a = avg(cpu); @t = stats(cpu); }
 # probe interval:ms:100 (strobe_p0)
-# rawtracepoint template, 74 instructions
+# rawtracepoint template, 64 instructions
 # map 0: @a
 # map 1: drops
 # map 2: @t
@@ -9,10 +9,10 @@
 #   insn    0: map value strobe_arm + 0
 #   insn    9: map fd @a
 #   insn   21: map fd @a
-#   insn   31: map fd drops
-#   insn   42: map fd @t
-#   insn   54: map fd @t
-#   insn   64: map fd drops
+#   insn   30: map value drops + 0
+#   insn   37: map fd @t
+#   insn   49: map fd @t
+#   insn   58: map value drops + 0
     r0 = map_value(0, 0) ll
     r0 = *(u32 *)(r0 + 0)
     if r0 != 0 goto L6
@@ -31,7 +31,7 @@ L6:
     lock *(u64 *)(r0 + 0) += r6
     r1 = 1
     lock *(u64 *)(r0 + 8) += r1
-    goto L39
+    goto L34
 L19:
     *(u64 *)(r10 - 24) = r6
     *(u64 *)(r10 - 16) = 1
@@ -42,16 +42,11 @@ L19:
     r3 += -24
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L39
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(1) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L39
+    if r0 == 0 goto L34
+    r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L39:
+L34:
     call 8 # bpf_get_smp_processor_id
     r6 = r0
     *(u64 *)(r10 - 8) = 0
@@ -59,12 +54,12 @@ L39:
     r2 = r10
     r2 += -8
     call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L52
+    if r0 == 0 goto L47
     lock *(u64 *)(r0 + 0) += r6
     r1 = 1
     lock *(u64 *)(r0 + 8) += r1
-    goto L72
-L52:
+    goto L62
+L47:
     *(u64 *)(r10 - 24) = r6
     *(u64 *)(r10 - 16) = 1
     r1 = map_fd(2) ll
@@ -74,16 +69,11 @@ L52:
     r3 += -24
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L72
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(1) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L72
+    if r0 == 0 goto L62
+    r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L72:
+L62:
     r0 = 0
     exit
 

@@ -1,14 +1,14 @@
 # interval:ms:100 { @[comm] = count(); }
 # probe interval:ms:100 (strobe_p0)
-# rawtracepoint template, 39 instructions
+# rawtracepoint template, 31 instructions
 # map 0: @
 # map 1: drops
 # map 2: strobe_arm
 # relocations:
 #   insn    0: map value strobe_arm + 0
 #   insn   12: map fd @
-#   insn   21: map fd @
-#   insn   29: map fd drops
+#   insn   18: map fd @
+#   insn   25: map value drops + 0
     r0 = map_value(0, 0) ll
     r0 = *(u32 *)(r0 + 0)
     if r0 != 0 goto L6
@@ -24,11 +24,7 @@ L6:
     r2 = r6
     r1 = map_fd(0) ll
     call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L19
-    r1 = 1
-    lock *(u64 *)(r0 + 0) += r1
-    goto L37
-L19:
+    if r0 != 0 goto L27
     *(u64 *)(r10 - 24) = 1
     r2 = r6
     r1 = map_fd(0) ll
@@ -36,16 +32,12 @@ L19:
     r3 += -24
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L37
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(1) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L37
+    if r0 == 0 goto L29
+    r0 = map_value(0, 0) ll
+L27:
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L37:
+L29:
     r0 = 0
     exit
 

@@ -1,6 +1,6 @@
 # fentry:vfs_read { @[comm] = sum(args.count); }
 # probe fentry:vmlinux:vfs_read (strobe_p0)
-# fentry template, 39 instructions
+# fentry template, 34 instructions
 # map 0: @
 # map 1: drops
 # map 2: strobe_arm
@@ -9,7 +9,7 @@
 #   insn    8: argument slot of `count`
 #   insn   13: map fd @
 #   insn   21: map fd @
-#   insn   29: map fd drops
+#   insn   28: map value drops + 0
     r0 = map_value(0, 0) ll
     r0 = *(u32 *)(r0 + 0)
     if r0 != 0 goto L6
@@ -28,7 +28,7 @@ L6:
     call 1 # bpf_map_lookup_elem
     if r0 == 0 goto L19
     lock *(u64 *)(r0 + 0) += r7
-    goto L37
+    goto L32
 L19:
     *(u64 *)(r10 - 24) = r7
     r2 = r6
@@ -37,16 +37,11 @@ L19:
     r3 += -24
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L37
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(1) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L37
+    if r0 == 0 goto L32
+    r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L37:
+L32:
     r0 = 0
     exit
 

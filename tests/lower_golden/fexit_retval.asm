@@ -1,15 +1,15 @@
 # fexit:vfs_read { @ = hist(retval); }
 # probe fexit:vmlinux:vfs_read (strobe_p0)
-# fexit template, 65 instructions
+# fexit template, 56 instructions
 # map 0: @
 # map 1: drops
 # map 2: strobe_arm
 # relocations:
 #   insn    0: map value strobe_arm + 0
 #   insn    6: return value slot
-#   insn   35: map fd @
-#   insn   45: map fd @
-#   insn   55: map fd drops
+#   insn   34: map fd @
+#   insn   41: map fd @
+#   insn   50: map value drops + 0
     r0 = map_value(0, 0) ll
     r0 = *(u32 *)(r0 + 0)
     if r0 != 0 goto L6
@@ -18,49 +18,44 @@
 L6:
     # t.bt:1: fexit:vfs_read { @ = hist(retval); }
     r0 = *(u64 *)(r1 + 0)
-    *(u64 *)(r10 - 8) = 0
     r1 = 0
-    if r0 s< 0 goto L34
+    if r0 s< 0 goto L33
     r1 = r0
     r1 += 1
-    if r0 <= 0 goto L34
+    if r0 <= 0 goto L33
     r1 = 2
     r2 = r0
     r2 >>= 32
-    if r2 == 0 goto L19
+    if r2 == 0 goto L18
     r0 = r2
     r1 += 32
-L19:
-    if r0 <= 65535 goto L22
+L18:
+    if r0 <= 65535 goto L21
     r0 >>= 16
     r1 += 16
-L22:
-    if r0 <= 255 goto L25
+L21:
+    if r0 <= 255 goto L24
     r0 >>= 8
     r1 += 8
-L25:
-    if r0 <= 15 goto L28
+L24:
+    if r0 <= 15 goto L27
     r0 >>= 4
     r1 += 4
-L28:
-    if r0 <= 3 goto L31
+L27:
+    if r0 <= 3 goto L30
     r0 >>= 2
     r1 += 2
-L31:
-    if r0 <= 1 goto L34
+L30:
+    if r0 <= 1 goto L33
     r0 >>= 1
     r1 += 1
-L34:
+L33:
     *(u64 *)(r10 - 8) = r1
     r1 = map_fd(0) ll
     r2 = r10
     r2 += -8
     call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L44
-    r1 = 1
-    lock *(u64 *)(r0 + 0) += r1
-    goto L63
-L44:
+    if r0 != 0 goto L52
     *(u64 *)(r10 - 16) = 1
     r1 = map_fd(0) ll
     r2 = r10
@@ -69,16 +64,12 @@ L44:
     r3 += -16
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L63
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(1) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L63
+    if r0 == 0 goto L54
+    r0 = map_value(0, 0) ll
+L52:
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L63:
+L54:
     r0 = 0
     exit
 

@@ -1,13 +1,13 @@
 # BEGIN { printf("%s\n", kstack(4)); }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 28 instructions
+# rawtracepoint template, 23 instructions
 # map 0: stack_k4
 # map 1: ringbuf
 # map 2: lost
 # relocations:
 #   insn    2: map fd stack_k4
 #   insn    9: map fd ringbuf
-#   insn   18: map fd lost
+#   insn   17: map value lost + 0
     # t.bt:1: BEGIN { printf("%s\n", kstack(4)); }
     *(u32 *)(r10 - 16) = 1
     *(u32 *)(r10 - 12) = 0
@@ -23,16 +23,11 @@
     r3 = 16
     r4 = 0
     call 130 # bpf_ringbuf_output
-    if r0 == 0 goto L26
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(2) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L26
+    if r0 == 0 goto L21
+    r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L26:
+L21:
     r0 = 0
     exit
 

@@ -1,14 +1,14 @@
 # interval:ms:100 { @l = lhist(cpu, 0, 16, 2); }
 # probe interval:ms:100 (strobe_p0)
-# rawtracepoint template, 48 instructions
+# rawtracepoint template, 39 instructions
 # map 0: @l
 # map 1: drops
 # map 2: strobe_arm
 # relocations:
 #   insn    0: map value strobe_arm + 0
-#   insn   18: map fd @l
-#   insn   28: map fd @l
-#   insn   38: map fd drops
+#   insn   17: map fd @l
+#   insn   24: map fd @l
+#   insn   33: map value drops + 0
     r0 = map_value(0, 0) ll
     r0 = *(u32 *)(r0 + 0)
     if r0 != 0 goto L6
@@ -17,28 +17,23 @@
 L6:
     # t.bt:1: interval:ms:100 { @l = lhist(cpu, 0, 16, 2); }
     call 8 # bpf_get_smp_processor_id
-    *(u64 *)(r10 - 8) = 0
     r1 = 0
-    if r0 s< 0 goto L17
+    if r0 s< 0 goto L16
     r2 = r0
-    if r0 s<= 16 goto L13
+    if r0 s<= 16 goto L12
     r2 = 16
-L13:
+L12:
     r2 -= 0
     r2 /= 2
     r1 = r2
     r1 += 1
-L17:
+L16:
     *(u64 *)(r10 - 8) = r1
     r1 = map_fd(0) ll
     r2 = r10
     r2 += -8
     call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L27
-    r1 = 1
-    lock *(u64 *)(r0 + 0) += r1
-    goto L46
-L27:
+    if r0 != 0 goto L35
     *(u64 *)(r10 - 16) = 1
     r1 = map_fd(0) ll
     r2 = r10
@@ -47,16 +42,12 @@ L27:
     r3 += -16
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L46
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(1) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L46
+    if r0 == 0 goto L37
+    r0 = map_value(0, 0) ll
+L35:
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L46:
+L37:
     r0 = 0
     exit
 

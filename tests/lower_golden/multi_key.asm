@@ -1,14 +1,14 @@
 # interval:ms:100 { @[pid, comm, cpu] = count(); }
 # probe interval:ms:100 (strobe_p0)
-# rawtracepoint template, 45 instructions
+# rawtracepoint template, 37 instructions
 # map 0: @
 # map 1: drops
 # map 2: strobe_arm
 # relocations:
 #   insn    0: map value strobe_arm + 0
 #   insn   15: map fd @
-#   insn   25: map fd @
-#   insn   35: map fd drops
+#   insn   22: map fd @
+#   insn   31: map value drops + 0
     r0 = map_value(0, 0) ll
     r0 = *(u32 *)(r0 + 0)
     if r0 != 0 goto L6
@@ -29,11 +29,7 @@ L6:
     r2 = r10
     r2 += -32
     call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L24
-    r1 = 1
-    lock *(u64 *)(r0 + 0) += r1
-    goto L43
-L24:
+    if r0 != 0 goto L33
     *(u64 *)(r10 - 40) = 1
     r1 = map_fd(0) ll
     r2 = r10
@@ -42,16 +38,12 @@ L24:
     r3 += -40
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L43
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(1) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L43
+    if r0 == 0 goto L35
+    r0 = map_value(0, 0) ll
+L33:
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L43:
+L35:
     r0 = 0
     exit
 

@@ -1,17 +1,17 @@
 # BEGIN { @x = 1; @s[1] = "str"; @t = (1, "two"); }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 79 instructions
+# rawtracepoint template, 64 instructions
 # map 0: @x
 # map 1: drops
 # map 2: @s
 # map 3: @t
 # relocations:
 #   insn    2: map fd @x
-#   insn   12: map fd drops
-#   insn   26: map fd @s
-#   insn   36: map fd drops
-#   insn   59: map fd @t
-#   insn   69: map fd drops
+#   insn   11: map value drops + 0
+#   insn   21: map fd @s
+#   insn   30: map value drops + 0
+#   insn   49: map fd @t
+#   insn   58: map value drops + 0
     # t.bt:1: BEGIN { @x = 1; @s[1] = "str"; @t = (1, "two"); }
     *(u64 *)(r10 - 8) = 1
     *(u64 *)(r10 - 16) = 0
@@ -22,16 +22,11 @@
     r3 += -8
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L20
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(1) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L20
+    if r0 == 0 goto L15
+    r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L20:
+L15:
     *(u32 *)(r10 - 8) = 7500915
     *(u32 *)(r10 - 12) = 0
     r0 = *(u32 *)(r10 - 8)
@@ -45,16 +40,11 @@ L20:
     r3 += -16
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L44
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(1) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L44
+    if r0 == 0 goto L34
+    r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L44:
+L34:
     *(u64 *)(r10 - 16) = 0
     *(u64 *)(r10 - 8) = 0
     *(u64 *)(r10 - 16) = 1
@@ -77,16 +67,11 @@ L44:
     r3 += -32
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L77
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(1) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L77
+    if r0 == 0 goto L62
+    r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L77:
+L62:
     r0 = 0
     exit
 

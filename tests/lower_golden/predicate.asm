@@ -1,14 +1,14 @@
 # interval:ms:10 /cpu == 0/ { @ = count(); }
 # probe interval:ms:10 (strobe_p0)
-# rawtracepoint template, 42 instructions
+# rawtracepoint template, 34 instructions
 # map 0: @
 # map 1: drops
 # map 2: strobe_arm
 # relocations:
 #   insn    0: map value strobe_arm + 0
 #   insn   12: map fd @
-#   insn   22: map fd @
-#   insn   32: map fd drops
+#   insn   19: map fd @
+#   insn   28: map value drops + 0
     r0 = map_value(0, 0) ll
     r0 = *(u32 *)(r0 + 0)
     if r0 != 0 goto L6
@@ -21,17 +21,13 @@ L6:
     if r0 == 0 goto L10
     r1 = 0
 L10:
-    if r1 == 0 goto L40
+    if r1 == 0 goto L32
     *(u64 *)(r10 - 8) = 0
     r1 = map_fd(0) ll
     r2 = r10
     r2 += -8
     call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L21
-    r1 = 1
-    lock *(u64 *)(r0 + 0) += r1
-    goto L40
-L21:
+    if r0 != 0 goto L30
     *(u64 *)(r10 - 16) = 1
     r1 = map_fd(0) ll
     r2 = r10
@@ -40,16 +36,12 @@ L21:
     r3 += -16
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L40
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(1) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L40
+    if r0 == 0 goto L32
+    r0 = map_value(0, 0) ll
+L30:
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L40:
+L32:
     r0 = 0
     exit
 

@@ -1,17 +1,17 @@
 # BEGIN { @x = 1; print(@x); time("%H\n"); }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 60 instructions
+# rawtracepoint template, 45 instructions
 # map 0: @x
 # map 1: drops
 # map 2: ringbuf
 # map 3: lost
 # relocations:
 #   insn    2: map fd @x
-#   insn   12: map fd drops
-#   insn   22: map fd ringbuf
-#   insn   31: map fd lost
-#   insn   41: map fd ringbuf
-#   insn   50: map fd lost
+#   insn   11: map value drops + 0
+#   insn   17: map fd ringbuf
+#   insn   25: map value lost + 0
+#   insn   31: map fd ringbuf
+#   insn   39: map value lost + 0
     # t.bt:1: BEGIN { @x = 1; print(@x); time("%H\n"); }
     *(u64 *)(r10 - 8) = 1
     *(u64 *)(r10 - 16) = 0
@@ -22,16 +22,11 @@
     r3 += -8
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L20
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(1) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L20
+    if r0 == 0 goto L15
+    r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L20:
+L15:
     *(u32 *)(r10 - 8) = 2
     *(u32 *)(r10 - 4) = 0
     r1 = map_fd(2) ll
@@ -40,16 +35,11 @@ L20:
     r3 = 8
     r4 = 0
     call 130 # bpf_ringbuf_output
-    if r0 == 0 goto L39
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(3) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L39
+    if r0 == 0 goto L29
+    r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L39:
+L29:
     *(u32 *)(r10 - 8) = 3
     *(u32 *)(r10 - 4) = 0
     r1 = map_fd(2) ll
@@ -58,16 +48,11 @@ L39:
     r3 = 8
     r4 = 0
     call 130 # bpf_ringbuf_output
-    if r0 == 0 goto L58
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(3) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L58
+    if r0 == 0 goto L43
+    r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L58:
+L43:
     r0 = 0
     exit
 

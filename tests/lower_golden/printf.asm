@@ -1,13 +1,13 @@
 # BEGIN { printf("hello %d %s\n", 42, comm); exit(); }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 45 instructions
+# rawtracepoint template, 35 instructions
 # map 0: ringbuf
 # map 1: lost
 # relocations:
 #   insn    7: map fd ringbuf
-#   insn   16: map fd lost
-#   insn   26: map fd ringbuf
-#   insn   35: map fd lost
+#   insn   15: map value lost + 0
+#   insn   21: map fd ringbuf
+#   insn   29: map value lost + 0
     # t.bt:1: BEGIN { printf("hello %d %s\n", 42, comm); exit(); }
     *(u32 *)(r10 - 32) = 1
     *(u32 *)(r10 - 28) = 0
@@ -22,16 +22,11 @@
     r3 = 32
     r4 = 0
     call 130 # bpf_ringbuf_output
-    if r0 == 0 goto L24
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(1) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L24
+    if r0 == 0 goto L19
+    r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L24:
+L19:
     *(u32 *)(r10 - 8) = 4
     *(u32 *)(r10 - 4) = 0
     r1 = map_fd(0) ll
@@ -40,16 +35,11 @@ L24:
     r3 = 8
     r4 = 0
     call 130 # bpf_ringbuf_output
-    if r0 == 0 goto L43
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(1) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L43
+    if r0 == 0 goto L33
+    r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L43:
+L33:
     r0 = 0
     exit
 

@@ -1,11 +1,11 @@
 # BEGIN { if (pid > 1 && tid > 1 || cpu == 0) { exit(); } }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 44 instructions
+# rawtracepoint template, 39 instructions
 # map 0: ringbuf
 # map 1: lost
 # relocations:
 #   insn   25: map fd ringbuf
-#   insn   34: map fd lost
+#   insn   33: map value lost + 0
     # t.bt:1: BEGIN { if (pid > 1 && tid > 1 || cpu == 0) { exit(); } }
     r6 = 1
     r7 = 0
@@ -34,7 +34,7 @@ L20:
     if r1 != 0 goto L22
     r6 = 0
 L22:
-    if r6 == 0 goto L42
+    if r6 == 0 goto L37
     *(u32 *)(r10 - 8) = 4
     *(u32 *)(r10 - 4) = 0
     r1 = map_fd(0) ll
@@ -43,16 +43,11 @@ L22:
     r3 = 8
     r4 = 0
     call 130 # bpf_ringbuf_output
-    if r0 == 0 goto L42
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(1) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L42
+    if r0 == 0 goto L37
+    r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L42:
+L37:
     r0 = 0
     exit
 

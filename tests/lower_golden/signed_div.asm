@@ -1,11 +1,11 @@
 # BEGIN { $a = (int32)pid; @r = $a / -3; }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 44 instructions
+# rawtracepoint template, 39 instructions
 # map 0: @r
 # map 1: drops
 # relocations:
 #   insn   24: map fd @r
-#   insn   34: map fd drops
+#   insn   33: map value drops + 0
     # t.bt:1: BEGIN { $a = (int32)pid; @r = $a / -3; }
     *(u64 *)(r10 - 8) = 0
     call 14 # bpf_get_current_pid_tgid
@@ -41,16 +41,11 @@ L21:
     r3 += -8
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L42
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(1) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L42
+    if r0 == 0 goto L37
+    r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L42:
+L37:
     r0 = 0
     exit
 

@@ -1,11 +1,11 @@
 # BEGIN { if (comm == "strobe") { printf("%s\n", comm); } }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 66 instructions
+# rawtracepoint template, 61 instructions
 # map 0: ringbuf
 # map 1: lost
 # relocations:
 #   insn   47: map fd ringbuf
-#   insn   56: map fd lost
+#   insn   55: map value lost + 0
     # t.bt:1: BEGIN { if (comm == "strobe") { printf("%s\n", comm); } }
     r1 = r10
     r1 += -16
@@ -50,7 +50,7 @@ L37:
     if r0 == 0 goto L40
     r1 = 0
 L40:
-    if r1 == 0 goto L64
+    if r1 == 0 goto L59
     *(u32 *)(r10 - 24) = 1
     *(u32 *)(r10 - 20) = 0
     r1 = r10
@@ -63,16 +63,11 @@ L40:
     r3 = 24
     r4 = 0
     call 130 # bpf_ringbuf_output
-    if r0 == 0 goto L64
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(1) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L64
+    if r0 == 0 goto L59
+    r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L64:
+L59:
     r0 = 0
     exit
 

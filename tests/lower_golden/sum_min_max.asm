@@ -1,6 +1,6 @@
 # interval:ms:100 { @s = sum(cpu); @m = min(cpu); @M = max(cpu); }
 # probe interval:ms:100 (strobe_p0)
-# rawtracepoint template, 110 instructions
+# rawtracepoint template, 95 instructions
 # map 0: @s
 # map 1: drops
 # map 2: @m
@@ -10,13 +10,13 @@
 #   insn    0: map value strobe_arm + 0
 #   insn    9: map fd @s
 #   insn   18: map fd @s
-#   insn   28: map fd drops
-#   insn   39: map fd @m
-#   insn   54: map fd @m
-#   insn   64: map fd drops
-#   insn   75: map fd @M
-#   insn   90: map fd @M
-#   insn  100: map fd drops
+#   insn   27: map value drops + 0
+#   insn   34: map fd @m
+#   insn   49: map fd @m
+#   insn   58: map value drops + 0
+#   insn   65: map fd @M
+#   insn   80: map fd @M
+#   insn   89: map value drops + 0
     r0 = map_value(0, 0) ll
     r0 = *(u32 *)(r0 + 0)
     if r0 != 0 goto L6
@@ -33,7 +33,7 @@ L6:
     call 1 # bpf_map_lookup_elem
     if r0 == 0 goto L17
     lock *(u64 *)(r0 + 0) += r6
-    goto L36
+    goto L31
 L17:
     *(u64 *)(r10 - 16) = r6
     r1 = map_fd(0) ll
@@ -43,16 +43,11 @@ L17:
     r3 += -16
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L36
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(1) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L36
+    if r0 == 0 goto L31
+    r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L36:
+L31:
     call 8 # bpf_get_smp_processor_id
     r6 = r0
     *(u64 *)(r10 - 8) = 0
@@ -60,16 +55,16 @@ L36:
     r2 = r10
     r2 += -8
     call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L52
+    if r0 == 0 goto L47
     r1 = *(u64 *)(r0 + 8)
-    if r1 == 0 goto L49
+    if r1 == 0 goto L44
     r1 = *(u64 *)(r0 + 0)
-    if r6 >= r1 goto L72
-L49:
+    if r6 >= r1 goto L62
+L44:
     *(u64 *)(r0 + 0) = r6
     *(u64 *)(r0 + 8) = 1
-    goto L72
-L52:
+    goto L62
+L47:
     *(u64 *)(r10 - 24) = r6
     *(u64 *)(r10 - 16) = 1
     r1 = map_fd(2) ll
@@ -79,16 +74,11 @@ L52:
     r3 += -24
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L72
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(1) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L72
+    if r0 == 0 goto L62
+    r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L72:
+L62:
     call 8 # bpf_get_smp_processor_id
     r6 = r0
     *(u64 *)(r10 - 8) = 0
@@ -96,16 +86,16 @@ L72:
     r2 = r10
     r2 += -8
     call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L88
+    if r0 == 0 goto L78
     r1 = *(u64 *)(r0 + 8)
-    if r1 == 0 goto L85
+    if r1 == 0 goto L75
     r1 = *(u64 *)(r0 + 0)
-    if r6 <= r1 goto L108
-L85:
+    if r6 <= r1 goto L93
+L75:
     *(u64 *)(r0 + 0) = r6
     *(u64 *)(r0 + 8) = 1
-    goto L108
-L88:
+    goto L93
+L78:
     *(u64 *)(r10 - 24) = r6
     *(u64 *)(r10 - 16) = 1
     r1 = map_fd(3) ll
@@ -115,16 +105,11 @@ L88:
     r3 += -24
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L108
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(1) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L108
+    if r0 == 0 goto L93
+    r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L108:
+L93:
     r0 = 0
     exit
 

@@ -1,11 +1,11 @@
 # BEGIN { @t = cpu == 0 ? 10 : 20; }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 30 instructions
+# rawtracepoint template, 25 instructions
 # map 0: @t
 # map 1: drops
 # relocations:
 #   insn   10: map fd @t
-#   insn   20: map fd drops
+#   insn   19: map value drops + 0
     # t.bt:1: BEGIN { @t = cpu == 0 ? 10 : 20; }
     call 8 # bpf_get_smp_processor_id
     r1 = 1
@@ -27,16 +27,11 @@ L8:
     r3 += -8
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L28
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(1) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L28
+    if r0 == 0 goto L23
+    r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L28:
+L23:
     r0 = 0
     exit
 

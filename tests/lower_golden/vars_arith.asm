@@ -1,11 +1,11 @@
 # BEGIN { $a = pid; $b = $a * 3 + 1; @r = $b / 2 - $b % 5; }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 59 instructions
+# rawtracepoint template, 54 instructions
 # map 0: @r
 # map 1: drops
 # relocations:
 #   insn   39: map fd @r
-#   insn   49: map fd drops
+#   insn   48: map value drops + 0
     # t.bt:1: BEGIN { $a = pid; $b = $a * 3 + 1; @r = $b / 2 - $b % 5; }
     *(u64 *)(r10 - 8) = 0
     *(u64 *)(r10 - 16) = 0
@@ -59,16 +59,11 @@ L35:
     r3 += -8
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L57
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(1) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L57
+    if r0 == 0 goto L52
+    r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L57:
+L52:
     r0 = 0
     exit
 

@@ -1,31 +1,29 @@
 # BEGIN { $i = 0; while ($i < 4) { $i++; } @i = $i; }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 37 instructions
+# rawtracepoint template, 30 instructions
 # map 0: @i
 # map 1: drops
 # relocations:
-#   insn   17: map fd @i
-#   insn   27: map fd drops
+#   insn   15: map fd @i
+#   insn   24: map value drops + 0
     # t.bt:1: BEGIN { $i = 0; while ($i < 4) { $i++; } @i = $i; }
     *(u64 *)(r10 - 8) = 0
-    *(u64 *)(r10 - 8) = 0
     r0 = 0
-L3:
-    if r0 >= 1024 goto L14
+L2:
+    if r0 >= 1024 goto L13
     r1 = *(u64 *)(r10 - 8)
     r2 = 1
-    if r1 s< 4 goto L8
+    if r1 s< 4 goto L7
     r2 = 0
-L8:
-    if r2 == 0 goto L14
+L7:
+    if r2 == 0 goto L13
     r1 = *(u64 *)(r10 - 8)
     r1 += 1
     *(u64 *)(r10 - 8) = r1
     r0 += 1
-    goto L3
-L14:
+    goto L2
+L13:
     r0 = *(u64 *)(r10 - 8)
-    *(u64 *)(r10 - 8) = r0
     *(u64 *)(r10 - 16) = 0
     r1 = map_fd(0) ll
     r2 = r10
@@ -34,16 +32,11 @@ L14:
     r3 += -8
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L35
-    *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(1) ll
-    r2 = r10
-    r2 += -4
-    call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L35
+    if r0 == 0 goto L28
+    r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L35:
+L28:
     r0 = 0
     exit
 

@@ -6,7 +6,7 @@
 //! at byte 8 by the arguments laid out by `tuple_offsets` (so a printf record's argument area
 //! is exactly what `PrintfCall::offsets()` expects). The record is built on the stack and
 //! copied with `bpf_ringbuf_output`; when that fails (ring full) the lost-events counter is
-//! incremented (`runtime::ringbuf::LostCounter` reads a per-CPU one: `Counter::percpu`).
+//! incremented (`runtime::ringbuf::LostCounter` reads a plain or a per-CPU array).
 
 use super::maps::{count_failure, Counter};
 use super::mem::{store_int, zero};

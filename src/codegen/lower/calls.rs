@@ -413,6 +413,17 @@ fn map_index(lw: &mut Lower<'_>, id: MapId) -> usize {
 /// A key for map `info` from `keys` on the stack (a scalar map's key is one zero `u64`).
 /// Fields whose producer writes memory itself (`comm`) are written in place.
 fn build_key(lw: &mut Lower<'_>, info: &MapInfo, keys: &[&Expr]) -> Result<Key, LowerError> {
+    build_key_for(lw, info, keys, false)
+}
+
+/// [`build_key`]; `bucket_later` says the caller writes a histogram's bucket index itself
+/// (`update_agg` does), so a key of the bucket alone needs no zero store first.
+fn build_key_for(
+    lw: &mut Lower<'_>,
+    info: &MapInfo,
+    keys: &[&Expr],
+    bucket_later: bool,
+) -> Result<Key, LowerError> {
     let fields = stored_key_fields(info);
     let direct: Vec<usize> = keys
         .iter()
@@ -429,7 +440,12 @@ fn build_key(lw: &mut Lower<'_>, info: &MapInfo, keys: &[&Expr]) -> Result<Key, 
         &direct,
         keys.first().map_or(info.span, |k| k.span),
     )?;
-    if fields.is_empty() || (fields.len() == 1 && info.keys.is_empty()) {
+    let hist = matches!(
+        info.agg,
+        Some(crate::runtime::format::agg::AggKind::Hist(_))
+    );
+    if (fields.is_empty() || (fields.len() == 1 && info.keys.is_empty())) && !(hist && bucket_later)
+    {
         key.set_int(&mut lw.b, 0, Value::Imm(0));
     }
     for (i, k) in keys.iter().enumerate() {
@@ -543,7 +559,7 @@ pub(crate) fn assign_map(
             }
             None => Value::Imm(0),
         };
-        let key = build_key(lw, &info, &keys)?;
+        let key = build_key_for(lw, &info, &keys, true)?;
         let map = map_index(lw, id);
         let drops = lw.drops();
         update_agg(&mut lw.b, map, &key, agg, v, Some(drops));

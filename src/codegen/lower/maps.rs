@@ -67,9 +67,12 @@ pub fn map_name(cp: &CheckedProgram, id: MapId) -> String {
 
 /// The whole table (see the module documentation).
 pub fn map_table(cp: &CheckedProgram) -> Vec<MapSpec> {
+    // Plain (not per-CPU) arrays: the program reaches the slot through a direct value pointer
+    // (`ld_imm64` map value) instead of a lookup, 6 instructions less at every counted helper
+    // call; the atomic add runs only on failure, so CPUs do not share a hot cache line.
     let counter = |name: &str, role| MapSpec {
         name: name.into(),
-        map_type: MapType::PercpuArray,
+        map_type: MapType::Array,
         key_size: 4,
         value_size: 8,
         max_entries: 1,

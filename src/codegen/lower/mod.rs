@@ -168,11 +168,11 @@ impl Lower<'_> {
     }
 
     pub fn lost(&mut self) -> crate::codegen::emit::maps::Counter {
-        crate::codegen::emit::maps::Counter::percpu(self.b.map(LOST), 0)
+        crate::codegen::emit::maps::Counter::global(self.b.map(LOST), 0)
     }
 
     pub fn drops(&mut self) -> crate::codegen::emit::maps::Counter {
-        crate::codegen::emit::maps::Counter::percpu(self.b.map(DROPS), 0)
+        crate::codegen::emit::maps::Counter::global(self.b.map(DROPS), 0)
     }
 
     /// `size` bytes of the per-CPU scratch buffer, for this probe's use only (each call gets

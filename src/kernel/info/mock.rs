@@ -1,7 +1,7 @@
 //! [`MockKernel`]: a [`KernelInfo`] made of tables, for tests that must not depend on the host's
 //! kernel. [`MockKernel::fixture`] is a small, fixed system: a synthetic vmlinux BTF with a few
 //! `vfs_*` functions, `struct file`/`task_struct`/`path`, a raw tracepoint prototype
-//! (`btf_trace_sched_switch`), one module (`ext4`), three tracepoints and one binary.
+//! (`btf_trace_sched_switch`), one module (`ext4`), four tracepoints and one binary.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -58,6 +58,15 @@ const FORMATS: &[(&str, &str)] = &[
          \tfield:pid_t pid;\toffset:12;\tsize:4;\tsigned:1;\n\
          \tfield:pid_t old_pid;\toffset:16;\tsize:4;\tsigned:1;\n\n\
          print fmt: \"filename=%s\", __get_str(filename)\n",
+    ),
+    (
+        "raw_syscalls",
+        "name: sys_exit\nID: 442\nformat:\n\
+         \tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+         \tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
+         \tfield:long id;\toffset:8;\tsize:8;\tsigned:1;\n\
+         \tfield:long ret;\toffset:16;\tsize:8;\tsigned:1;\n\n\
+         print fmt: \"NR %ld = %ld\", REC->id, REC->ret\n",
     ),
 ];
 
