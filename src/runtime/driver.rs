@@ -268,7 +268,12 @@ pub fn run(
             _ => {
                 let a = probes::attach(p, &ctx)?;
                 if opts.verbose {
-                    eprintln!("strobe: {}: {} attached", p.name, a.attached);
+                    match &a.via {
+                        Some(via) => {
+                            eprintln!("strobe: {}: {} attached through {via}", p.name, a.attached)
+                        }
+                        None => eprintln!("strobe: {}: {} attached", p.name, a.attached),
+                    }
                 }
                 for r in &a.refused {
                     eprintln!("strobe: warning: {}: {r}", p.name);

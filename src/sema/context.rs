@@ -377,7 +377,11 @@ impl ProbeContext {
     pub fn func_type(&self) -> Type {
         match self.kinds.first() {
             Some(ProbeKind::Uprobe | ProbeKind::Uretprobe) => Type::USym,
-            Some(ProbeKind::Kprobe | ProbeKind::Kretprobe) => Type::KSym,
+            // fentry/fexit clones share one program: the name comes from bpf_get_func_ip at
+            // run time, symbolized like a kprobe's.
+            Some(
+                ProbeKind::Kprobe | ProbeKind::Kretprobe | ProbeKind::Fentry | ProbeKind::Fexit,
+            ) => Type::KSym,
             _ => Type::Str { size: 128 },
         }
     }

@@ -259,7 +259,9 @@ fn func(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, LowerError> {
             let ip = ctx_load(lw, PT_REGS_IP, IntTy::U64);
             usym(lw, e, ip)
         }
-        (K::Kprobe | K::Kretprobe, _) => {
+        // bpf_get_func_ip: the probed function's address for kprobes (5.15+) and, from the
+        // trampoline's saved ip, for fentry/fexit (5.15+); older kernels refuse the load.
+        (K::Kprobe | K::Kretprobe | K::Fentry | K::Fexit, _) => {
             let ctx = lw.b.ctx();
             let ip = lw.b.call(
                 crate::asm::isa::Helper::GetFuncIp,

@@ -23,7 +23,7 @@ pub fn kprobe(
     let targets = MultiTargets::Kernel {
         funcs: funcs.to_vec(),
     };
-    let (a, _) =
+    let (a, via) =
         attach_multi(&template, &fds, &targets, &MultiOptions::default()).map_err(|source| {
             ProbeError::Loader {
                 probe: probe.name.clone(),
@@ -34,6 +34,7 @@ pub fn kprobe(
         attached: a.attached(),
         refused: a.refused.iter().map(|r| r.to_string()).collect(),
         objects: a.into_objects(),
+        via: Some(format!("{via:?}")),
     })
 }
 
@@ -54,5 +55,6 @@ pub fn fentry(
         attached: a.attached(),
         refused: a.refused.iter().map(|r| r.to_string()).collect(),
         objects: a.into_objects(),
+        via: None,
     })
 }

@@ -41,6 +41,9 @@ pub struct Attachment {
     pub attached: usize,
     /// Attach points the kernel refused, with the reason (the probe still runs elsewhere).
     pub refused: Vec<String>,
+    /// How a shared program reached its targets (`KprobeMulti`, `PerfEvents`, …) when the
+    /// loader chose among mechanisms; `-v` prints it so tests can check the fallback taken.
+    pub via: Option<String>,
 }
 
 /// Why a probe could not be attached.

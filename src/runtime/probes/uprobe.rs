@@ -49,7 +49,7 @@ pub fn attach(
         funcs: funcs.into_iter().map(|f| (f.name, f.offset)).collect(),
         pid: ctx.pid,
     };
-    let (attached, _via) = attach_multi(&template, &fds, &targets, &MultiOptions::default())
+    let (attached, via) = attach_multi(&template, &fds, &targets, &MultiOptions::default())
         .map_err(|source| ProbeError::Loader {
             probe: probe.name.clone(),
             source: Box::new(source),
@@ -58,5 +58,6 @@ pub fn attach(
         attached: attached.attached(),
         refused: attached.refused.iter().map(|r| r.to_string()).collect(),
         objects: attached.into_objects(),
+        via: Some(format!("{via:?}")),
     })
 }
