@@ -4,7 +4,7 @@
 
 mod codegen_support;
 
-use codegen_support::{available, store_out, Env};
+use codegen_support::{available, reference, store_out, Env};
 use strobe::codegen::emit::arith::{self, BinOp, CmpOp};
 use strobe::codegen::emit::builtins::ctx_u64;
 use strobe::codegen::emit::{IntTy, Value};
@@ -50,42 +50,6 @@ const VALUES: [i64; 14] = [
     i64::MAX,
     0x1234_5678_9abc_def1,
 ];
-
-/// Rust's own arithmetic in the type (the reference; independent of the crate's folding).
-fn reference(op: BinOp, ty: IntTy, a: i64, b: i64) -> i64 {
-    macro_rules! typed {
-        ($t:ty) => {{
-            let (x, y) = (a as $t, b as $t);
-            let s = (y as i64 & 63) as u32;
-            let r: $t = match op {
-                BinOp::Add => x.wrapping_add(y),
-                BinOp::Sub => x.wrapping_sub(y),
-                BinOp::Mul => x.wrapping_mul(y),
-                BinOp::And => x & y,
-                BinOp::Or => x | y,
-                BinOp::Xor => x ^ y,
-                // The register holds the value widened to 64 bits; the shift happens there.
-                BinOp::Shl => (x as i64).wrapping_shl(s) as $t,
-                BinOp::Shr if ty.signed => ((x as i64) >> s) as $t,
-                BinOp::Shr => ((x as i64 as u64 & (<$t>::MAX as u64)) >> s) as $t,
-                BinOp::Div | BinOp::Mod if y == 0 => 0,
-                BinOp::Div => x.wrapping_div(y),
-                BinOp::Mod => x.wrapping_rem(y),
-            };
-            r as i64
-        }};
-    }
-    match (ty.bits, ty.signed) {
-        (8, false) => typed!(u8),
-        (16, false) => typed!(u16),
-        (32, false) => typed!(u32),
-        (64, false) => typed!(u64),
-        (8, true) => typed!(i8),
-        (16, true) => typed!(i16),
-        (32, true) => typed!(i32),
-        _ => typed!(i64),
-    }
-}
 
 fn cast_ref(v: i64, to: IntTy) -> i64 {
     match (to.bits, to.signed) {

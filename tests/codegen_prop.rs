@@ -4,7 +4,7 @@
 
 mod codegen_support;
 
-use codegen_support::{available, store_out, Env};
+use codegen_support::{available, reference as bin, store_out, Env};
 use proptest::prelude::*;
 use strobe::codegen::emit::arith::{self, BinOp, CmpOp};
 use strobe::codegen::emit::builtins::ctx_u64;
@@ -53,40 +53,6 @@ fn conv(v: i64, t: IntTy) -> i64 {
         (16, true) => v as i16 as i64,
         (32, true) => v as i32 as i64,
         _ => v,
-    }
-}
-
-fn bin(op: BinOp, t: IntTy, a: i64, b: i64) -> i64 {
-    macro_rules! typed {
-        ($t:ty) => {{
-            let (x, y) = (a as $t, b as $t);
-            let s = (y as i64 & 63) as u32;
-            let r: $t = match op {
-                BinOp::Add => x.wrapping_add(y),
-                BinOp::Sub => x.wrapping_sub(y),
-                BinOp::Mul => x.wrapping_mul(y),
-                BinOp::And => x & y,
-                BinOp::Or => x | y,
-                BinOp::Xor => x ^ y,
-                BinOp::Shl => (x as i64).wrapping_shl(s) as $t,
-                BinOp::Shr if t.signed => ((x as i64) >> s) as $t,
-                BinOp::Shr => ((x as i64 as u64 & (<$t>::MAX as u64)) >> s) as $t,
-                BinOp::Div | BinOp::Mod if y == 0 => 0,
-                BinOp::Div => x.wrapping_div(y),
-                BinOp::Mod => x.wrapping_rem(y),
-            };
-            r as i64
-        }};
-    }
-    match (t.bits, t.signed) {
-        (8, false) => typed!(u8),
-        (16, false) => typed!(u16),
-        (32, false) => typed!(u32),
-        (64, false) => typed!(u64),
-        (8, true) => typed!(i8),
-        (16, true) => typed!(i16),
-        (32, true) => typed!(i32),
-        _ => typed!(i64),
     }
 }
 

@@ -9,7 +9,8 @@
 use std::collections::HashMap;
 use std::os::fd::AsRawFd;
 
-use strobe::codegen::emit::Value;
+use strobe::codegen::emit::arith::BinOp;
+use strobe::codegen::emit::{IntTy, Value};
 use strobe::codegen::{finish, Builder, Compiled, FinishOptions};
 use strobe::sys::{
     Map, MapCreateOptions, MapType, Prog, ProgLoadOptions, ProgType, TestRunOptions, UpdateFlags,
@@ -246,4 +247,42 @@ pub fn percpu_sum(m: &Map, key: &[u8]) -> Option<Vec<u64>> {
         }
     }
     Some(sum)
+}
+
+/// The Rust reference for a binary operator at a type: C wrapping semantics, shifts taken
+/// mod 64 on the widened value, and bpftrace's rule that division and modulo by zero give 0.
+#[allow(dead_code)]
+pub fn reference(op: BinOp, ty: IntTy, a: i64, b: i64) -> i64 {
+    macro_rules! typed {
+        ($t:ty) => {{
+            let (x, y) = (a as $t, b as $t);
+            let s = (y as i64 & 63) as u32;
+            let r: $t = match op {
+                BinOp::Add => x.wrapping_add(y),
+                BinOp::Sub => x.wrapping_sub(y),
+                BinOp::Mul => x.wrapping_mul(y),
+                BinOp::And => x & y,
+                BinOp::Or => x | y,
+                BinOp::Xor => x ^ y,
+                // The register holds the value widened to 64 bits; the shift happens there.
+                BinOp::Shl => (x as i64).wrapping_shl(s) as $t,
+                BinOp::Shr if ty.signed => ((x as i64) >> s) as $t,
+                BinOp::Shr => ((x as i64 as u64 & (<$t>::MAX as u64)) >> s) as $t,
+                BinOp::Div | BinOp::Mod if y == 0 => 0,
+                BinOp::Div => x.wrapping_div(y),
+                BinOp::Mod => x.wrapping_rem(y),
+            };
+            r as i64
+        }};
+    }
+    match (ty.bits, ty.signed) {
+        (8, false) => typed!(u8),
+        (16, false) => typed!(u16),
+        (32, false) => typed!(u32),
+        (64, false) => typed!(u64),
+        (8, true) => typed!(i8),
+        (16, true) => typed!(i16),
+        (32, true) => typed!(i32),
+        _ => typed!(i64),
+    }
 }
