@@ -74,6 +74,9 @@ pub enum Arg {
     Map(usize),
     /// The address of byte `off` of a stack slot.
     Slot(Slot, i32),
+    /// A BPF function of the same program (a callback): `ld_imm64` with `BPF_PSEUDO_FUNC`,
+    /// index into the program's subprograms (resolved when they are linked).
+    Func(usize),
 }
 
 /// One operation over virtual registers.
@@ -82,6 +85,12 @@ pub(crate) enum Op {
     /// Defines the context pointer from r1 at program entry.
     Entry {
         ctx: VReg,
+    },
+    /// Defines `dst` from argument register r`n` at a subprogram's entry. Subprograms start
+    /// with these, in order, before any other operation.
+    Param {
+        dst: VReg,
+        n: u8,
     },
     /// `dst OP= src` on 64 (`wide`) or 32 bits; `AluOp::Mov` only defines `dst`.
     Alu {
@@ -221,9 +230,30 @@ impl Builder {
         b
     }
 
+    /// A subprogram (a callback the kernel calls with `nparams` arguments in r1..): the
+    /// builder and the virtual registers holding the arguments. Its context pointer is
+    /// unset until [`Builder::set_ctx`] (a callback gets the program's through memory).
+    pub fn subprog(nparams: u8) -> (Builder, Vec<VReg>) {
+        let mut b = Builder::new();
+        b.insts.clear();
+        let params = (1..=nparams.min(5))
+            .map(|n| {
+                let dst = b.vreg();
+                b.push(Op::Param { dst, n });
+                dst
+            })
+            .collect();
+        (b, params)
+    }
+
     /// The virtual register holding the program's context pointer.
     pub fn ctx(&self) -> VReg {
         self.ctx
+    }
+
+    /// Makes `ctx` the context pointer (subprograms: a value loaded from the caller's memory).
+    pub fn set_ctx(&mut self, ctx: VReg) {
+        self.ctx = ctx;
     }
 
     pub fn vreg(&mut self) -> VReg {

@@ -41,8 +41,14 @@ pub(crate) fn hoist_slot_addrs(b: &mut Builder) {
             }
         }
         let span = b.insts.first().map(|i| i.span).unwrap_or_default();
+        // After the entry (a subprogram's parameters, which must stay first).
+        let at = b
+            .insts
+            .iter()
+            .take_while(|i| matches!(i.op, Op::Entry { .. } | Op::Param { .. }))
+            .count();
         b.insts.insert(
-            1.min(b.insts.len()),
+            at,
             Inst {
                 op: Op::SlotAddr { dst: v, slot, off },
                 span,

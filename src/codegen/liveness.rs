@@ -53,6 +53,7 @@ impl Op {
             }
             Op::Exit { value } => src(value, out),
             Op::Entry { .. }
+            | Op::Param { .. }
             | Op::LdImm64 { .. }
             | Op::LdMap { .. }
             | Op::MovReloc { .. }
@@ -67,6 +68,7 @@ impl Op {
     pub(crate) fn def(&self) -> Option<VReg> {
         match self {
             Op::Entry { ctx } => Some(*ctx),
+            Op::Param { dst, .. } => Some(*dst),
             Op::Alu { dst, .. }
             | Op::Neg { dst }
             | Op::LdImm64 { dst, .. }
@@ -103,6 +105,7 @@ impl Op {
         };
         match self {
             Op::Entry { ctx } => r(ctx),
+            Op::Param { dst, .. } => r(dst),
             Op::Alu { dst, src, .. } => {
                 r(dst);
                 s(src);

@@ -93,6 +93,7 @@ impl Emitter<'_> {
     fn op(&mut self, op: &Op) -> Result<(), CodegenError> {
         match *op {
             Op::Entry { ctx } => self.push(Insn::mov64_reg(self.r(ctx), Reg::R1)),
+            Op::Param { dst, n } => self.push(Insn::mov64_reg(self.r(dst), reg(n))),
             Op::Alu { wide, op, dst, src } => {
                 let d = self.r(dst);
                 self.push(match src {
@@ -265,6 +266,13 @@ impl Emitter<'_> {
                     let o = self.slot_off(s, off)?;
                     self.push(Insn::mov64_reg(d, Reg::FP));
                     self.push(Insn::alu64_imm(AluOp::Add, d, o as i32));
+                }
+                Arg::Func(func) => {
+                    // The offset is filled in when the subprograms are linked.
+                    let [mut lo, hi] = Insn::ld_imm64(d, 0);
+                    lo.set_src(crate::template::PSEUDO_FUNC);
+                    self.push_full(lo, Some((Field::Imm, RelocKind::Subprog { func })), None);
+                    self.push(hi);
                 }
             }
         }

@@ -15,6 +15,7 @@ mod crossjump;
 pub mod emit;
 pub mod finish;
 mod hoist;
+pub mod link;
 mod liveness;
 pub mod lower;
 mod machine;
@@ -27,6 +28,7 @@ mod tests;
 
 pub use builder::{Arg, Builder, Label, Mem, Slot, Src, VReg};
 pub use finish::{finish, Compiled, FinishOptions};
+pub use link::finish_program;
 
 /// Why a program could not be generated.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -114,6 +114,9 @@ fn scan(b: &Builder, temps: &[bool]) -> Result<Vec<Option<Reg>>, Spill> {
                 }
             }
             Op::Entry { ctx } => intervals[index_of[ctx]].hint = Some(1),
+            // Parameters come first, in order: each finds its own register free (earlier ones
+            // hold theirs or r6–r9), so no parameter overwrites one not yet read.
+            Op::Param { dst, n } => intervals[index_of[dst]].hint = Some(*n),
             Op::Exit {
                 value: super::builder::Src::Reg(v),
             } => {

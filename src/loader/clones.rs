@@ -209,6 +209,10 @@ fn one(
     let mut o = ProgLoadOptions::new(t.prog_type(), buf);
     o.name = &t.name;
     o.license = &t.license;
+    let funcs = super::subprogs::FuncBtfObj::load(t);
+    if let Some(f) = &funcs {
+        f.apply(&mut o);
+    }
     match t.attach {
         AttachKind::Fentry | AttachKind::Fexit => {
             o.expected_attach_type = Some(tracing_attach_type(t.attach));

@@ -23,6 +23,7 @@ mod limits;
 mod multi;
 mod progress;
 mod report;
+pub mod subprogs;
 pub mod symbols;
 
 pub use arming::Arming;

@@ -109,6 +109,10 @@ pub fn attach_multi(
         o.name = &template.name;
         o.license = &template.license;
         o.expected_attach_type = expected;
+        let funcs = super::subprogs::FuncBtfObj::load(template);
+        if let Some(f) = &funcs {
+            f.apply(&mut o);
+        }
         Prog::load(&o).map_err(|e| LoaderError::Sys(e.sys))
     };
     if opts.use_multi != Some(false) && !targets.is_empty() {

@@ -157,6 +157,7 @@ pub(super) fn run(program: &Program, kernel: &dyn KernelInfo, opts: &CheckOption
         str_consts: second.str_consts,
         script_types: second.script_types,
         probes,
+        fn_vars: second.fn_vars,
         warnings: diagnostics
             .iter()
             .filter(|d| !d.is_error())
@@ -220,6 +221,7 @@ impl<'a> Checker<'a> {
             loop_depth: 0,
             frames: Vec::new(),
             fn_ret: None,
+            fn_vars: HashMap::new(),
             warned: Default::default(),
             contexts: HashMap::new(),
             typed_vars: Default::default(),
@@ -453,6 +455,8 @@ impl<'a> Checker<'a> {
         self.fn_ret = Some(ret);
         self.block(&f.body, false);
         self.warn_unassigned();
+        self.fn_vars
+            .insert(f.name.name.clone(), std::mem::take(&mut self.vars));
         self.fn_ret = None;
         self.scopes.clear();
     }

@@ -113,6 +113,8 @@ pub struct CheckedProgram {
     pub script_types: super::ctypes::ScriptTypes,
     pub probes: Vec<CheckedProbe>,
     pub warnings: Vec<Diagnostic>,
+    /// Each user function's variables (parameters first), by function name.
+    pub fn_vars: HashMap<String, VarTable>,
 }
 
 impl CheckedProgram {

@@ -70,6 +70,8 @@ pub(super) struct Checker<'a> {
     pub frames: Vec<MacroFrame>,
     /// Return type of the user function being checked.
     pub fn_ret: Option<Type>,
+    /// Variables of each checked user function, by name.
+    pub fn_vars: HashMap<String, VarTable>,
     /// Probe contexts by probe index, built in round 1 and reused in round 2.
     pub contexts: HashMap<usize, ProbeContext>,
     /// Slots declared with a type (`let $x: uint8`), which assignments must not widen.

@@ -167,6 +167,9 @@ pub struct ProgLoadOptions<'a> {
     pub kern_version: u32,
     /// Map fds referenced by `BPF_PSEUDO_MAP_IDX` loads.
     pub fd_array: &'a [RawFd],
+    /// `struct bpf_func_info` records (first instruction, BTF `FUNC` id in `prog_btf_fd`),
+    /// one per function; needed by programs with subprograms.
+    pub func_info: &'a [[u32; 2]],
 }
 
 impl<'a> ProgLoadOptions<'a> {
@@ -184,6 +187,7 @@ impl<'a> ProgLoadOptions<'a> {
             flags: ProgLoadFlags::empty(),
             kern_version: 0,
             fd_array: &[],
+            func_info: &[],
         }
     }
 }
@@ -375,6 +379,13 @@ fn load_once(
         } else {
             ptr(opts.fd_array.as_ptr())
         },
+        func_info_rec_size: if opts.func_info.is_empty() { 0 } else { 8 },
+        func_info: if opts.func_info.is_empty() {
+            0
+        } else {
+            ptr(opts.func_info.as_ptr())
+        },
+        func_info_cnt: opts.func_info.len() as u32,
         ..Default::default()
     };
     let mut tries = 0;

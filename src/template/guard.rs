@@ -47,6 +47,7 @@ impl Template {
         .chain(self.relocs.iter().map(|r| r.shifted(GUARD_LEN)))
         .collect();
         t.source_map = self.source_map.shifted(GUARD_LEN);
+        t.funcs = self.funcs.iter().map(|f| f + GUARD_LEN).collect();
         t
     }
 }

@@ -79,6 +79,8 @@ fn value_of(r: &Reloc, v: &TargetValues<'_>) -> Result<i64, InstantiateError> {
         RelocKind::RetSlot => v.ret_slot.ok_or_else(missing)?,
         RelocKind::BtfId { func } => *v.btf_ids.get(func).ok_or_else(missing)? as i64,
         RelocKind::Const { id } => *v.consts.get(id).ok_or_else(missing)?,
+        // Linking resolves these before a template exists; one left over has no value.
+        RelocKind::Subprog { .. } => return Err(missing()),
     })
 }
 

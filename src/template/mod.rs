@@ -63,6 +63,7 @@
 //! changes nothing but the relocation sites. This module never makes a syscall.
 
 mod facts;
+pub mod funcs;
 mod guard;
 mod instantiate;
 mod reloc;
@@ -74,6 +75,7 @@ pub use facts::{
 };
 pub use guard::ARM_MAP_NAME;
 pub use instantiate::{instantiate, instantiate_into, InstantiateError, TargetValues};
+pub(crate) use reloc::PSEUDO_FUNC;
 pub use reloc::{Field, Reloc, RelocKind};
 pub use source_map::SourceMap;
 
@@ -150,6 +152,9 @@ pub struct Template {
     /// What the template assumes about every target it is instantiated for.
     pub facts: Vec<Fact>,
     pub source_map: SourceMap,
+    /// First instruction of each subprogram (loop callbacks) after the main program, in
+    /// order; loading such a program needs BTF func info ([`funcs::func_btf`]).
+    pub funcs: Vec<usize>,
 }
 
 impl Template {
@@ -167,6 +172,7 @@ impl Template {
             consts: Vec::new(),
             facts: Vec::new(),
             source_map: SourceMap::default(),
+            funcs: Vec::new(),
         }
     }
 

@@ -7,6 +7,9 @@ pub(crate) const PSEUDO_MAP_FD: u8 = 1;
 /// `src_reg` of an `ld_imm64` whose immediate is a map fd and whose second immediate is an
 /// offset into the map's value (`BPF_PSEUDO_MAP_VALUE`).
 pub(crate) const PSEUDO_MAP_VALUE: u8 = 2;
+/// `src_reg` of an `ld_imm64` whose immediate is the offset of a BPF function of the same
+/// program, in instructions from the next one (`BPF_PSEUDO_FUNC`, kernel 5.13+).
+pub(crate) const PSEUDO_FUNC: u8 = 4;
 /// `code` of `ld_imm64` (BPF_LD | BPF_IMM | BPF_DW).
 pub(crate) const CODE_LD_IMM64: u8 = 0x18;
 /// `code` of `call` (BPF_JMP | BPF_CALL).
@@ -48,6 +51,10 @@ pub enum RelocKind {
     /// Any other per-target constant (index into
     /// [`Template::consts`](super::Template::consts)).
     Const { id: usize },
+    /// Code generation only: an `ld_imm64` with `BPF_PSEUDO_FUNC` naming subprogram `func`
+    /// of the program being built. Linking the subprograms resolves it into a relative
+    /// offset; a template never carries one (instantiating it is an error).
+    Subprog { func: usize },
 }
 
 /// One relocation: instruction `insn`'s `field` receives the value of `kind`.

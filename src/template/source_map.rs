@@ -41,6 +41,11 @@ impl SourceMap {
         }
     }
 
+    /// The entries: (first instruction, span), in instruction order.
+    pub fn entries(&self) -> impl Iterator<Item = (usize, Span)> + '_ {
+        self.entries.iter().map(|&(i, s)| (i as usize, s))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

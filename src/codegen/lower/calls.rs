@@ -31,6 +31,7 @@ fn map_by_name<'c>(
     name: &str,
     span: Span,
 ) -> Result<(MapId, &'c MapInfo), LowerError> {
+    let name = &super::inline::map_alias(lw, name);
     lw.cp
         .map(name)
         .ok_or_else(|| LowerError::unsupported(format!("the map {name} (not checked)"), span))
@@ -86,6 +87,12 @@ pub(crate) fn lower_call(
     name: &str,
     args: &[Expr],
 ) -> Result<Val, LowerError> {
+    if let Some(v) = super::inline::lower_call(lw, e, name, args) {
+        return v;
+    }
+    if let Some(v) = super::mapfns::lower_call(lw, e, name, args) {
+        return v;
+    }
     let t = lw.type_of(e.id);
     match name {
         "printf" | "errorf" | "warnf" => {
@@ -632,12 +639,7 @@ pub(crate) fn increment(
     let post = matches!(op, UnaryOp::PostInc | UnaryOp::PostDec);
     match &inner.kind {
         ExprKind::Var(name) => {
-            let slot = lw
-                .cp
-                .var_slots
-                .get(&inner.id)
-                .copied()
-                .or_else(|| lw.scopes.lookup(name))
+            let slot = super::stmt::var_slot_of(lw, inner.id, name)
                 .ok_or_else(|| LowerError::unsupported("++ of an undeclared variable", e.span))?;
             let t = lw.var_type(slot);
             let it = int_ty(&t).unwrap_or(IntTy::I64);

@@ -31,6 +31,11 @@ pub(crate) fn lower_expr(lw: &mut Lower<'_>, e: &Expr) -> Result<Val, LowerError
 
 fn lower_expr_here(lw: &mut Lower<'_>, e: &Expr) -> Result<Val, LowerError> {
     let t = lw.type_of(e.id);
+    if let ExprKind::Ident(name) = &e.kind {
+        if let Some(v) = super::inline::lower_ident(lw, e, name) {
+            return v;
+        }
+    }
     if let Some(&c) = lw.cp.consts.get(&e.id) {
         if let Some(it) = int_ty(&t) {
             return Ok(Val::Int(Value::Imm(it.normalize(c)), it));
@@ -47,12 +52,7 @@ fn lower_expr_here(lw: &mut Lower<'_>, e: &Expr) -> Result<Val, LowerError> {
         ExprKind::Bool(v) => Ok(Val::Int(Value::Imm(*v as i64), IntTy::U8)),
         ExprKind::Str(s) => Ok(Val::Mem(string_literal(lw, s, &t))),
         ExprKind::Var(name) => {
-            let slot = lw
-                .cp
-                .var_slots
-                .get(&e.id)
-                .copied()
-                .or_else(|| lw.scopes.lookup(name));
+            let slot = super::stmt::var_slot_of(lw, e.id, name);
             match slot {
                 Some(s) => Ok(super::stmt::read_var(lw, s)),
                 None => Ok(Val::Int(Value::Imm(0), ity(&t))),

@@ -36,6 +36,7 @@ fn describe(t: &Template, k: &RelocKind) -> String {
         RelocKind::RetSlot => "return value slot".into(),
         RelocKind::BtfId { func } => format!("btf id of {}", name(&t.btf_ids, *func)),
         RelocKind::Const { id } => format!("constant {}", name(&t.consts, *id)),
+        RelocKind::Subprog { func } => format!("unlinked subprogram {func}"),
     }
 }
 

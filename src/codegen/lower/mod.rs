@@ -18,11 +18,15 @@
 //! with the span, never a panic.
 
 pub mod builtins;
+pub mod callback;
 pub mod calls;
 pub mod deref;
 pub mod elapsed;
 pub mod expr;
+pub mod inline;
 pub mod listing;
+pub mod loops;
+pub mod mapfns;
 pub mod maps;
 pub mod probe;
 pub mod stmt;
@@ -160,6 +164,15 @@ pub(crate) struct Lower<'a> {
     pub max_strlen: usize,
     /// Bytes of the scratch buffer this probe has handed out.
     pub scratch_used: u32,
+    /// The probe's subprograms (loop callbacks), by `Arg::Func` index.
+    pub subprogs: Vec<Builder>,
+    /// Variables missing from `vars` get a place on first use (inside callbacks and inlined
+    /// functions, whose variables live in their own frame); see [`stmt::var_place`].
+    pub lazy_vars: bool,
+    /// The macro expansions being lowered, innermost last.
+    pub macros: Vec<inline::MacroFrame>,
+    /// Where `return` goes inside an inlined `fn`.
+    pub fn_ret: Option<inline::FnReturn>,
 }
 
 impl Lower<'_> {

@@ -66,6 +66,10 @@ pub(crate) fn lower_probe(
             loops: Vec::new(),
             max_strlen: opts.max_strlen,
             scratch_used: 0,
+            subprogs: Vec::new(),
+            lazy_vars: false,
+            macros: Vec::new(),
+            fn_ret: None,
         };
         lw.exit = lw.b.label();
         lw.b.set_span(probe.span);
@@ -90,11 +94,14 @@ pub(crate) fn lower_probe(
             attach,
             arming_guard: !special,
         };
-        let compiled = finish(lw.b, &opts).map_err(|source| LowerError::Codegen {
-            probe: name.clone(),
-            span: probe.span,
-            source,
-        })?;
+        let compiled =
+            crate::codegen::finish_program(lw.b, lw.subprogs, &opts).map_err(|source| {
+                LowerError::Codegen {
+                    probe: name.clone(),
+                    span: probe.span,
+                    source,
+                }
+            })?;
         let kind = with_fentry_targets(kind, &compiled.template, at, kernel);
         out.push(ProbeSpec {
             name,

@@ -22,7 +22,7 @@ use crate::syntax::ast::{Block, Expr, LValue, Stmt, StmtKind};
 const MAX_LOOP_ITERS: u32 = 1024;
 
 /// Scopes of declared variables while lowering (mirrors the checker's).
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct Scopes {
     pub stack: Vec<HashMap<String, VarSlot>>,
     pub next: u32,
@@ -49,11 +49,11 @@ pub(crate) fn init_vars(lw: &mut Lower<'_>, probe: &CheckedProbe) {
 }
 
 impl Scopes {
-    fn push(&mut self) {
+    pub(crate) fn push(&mut self) {
         self.stack.push(HashMap::new());
     }
 
-    fn pop(&mut self) {
+    pub(crate) fn pop(&mut self) {
         self.stack.pop();
     }
 
@@ -63,7 +63,7 @@ impl Scopes {
     }
 
     /// Declares `name` in the innermost scope with the next slot.
-    fn declare(&mut self, name: &str) -> VarSlot {
+    pub(crate) fn declare(&mut self, name: &str) -> VarSlot {
         let slot = VarSlot(self.next);
         self.next += 1;
         if let Some(top) = self.stack.last_mut() {
@@ -100,16 +100,54 @@ fn lower_block_inner(lw: &mut Lower<'_>, block: &Block) -> Result<Val, LowerErro
     }
 }
 
+/// The place of variable `slot`. Inside callbacks and inlined functions a variable not seen
+/// yet gets a zeroed place in the current frame at its first use, which is its declaration
+/// (`let` touches it at once) or comes after it in the same block, so it dominates every use.
+pub(crate) fn var_place(lw: &mut Lower<'_>, slot: VarSlot) -> Option<Place> {
+    if let Some(&p) = lw.vars.get(&slot) {
+        return Some(p);
+    }
+    if !lw.lazy_vars {
+        return None;
+    }
+    let f = var_field(&lw.var_type(slot));
+    let size = (f.size() as u32).max(8).next_multiple_of(8);
+    let s = lw.b.slot(size, 8);
+    let p = Place::new(s, 0);
+    zero(&mut lw.b, p, size);
+    lw.vars.insert(slot, p);
+    Some(p)
+}
+
+/// The slot a `$name` expression reads: by scope inside a macro expansion (the checker's
+/// per-expression slots there are those of the last expansion), else the checker's.
+pub(crate) fn var_slot_of(
+    lw: &Lower<'_>,
+    id: crate::syntax::ast::ExprId,
+    name: &str,
+) -> Option<VarSlot> {
+    if !lw.macros.is_empty() {
+        if let Some(s) = lw.scopes.lookup(name) {
+            return Some(s);
+        }
+    }
+    lw.cp
+        .var_slots
+        .get(&id)
+        .copied()
+        .or_else(|| lw.scopes.lookup(name))
+}
+
 /// Stores `v` (of type `ty`) into variable `slot`.
 pub(crate) fn assign_var(lw: &mut Lower<'_>, slot: VarSlot, v: Val, ty: &Type) {
-    let Some(&p) = lw.vars.get(&slot) else { return };
+    let Some(p) = var_place(lw, slot) else { return };
     let f = var_field(&lw.var_type(slot));
     store_val(lw, p, &f, v, ty);
 }
 
 /// Reads variable `slot`.
 pub(crate) fn read_var(lw: &mut Lower<'_>, slot: VarSlot) -> Val {
-    let Some(&p) = lw.vars.get(&slot) else {
+    let Some(p) = var_place(lw, slot) else {
         return Val::Int(
             crate::codegen::emit::Value::Imm(0),
             crate::codegen::emit::IntTy::I64,
@@ -131,6 +169,7 @@ fn lower_stmt(lw: &mut Lower<'_>, s: &Stmt) -> Result<(), LowerError> {
                 None => None,
             };
             let slot = lw.scopes.declare(&var.name);
+            var_place(lw, slot);
             if let Some((v, t)) = v {
                 assign_var(lw, slot, v, &t);
             }
@@ -189,11 +228,14 @@ fn lower_stmt(lw: &mut Lower<'_>, s: &Stmt) -> Result<(), LowerError> {
             };
             lw.b.ja(target);
         }
+        StmtKind::Return(value) if lw.fn_ret.is_some() => {
+            super::inline::lower_return(lw, value.as_ref(), s.span)?
+        }
         StmtKind::Return(_) => {
             let exit = lw.exit;
             lw.b.ja(exit);
         }
-        StmtKind::For { .. } => return Err(LowerError::unsupported("`for` loops", s.span)),
+        StmtKind::For { var, iter, body } => super::loops::lower_for(lw, var, iter, body, s.span)?,
         StmtKind::Import(_) => {}
     }
     Ok(())

@@ -154,6 +154,10 @@ pub(crate) fn load_program(
     let mut o = ProgLoadOptions::new(probe.kind.prog_type(), &insns);
     o.name = &probe.template.name;
     o.license = &probe.template.license;
+    let funcs = crate::loader::subprogs::FuncBtfObj::load(&probe.template);
+    if let Some(f) = &funcs {
+        f.apply(&mut o);
+    }
     Prog::load(&o).map_err(|source| ProbeError::Load {
         probe: probe.name.clone(),
         source: Box::new(source),

@@ -1,0 +1,196 @@
+//! Loop bodies as callbacks: a subprogram the kernel calls once per element or iteration
+//! (`bpf_for_each_map_elem`, `bpf_loop`), which reads and writes the probe's variables
+//! through a context struct on the caller's stack.
+//!
+//! The context struct: word 0 is a flag the callback sets to leave the probe (`exit()`,
+//! `return`), word 1 the program's context pointer (for helpers that need it), then one word
+//! per captured variable holding the address of its place (a stack address of the caller's
+//! frame, which the verifier follows into the callee: kernel 5.13+), then the caller's extra
+//! words (a range's start). Captured variables are the enclosing variables the body names;
+//! their slots are pinned, because their addresses live in memory.
+//!
+//! In the callback: `break` returns 1 (stop), `continue` and the body's end return 0, and a
+//! probe exit sets the flag and returns 1; after the helper call the caller tests the flag and
+//! goes to its own exit (which, in a nested callback, sets the next flag out).
+//! Variables the body declares live in the callback's frame ([`Lower::lazy_vars`]).
+
+use std::collections::{BTreeSet, HashMap};
+
+use super::{Lower, LowerError};
+use crate::asm::isa::{JmpOp, Size};
+use crate::codegen::emit::control::LoopLabels;
+use crate::codegen::emit::{Base, Place};
+use crate::codegen::{Builder, Mem, Slot, VReg};
+use crate::sema::VarSlot;
+use crate::syntax::ast::{Block, Expr, ExprKind, LValue, Stmt, StmtKind};
+use crate::syntax::visit::{walk_expr, walk_stmt, Visitor};
+
+/// Word offsets in the context struct.
+const FLAG: i32 = 0;
+const CTX: i32 = 8;
+const FIRST_CAPTURE: i32 = 16;
+
+/// A callback ready to be called: its subprogram index and the caller's context struct.
+pub(crate) struct Callback {
+    pub func: usize,
+    pub ctx: Slot,
+}
+
+/// What the callback's prologue gets: its parameters and the context struct pointer.
+pub(crate) struct Entry {
+    pub params: Vec<VReg>,
+    pub ctx: VReg,
+    /// Where the caller's extra words start in the context struct.
+    pub extra: i32,
+}
+
+/// Builds a callback with `nparams` parameters (the context struct pointer is parameter
+/// `ctx_param`, 0-based) around `body`. `extra` words the caller fills (`fill_extra`, run in
+/// the caller's frame with the struct's slot and the offset of the first extra word) follow
+/// the captures. `prologue` runs first in the callback (filling the loop variable).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn build(
+    lw: &mut Lower<'_>,
+    nparams: u8,
+    ctx_param: usize,
+    extra: u32,
+    body: &Block,
+    fill_extra: impl FnOnce(&mut Lower<'_>, Slot, i32) -> Result<(), LowerError>,
+    prologue: impl FnOnce(&mut Lower<'_>, &Entry) -> Result<(), LowerError>,
+) -> Result<Callback, LowerError> {
+    // Captures, in the caller.
+    let mut names = BTreeSet::new();
+    block_vars(body, &mut names);
+    let mut captured: Vec<(VarSlot, Place)> = Vec::new();
+    for n in &names {
+        if let Some(slot) = lw.scopes.lookup(n) {
+            if let Some(p) = super::stmt::var_place(lw, slot) {
+                captured.push((slot, p));
+            }
+        }
+    }
+    let words = 2 + captured.len() as u32 + extra;
+    let cslot = lw.b.slot(8 * words, 8);
+    lw.b.pin(cslot);
+    lw.b.store(Size::Dw, cslot, FLAG, 0);
+    let pctx = lw.b.ctx();
+    lw.b.store(Size::Dw, cslot, CTX, pctx);
+    for (i, (_, p)) in captured.iter().enumerate() {
+        let off = FIRST_CAPTURE + 8 * i as i32;
+        match p.base {
+            Base::Slot(s) => {
+                lw.b.pin(s);
+                let a = lw.b.vreg();
+                lw.b.slot_addr(a, s, 0);
+                lw.b.store(Size::Dw, cslot, off, a);
+            }
+            Base::Ptr(r) => lw.b.store(Size::Dw, cslot, off, r),
+        }
+    }
+    let extra_off = FIRST_CAPTURE + 8 * captured.len() as i32;
+    fill_extra(lw, cslot, extra_off)?;
+
+    // The callback.
+    let (cb, params) = Builder::subprog(nparams);
+    let mut saved = Saved {
+        b: std::mem::replace(&mut lw.b, cb),
+        vars: std::mem::take(&mut lw.vars),
+        loops: std::mem::take(&mut lw.loops),
+        exit: lw.exit,
+        lazy: lw.lazy_vars,
+        fn_ret: lw.fn_ret.take(),
+    };
+    let r = (|| {
+        lw.b.set_span(saved.b.span());
+        lw.lazy_vars = true;
+        let ctxp = params[ctx_param];
+        let pc = lw.b.vreg();
+        lw.b.load(Size::Dw, pc, ctxp, CTX);
+        lw.b.set_ctx(pc);
+        for (i, (slot, p)) in captured.iter().enumerate() {
+            let r = lw.b.vreg();
+            lw.b.load(Size::Dw, r, Mem::Reg(ctxp), FIRST_CAPTURE + 8 * i as i32);
+            lw.vars.insert(*slot, Place::ptr(r, p.off));
+        }
+        let stop = lw.b.label();
+        let next = lw.b.label();
+        let quit = lw.b.label();
+        lw.exit = quit;
+        lw.loops = vec![LoopLabels { exit: stop, next }];
+        prologue(
+            lw,
+            &Entry {
+                params: params.clone(),
+                ctx: ctxp,
+                extra: extra_off,
+            },
+        )?;
+        super::stmt::lower_block(lw, body)?;
+        lw.b.bind(next);
+        lw.b.exit(0);
+        lw.b.bind(stop);
+        lw.b.exit(1);
+        lw.b.bind(quit);
+        lw.b.store(Size::Dw, ctxp, FLAG, 1);
+        lw.b.exit(1);
+        Ok(())
+    })();
+    let cb = std::mem::replace(&mut lw.b, std::mem::take(&mut saved.b));
+    lw.vars = saved.vars;
+    lw.loops = saved.loops;
+    lw.exit = saved.exit;
+    lw.lazy_vars = saved.lazy;
+    lw.fn_ret = saved.fn_ret;
+    r?;
+    lw.subprogs.push(cb);
+    Ok(Callback {
+        func: lw.subprogs.len() - 1,
+        ctx: cslot,
+    })
+}
+
+/// After the helper call: leave the probe when the callback asked to.
+pub(crate) fn after_call(lw: &mut Lower<'_>, cb: &Callback) {
+    let flag = lw.b.vreg();
+    lw.b.load(Size::Dw, flag, cb.ctx, FLAG);
+    let exit = lw.exit;
+    lw.b.jmp64(JmpOp::Jne, flag, 0, exit);
+}
+
+struct Saved {
+    b: Builder,
+    vars: HashMap<VarSlot, Place>,
+    loops: Vec<LoopLabels>,
+    exit: crate::codegen::Label,
+    lazy: bool,
+    fn_ret: Option<super::inline::FnReturn>,
+}
+
+/// Every `$name` a block mentions (reads, declarations, assignments, macro arguments).
+pub(crate) fn block_vars(b: &Block, out: &mut BTreeSet<String>) {
+    struct Names<'o>(&'o mut BTreeSet<String>);
+    impl Visitor for Names<'_> {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            match &s.kind {
+                StmtKind::Let { var, .. } => {
+                    self.0.insert(var.name.clone());
+                }
+                StmtKind::Assign {
+                    target: LValue::Var(v),
+                    ..
+                } => {
+                    self.0.insert(v.name.clone());
+                }
+                _ => {}
+            }
+            walk_stmt(self, s)
+        }
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprKind::Var(n) = &e.kind {
+                self.0.insert(n.clone());
+            }
+            walk_expr(self, e)
+        }
+    }
+    Names(out).visit_block(b);
+}

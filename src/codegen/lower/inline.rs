@@ -1,0 +1,278 @@
+//! Script `macro`s and `fn`s, inlined at each call.
+//!
+//! Macros are hygienic, as in bpftrace: the body sees only its parameters — a `$x` parameter
+//! aliases the caller's variable, an `@m` parameter the caller's map, and an expression
+//! parameter is the caller's expression, lowered in the caller's scope wherever the body
+//! names it (bpftrace substitutes it) — and variables the body declares are its own. The
+//! lowering mirrors the checker's expansion (scopes replaced by the aliases, declarations
+//! numbered in the same order). The checker types a macro body at each call site and keeps
+//! the types of the last one, so expansions whose arguments differ in type share those.
+//!
+//! A `fn` is inlined with its own variables (the checker's table for it, in the current
+//! frame); arguments are evaluated first, in order, and assigned to the parameters; `return
+//! value` stores the value and jumps to the end of the inlined body. Recursion is refused
+//! after [`MAX_FN_DEPTH`] nested calls.
+
+use std::collections::HashMap;
+
+use super::stmt::{lower_block, var_slot_of, Scopes};
+use super::{int_ty, Lower, LowerError, Val};
+use crate::codegen::emit::{IntTy, Place, Value};
+use crate::codegen::{Label, VReg};
+use crate::diag::Span;
+use crate::sema::{Type, VarSlot};
+use crate::syntax::ast::{Expr, ExprKind, MacroDef, MacroParamKind};
+
+/// Nested `fn` calls inlined at most (deeper is taken for recursion).
+pub const MAX_FN_DEPTH: u32 = 16;
+
+/// One macro expansion being lowered.
+#[derive(Default)]
+pub(crate) struct MacroFrame {
+    /// Expression parameters → the caller's argument.
+    idents: HashMap<String, Expr>,
+    /// `@param` → the caller's map.
+    maps: HashMap<String, String>,
+    /// The caller's scopes, for lowering expression arguments.
+    outer: Vec<HashMap<String, VarSlot>>,
+}
+
+/// Where `return` goes in an inlined `fn`.
+#[derive(Clone)]
+pub(crate) struct FnReturn {
+    end: Label,
+    value: Option<Ret>,
+    ty: Type,
+    depth: u32,
+}
+
+#[derive(Clone, Copy)]
+enum Ret {
+    Int(VReg, IntTy),
+    Mem(Place),
+}
+
+/// The map a name means here: a macro's `@param` is the caller's map.
+pub(crate) fn map_alias(lw: &Lower<'_>, name: &str) -> String {
+    lw.macros
+        .last()
+        .and_then(|f| f.maps.get(name))
+        .cloned()
+        .unwrap_or_else(|| name.to_string())
+}
+
+/// A bare name that is a macro's expression parameter or an argument-less macro.
+pub(crate) fn lower_ident(
+    lw: &mut Lower<'_>,
+    e: &Expr,
+    name: &str,
+) -> Option<Result<Val, LowerError>> {
+    if let Some(arg) = lw.macros.last().and_then(|f| f.idents.get(name)).cloned() {
+        return Some(lower_in_caller(lw, &arg));
+    }
+    if crate::builtins::lookup(name, crate::builtins::Form::Value).is_some() {
+        return None;
+    }
+    let cp = lw.cp;
+    let m = cp
+        .program
+        .macros()
+        .find(|m| m.name.name == name && m.params.is_empty())?;
+    Some(expand(lw, e, m, &[]))
+}
+
+/// A call of a script macro or `fn`; `None` when `name` is neither.
+pub(crate) fn lower_call(
+    lw: &mut Lower<'_>,
+    e: &Expr,
+    name: &str,
+    args: &[Expr],
+) -> Option<Result<Val, LowerError>> {
+    if crate::builtins::lookup(name, crate::builtins::Form::Function).is_some() {
+        return None;
+    }
+    let cp = lw.cp;
+    if let Some(m) = cp.program.macros().find(|m| m.name.name == name) {
+        return Some(expand(lw, e, m, args));
+    }
+    let f = cp.program.fns().find(|f| f.name.name == name)?;
+    Some(call_fn(lw, e, f, args))
+}
+
+/// `arg` lowered where the macro was called (scopes and macro frames of the caller).
+fn lower_in_caller(lw: &mut Lower<'_>, arg: &Expr) -> Result<Val, LowerError> {
+    let Some(mut frame) = lw.macros.pop() else {
+        return super::expr::lower_expr(lw, arg);
+    };
+    std::mem::swap(&mut lw.scopes.stack, &mut frame.outer);
+    let r = super::expr::lower_expr(lw, arg);
+    std::mem::swap(&mut lw.scopes.stack, &mut frame.outer);
+    lw.macros.push(frame);
+    r
+}
+
+fn expand(lw: &mut Lower<'_>, e: &Expr, m: &MacroDef, args: &[Expr]) -> Result<Val, LowerError> {
+    if lw.macros.len() >= 64 {
+        return Err(LowerError::unsupported(
+            format!("macro '{}' expanding this deeply", m.name.name),
+            e.span,
+        ));
+    }
+    let mut frame = MacroFrame::default();
+    let mut aliases = HashMap::new();
+    for (p, a) in m.params.iter().zip(args) {
+        match (p.kind, &a.kind) {
+            (MacroParamKind::Expr, _) => {
+                frame.idents.insert(p.name.name.clone(), a.clone());
+            }
+            (MacroParamKind::Map, ExprKind::Map { name, .. }) => {
+                frame
+                    .maps
+                    .insert(p.name.name.clone(), map_alias(lw, &name.name));
+            }
+            (MacroParamKind::Var, ExprKind::Var(v)) => {
+                if let Some(slot) = var_slot_of(lw, a.id, v) {
+                    aliases.insert(p.name.name.clone(), slot);
+                }
+            }
+            _ => return Err(LowerError::unsupported("this macro argument", a.span)),
+        }
+    }
+    frame.outer = std::mem::replace(&mut lw.scopes.stack, vec![aliases]);
+    lw.macros.push(frame);
+    let r = lower_block(lw, &m.body);
+    if let Some(f) = lw.macros.pop() {
+        lw.scopes.stack = f.outer;
+    }
+    r
+}
+
+fn call_fn(
+    lw: &mut Lower<'_>,
+    e: &Expr,
+    f: &crate::syntax::ast::FnDef,
+    args: &[Expr],
+) -> Result<Val, LowerError> {
+    let depth = lw.fn_ret.as_ref().map_or(0, |r| r.depth) + 1;
+    if depth > MAX_FN_DEPTH {
+        return Err(LowerError::unsupported(
+            format!(
+                "calling '{}' {MAX_FN_DEPTH} calls deep (recursive functions)",
+                f.name.name
+            ),
+            e.span,
+        ));
+    }
+    let mut vals = Vec::new();
+    for a in args {
+        let t = lw.type_of(a.id);
+        let v = super::expr::lower_expr(lw, a)?;
+        // Integer arguments are read before the body can change what they came from.
+        let v = match v {
+            Val::Int(Value::Reg(r), it) => Val::Int(Value::Reg(lw.b.copy(r)), it),
+            v => v,
+        };
+        vals.push((v, t));
+    }
+    let ty = lw.type_of(e.id);
+    let end = lw.b.label();
+    let value = match int_ty(&ty) {
+        Some(it) => Some(Ret::Int(lw.b.constant(0), it)),
+        None if ty.is_none() => None,
+        None => {
+            let size = ty
+                .field_type()
+                .map_or(8, |f| f.size() as u32)
+                .max(1)
+                .next_multiple_of(8);
+            let p = lw.place(size, e.span)?;
+            crate::codegen::emit::mem::zero(&mut lw.b, p, size);
+            Some(Ret::Mem(p))
+        }
+    };
+    let table: Vec<Type> = lw
+        .cp
+        .fn_vars
+        .get(&f.name.name)
+        .map(|t| t.slots.iter().map(|(_, t, _)| t.clone()).collect())
+        .unwrap_or_default();
+    let saved_vars = std::mem::take(&mut lw.vars);
+    let saved_types = std::mem::replace(&mut lw.var_types, table);
+    let saved_scopes = std::mem::replace(
+        &mut lw.scopes,
+        Scopes {
+            stack: vec![HashMap::new()],
+            next: 0,
+        },
+    );
+    let saved_lazy = std::mem::replace(&mut lw.lazy_vars, true);
+    let saved_macros = std::mem::take(&mut lw.macros);
+    let saved_loops = std::mem::take(&mut lw.loops);
+    let saved_ret = lw.fn_ret.replace(FnReturn {
+        end,
+        value,
+        ty: ty.clone(),
+        depth,
+    });
+    let r = (|| {
+        for ((pn, _), (v, t)) in f.params.iter().zip(vals) {
+            let slot = lw.scopes.declare(&pn.name);
+            super::stmt::assign_var(lw, slot, v, &t);
+        }
+        lower_block(lw, &f.body)
+    })();
+    lw.vars = saved_vars;
+    lw.var_types = saved_types;
+    lw.scopes = saved_scopes;
+    lw.lazy_vars = saved_lazy;
+    lw.macros = saved_macros;
+    lw.loops = saved_loops;
+    lw.fn_ret = saved_ret;
+    r?;
+    lw.b.bind(end);
+    Ok(match value {
+        Some(Ret::Int(r, it)) => Val::Int(Value::Reg(r), it),
+        Some(Ret::Mem(p)) => Val::Mem(p),
+        None => Val::None,
+    })
+}
+
+/// `return [value];` inside an inlined `fn`.
+pub(crate) fn lower_return(
+    lw: &mut Lower<'_>,
+    value: Option<&Expr>,
+    span: Span,
+) -> Result<(), LowerError> {
+    let Some(ret) = lw.fn_ret.clone() else {
+        return Ok(());
+    };
+    if let (Some(e), Some(slot)) = (value, ret.value) {
+        let t = lw.type_of(e.id);
+        let v = super::expr::lower_expr(lw, e)?;
+        lw.b.set_span(span);
+        match slot {
+            Ret::Int(r, it) => {
+                let from = int_ty(&t).unwrap_or(it);
+                let v = crate::codegen::emit::arith::cast(&mut lw.b, v.value(), from, it);
+                match v {
+                    Value::Reg(x) => lw.b.mov(r, x),
+                    Value::Imm(i) => lw.b.mov_const(r, i),
+                }
+            }
+            Ret::Mem(p) => {
+                let f =
+                    ret.ty
+                        .field_type()
+                        .unwrap_or(crate::runtime::format::decode::FieldType::Int {
+                            bytes: 8,
+                            signed: true,
+                        });
+                super::store::store_val(lw, p, &f, v, &t);
+            }
+        }
+    } else if let Some(e) = value {
+        super::expr::lower_expr(lw, e)?;
+    }
+    lw.b.ja(ret.end);
+    Ok(())
+}

@@ -1,0 +1,262 @@
+//! `for` loops, as bpftrace has them (0.21+):
+//! - `for ($kv : @map) { … }`: `bpf_for_each_map_elem` (kernel 5.13+) calls the body as a
+//!   callback ([`super::callback`]) once per element; `$kv.0` is the key (a tuple for several
+//!   keys), `$kv.1` the value. For `count()`/`sum()` maps (per-CPU) the value is the sum over
+//!   every CPU, read with `bpf_map_lookup_percpu_elem` (kernel 5.19+), as bpftrace does;
+//!   bpftrace refuses `avg`/`stats`/`hist`/`lhist` maps, and so does strobe (also `min`/`max`,
+//!   whose per-CPU values it does not merge in the kernel yet).
+//! - `for ($i : start..end) { … }`: `$i` runs from `start` up to `end` exclusive (nothing when
+//!   `end <= start`); both bounds are evaluated once, before the loop. `bpf_loop` (kernel
+//!   5.17+) calls the body with the iteration index; more than 2^23 iterations run none
+//!   (the kernel's limit, `-E2BIG`).
+//!
+//! Kernels without these helpers refuse the program at load time; the loader reports the
+//! helper and the kernel version it needs at the loop's line.
+
+use super::callback::{self, Entry};
+use super::store::{load_val, store_val};
+use super::{Lower, LowerError, Val};
+use crate::asm::isa::{AluOp, Helper, JmpOp, Size};
+use crate::codegen::emit::{IntTy, Place, Value};
+use crate::codegen::Arg;
+use crate::diag::Span;
+use crate::runtime::format::agg::AggKind;
+use crate::runtime::format::decode::{tuple_offsets, FieldType};
+use crate::sema::Type;
+use crate::syntax::ast::{Block, Expr, ForIter, Ident};
+
+/// CPUs a per-CPU value is summed over at most (`bpf_map_lookup_percpu_elem` returns NULL
+/// past the last possible CPU, which ends the loop earlier).
+const MAX_CPUS: i32 = 1024;
+
+pub(crate) fn lower_for(
+    lw: &mut Lower<'_>,
+    var: &Ident,
+    iter: &ForIter,
+    body: &Block,
+    span: Span,
+) -> Result<(), LowerError> {
+    match iter {
+        ForIter::Map(m) => for_map(lw, var, &m.name, m.span, body, span),
+        ForIter::Range { start, end } => for_range(lw, var, start, end, body, span),
+    }
+}
+
+fn for_map(
+    lw: &mut Lower<'_>,
+    var: &Ident,
+    map_name: &str,
+    map_span: Span,
+    body: &Block,
+    span: Span,
+) -> Result<(), LowerError> {
+    let name = super::inline::map_alias(lw, map_name);
+    let Some((_, info)) = lw.cp.map(&name) else {
+        return Err(LowerError::unsupported(
+            format!("the map {map_name} (not checked)"),
+            map_span,
+        ));
+    };
+    let info = info.clone();
+    let per_cpu = match info.agg {
+        None => false,
+        Some(AggKind::Count | AggKind::Sum { .. }) => true,
+        Some(a) => {
+            return Err(LowerError::Kernel {
+                what: format!(
+                    "cannot iterate over the {} map {map_name}: only maps of plain values, \
+                     count() and sum() can be looped over",
+                    agg_name(a)
+                ),
+                span: map_span,
+            })
+        }
+    };
+    lw.scopes.push();
+    let slot = lw.scopes.declare(&var.name);
+    let kv_t = lw.var_type(slot);
+    let stored = super::maps::stored_key_fields(&info);
+    let stored_offs = tuple_offsets(&stored);
+    let cb = callback::build(
+        lw,
+        4,
+        3,
+        0,
+        body,
+        |_, _, _| Ok(()),
+        |lw, entry: &Entry| {
+            let Some(kv) = super::stmt::var_place(lw, slot) else {
+                return Ok(());
+            };
+            let (key_t, val_t) = match &kv_t {
+                Type::Tuple(ts) if ts.len() == 2 => (ts[0].clone(), ts[1].clone()),
+                _ => return Ok(()),
+            };
+            let kv_f = super::maps::slot_field(&kv_t);
+            let kv_offs = match &kv_f {
+                FieldType::Tuple(fs) => tuple_offsets(fs),
+                _ => vec![0, 0],
+            };
+            let keyp = entry.params[1];
+            let key_at = kv.at(kv_offs[0] as i32);
+            // Key: one field, or a tuple of several; stored integers are widened to 8 bytes
+            // (little-endian: a narrower load of the same address reads the same value).
+            let key_parts: Vec<Type> = match (&key_t, info.keys.len()) {
+                (Type::Tuple(ts), n) if n > 1 => ts.clone(),
+                (t, 1) => vec![t.clone()],
+                _ => Vec::new(),
+            };
+            let part_offs = match key_t.field_type() {
+                Some(FieldType::Tuple(fs)) if key_parts.len() > 1 => tuple_offsets(&fs),
+                _ => vec![0],
+            };
+            for (i, kt) in key_parts.iter().enumerate() {
+                let src = Place::ptr(keyp, stored_offs.get(i).copied().unwrap_or(0) as i32);
+                let v = load_val(lw, src, kt);
+                let f = kt.field_type().unwrap_or(FieldType::Int {
+                    bytes: 8,
+                    signed: true,
+                });
+                store_val(lw, key_at.at(part_offs[i] as i32), &f, v, kt);
+            }
+            let val_at = kv.at(kv_offs[1] as i32);
+            let vf = val_t.field_type().unwrap_or(FieldType::Int {
+                bytes: 8,
+                signed: true,
+            });
+            let v = if per_cpu {
+                let map = lw.b.map(&name);
+                Val::Int(sum_cpus(lw, map, keyp), IntTy::I64)
+            } else {
+                load_val(lw, Place::ptr(entry.params[2], 0), &val_t)
+            };
+            store_val(lw, val_at, &vf, v, &val_t);
+            Ok(())
+        },
+    );
+    lw.scopes.pop();
+    let cb = cb?;
+    lw.b.set_span(span);
+    let map = lw.b.map(&name);
+    lw.b.call_void(
+        Helper::ForEachMapElem,
+        &[
+            Arg::Map(map),
+            Arg::Func(cb.func),
+            Arg::Slot(cb.ctx, 0),
+            Arg::Imm(0),
+        ],
+    );
+    callback::after_call(lw, &cb);
+    Ok(())
+}
+
+/// The sum of the per-CPU 8-byte values under `key` over every CPU.
+fn sum_cpus(lw: &mut Lower<'_>, map: usize, key: crate::codegen::VReg) -> Value {
+    let b = &mut lw.b;
+    let sum = b.constant(0);
+    let cpu = b.constant(0);
+    let head = b.label();
+    let done = b.label();
+    b.bind(head);
+    b.jmp64(JmpOp::Jge, cpu, MAX_CPUS, done);
+    let p = b.call(
+        Helper::MapLookupPercpuElem,
+        &[Arg::Map(map), Arg::Reg(key), Arg::Reg(cpu)],
+    );
+    b.jmp64(JmpOp::Jeq, p, 0, done);
+    let v = b.vreg();
+    b.load(Size::Dw, v, p, 0);
+    b.alu(true, AluOp::Add, sum, v);
+    b.alu(true, AluOp::Add, cpu, 1);
+    b.ja(head);
+    b.bind(done);
+    Value::Reg(sum)
+}
+
+fn agg_name(a: AggKind) -> &'static str {
+    match a {
+        AggKind::Count => "count()",
+        AggKind::Sum { .. } => "sum()",
+        AggKind::Min { .. } => "min()",
+        AggKind::Max { .. } => "max()",
+        AggKind::Avg { .. } => "avg()",
+        AggKind::Stats { .. } => "stats()",
+        AggKind::Hist(_) => "histogram",
+    }
+}
+
+fn for_range(
+    lw: &mut Lower<'_>,
+    var: &Ident,
+    start: &Expr,
+    end: &Expr,
+    body: &Block,
+    span: Span,
+) -> Result<(), LowerError> {
+    let s_t = lw.type_of(start.id);
+    let e_t = lw.type_of(end.id);
+    let s = int64(lw, start, &s_t)?;
+    let e = int64(lw, end, &e_t)?;
+    // Iterations: end - start when positive, else 0.
+    let n = crate::codegen::emit::arith::binop(
+        &mut lw.b,
+        crate::codegen::emit::arith::BinOp::Sub,
+        e,
+        s,
+        IntTy::I64,
+    );
+    let n = n.fresh(&mut lw.b);
+    let positive = lw.b.label();
+    lw.b.jmp64(JmpOp::Jsgt, n, 0, positive);
+    lw.b.mov(n, 0);
+    lw.b.bind(positive);
+    lw.scopes.push();
+    let slot = lw.scopes.declare(&var.name);
+    let cb = callback::build(
+        lw,
+        2,
+        1,
+        1,
+        body,
+        |lw, cslot, off| {
+            let src = s.src(&mut lw.b);
+            match src {
+                crate::codegen::Src::Reg(r) => lw.b.store(Size::Dw, cslot, off, r),
+                crate::codegen::Src::Imm(i) => lw.b.store(Size::Dw, cslot, off, i),
+            }
+            Ok(())
+        },
+        |lw, entry: &Entry| {
+            let i = lw.b.vreg();
+            lw.b.load(Size::Dw, i, entry.ctx, entry.extra);
+            lw.b.alu(true, AluOp::Add, i, entry.params[0]);
+            let t = lw.var_type(slot);
+            super::stmt::assign_var(lw, slot, Val::Int(Value::Reg(i), IntTy::I64), &t);
+            Ok(())
+        },
+    );
+    lw.scopes.pop();
+    let cb = cb?;
+    lw.b.set_span(span);
+    lw.b.call_void(
+        Helper::Loop,
+        &[
+            Arg::Reg(n),
+            Arg::Func(cb.func),
+            Arg::Slot(cb.ctx, 0),
+            Arg::Imm(0),
+        ],
+    );
+    callback::after_call(lw, &cb);
+    Ok(())
+}
+
+/// `e` as a signed 64-bit value.
+fn int64(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Value, LowerError> {
+    let v = super::expr::lower_expr(lw, e)?.value();
+    Ok(match super::int_ty(t) {
+        Some(it) => crate::codegen::emit::arith::cast(&mut lw.b, v, it, IntTy::I64),
+        None => v,
+    })
+}

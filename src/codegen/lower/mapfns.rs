@@ -1,0 +1,117 @@
+//! Map functions that read a whole map or test a key: `len(@m)` and `has_key(@m, key)`.
+//!
+//! `len(@m)` is the number of elements (keys; a per-CPU aggregation map's key counts once),
+//! the count `bpf_for_each_map_elem` (kernel 5.13+) returns after walking the map with a
+//! callback that does nothing. `has_key(@m, k)` is a lookup: 1 when `k` is present. A key of
+//! several parts is given as a tuple (`has_key(@m, (1, "a"))`), as in bpftrace.
+
+use super::store::{load_val, spill, store_val};
+use super::{int_ty, Lower, LowerError, Val};
+use crate::asm::isa::Helper;
+use crate::codegen::emit::{IntTy, Place, Value};
+use crate::codegen::{Arg, Builder};
+use crate::runtime::format::agg::AggKind;
+use crate::runtime::format::decode::tuple_offsets;
+use crate::sema::{MapInfo, Type};
+use crate::syntax::ast::{Expr, ExprKind};
+
+/// `len`/`has_key` of a map; `None` for other calls (and `len` of a non-map).
+pub(crate) fn lower_call(
+    lw: &mut Lower<'_>,
+    e: &Expr,
+    name: &str,
+    args: &[Expr],
+) -> Option<Result<Val, LowerError>> {
+    if name != "len" && name != "has_key" {
+        return None;
+    }
+    let ExprKind::Map { name: m, keys } = &args.first()?.kind else {
+        return None;
+    };
+    if !keys.is_empty() {
+        return None;
+    }
+    let map_name = super::inline::map_alias(lw, &m.name);
+    let info = lw.cp.map(&map_name)?.1.clone();
+    Some(match name {
+        "len" => Ok(len(lw, e, &map_name)),
+        _ => match args.get(1) {
+            Some(k) => has_key(lw, &map_name, &info, k),
+            None => Err(LowerError::unsupported("has_key without a key", e.span)),
+        },
+    })
+}
+
+fn len(lw: &mut Lower<'_>, e: &Expr, map_name: &str) -> Val {
+    let (mut cb, _) = Builder::subprog(0);
+    cb.set_span(lw.b.span());
+    cb.exit(0);
+    lw.subprogs.push(cb);
+    let func = lw.subprogs.len() - 1;
+    let dummy = lw.b.slot(8, 8);
+    lw.b.store(crate::asm::isa::Size::Dw, dummy, 0, 0);
+    let map = lw.b.map(map_name);
+    let n = lw.b.call(
+        Helper::ForEachMapElem,
+        &[
+            Arg::Map(map),
+            Arg::Func(func),
+            Arg::Slot(dummy, 0),
+            Arg::Imm(0),
+        ],
+    );
+    let it = int_ty(&lw.type_of(e.id)).unwrap_or(IntTy::I64);
+    Val::Int(Value::Reg(n), it)
+}
+
+fn has_key(
+    lw: &mut Lower<'_>,
+    map_name: &str,
+    info: &MapInfo,
+    k: &Expr,
+) -> Result<Val, LowerError> {
+    if matches!(info.agg, Some(AggKind::Hist(_))) {
+        return Err(LowerError::unsupported(
+            "has_key on a histogram map",
+            k.span,
+        ));
+    }
+    let fields = super::maps::stored_key_fields(info);
+    let fields = if fields.is_empty() {
+        vec![crate::runtime::format::decode::FieldType::Int {
+            bytes: 8,
+            signed: false,
+        }]
+    } else {
+        fields
+    };
+    let offs = tuple_offsets(&fields);
+    let size = crate::runtime::format::decode::FieldType::Tuple(fields.clone()).size() as u32;
+    let key = lw.place(size.max(1).next_multiple_of(8), k.span)?;
+    crate::codegen::emit::mem::zero(&mut lw.b, key, size.max(1).next_multiple_of(8));
+    let kt = lw.type_of(k.id);
+    let v = super::expr::lower_expr(lw, k)?;
+    if fields.len() == 1 || info.keys.len() <= 1 {
+        store_val(lw, key, &fields[0], v, &kt);
+    } else {
+        let p = spill(lw, v, &kt);
+        let parts = match &kt {
+            Type::Tuple(ts) => ts.clone(),
+            _ => Vec::new(),
+        };
+        let src_offs = match kt.field_type() {
+            Some(crate::runtime::format::decode::FieldType::Tuple(fs)) => tuple_offsets(&fs),
+            _ => Vec::new(),
+        };
+        for (i, pt) in parts.iter().enumerate().take(fields.len()) {
+            let src: Place = p.at(src_offs.get(i).copied().unwrap_or(0) as i32);
+            let ev = load_val(lw, src, pt);
+            store_val(lw, key.at(offs[i] as i32), &fields[i], ev, pt);
+        }
+    }
+    let map = lw.b.map(map_name);
+    Ok(Val::Int(
+        crate::codegen::emit::maps::exists(&mut lw.b, map, key),
+        IntTy::U8,
+    ))
+}
