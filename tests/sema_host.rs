@@ -46,28 +46,7 @@ fn sorted(text: &str) -> Vec<String> {
 
 /// Examples that check but that the code generator cannot compile yet, with the error that
 /// says so. When lowering learns one of these, this test fails until the entry is removed.
-const NOT_COMPILED_YET: &[(&str, &str)] = &[
-    (
-        "functions.bt",
-        "the function `clamp()` is not supported by the code generator yet",
-    ),
-    (
-        "imports.bt",
-        "the function `is_root()` is not supported by the code generator yet",
-    ),
-    (
-        "loops.bt",
-        "`for` loops is not supported by the code generator yet",
-    ),
-    (
-        "macros.bt",
-        "the function `is_shell()` is not supported by the code generator yet",
-    ),
-    (
-        "tuples.bt",
-        "`for` loops is not supported by the code generator yet",
-    ),
-];
+const NOT_COMPILED_YET: &[(&str, &str)] = &[];
 
 /// Positional parameters some examples need, as their usage lines give them.
 fn example_args(name: &str) -> &'static [&'static str] {

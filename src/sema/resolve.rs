@@ -21,6 +21,7 @@ use super::CheckOptions;
 use crate::btf::Btf;
 use crate::diag::{Diagnostic, Span};
 use crate::kernel::info::KernelInfo;
+use crate::runtime::format::agg::AggKind;
 use crate::syntax::ast::*;
 use crate::template::Fact;
 
@@ -194,7 +195,24 @@ impl Checker<'_> {
                                     Some(ks) => Type::Tuple(ks.to_vec()),
                                     None => Type::I64,
                                 };
-                                Type::Tuple(vec![key, e.value.clone().unwrap_or(Type::I64)])
+                                // An aggregation's value is read as its integer
+                                // (count and sum summed over CPUs).
+                                let value = match e.value.clone() {
+                                    Some(Type::Agg(AggKind::Count)) => Type::Int {
+                                        bytes: 8,
+                                        signed: false,
+                                    },
+                                    Some(Type::Agg(
+                                        AggKind::Sum { signed }
+                                        | AggKind::Min { signed }
+                                        | AggKind::Max { signed }
+                                        | AggKind::Avg { signed }
+                                        | AggKind::Stats { signed },
+                                    )) => Type::Int { bytes: 8, signed },
+                                    Some(t) => t,
+                                    None => Type::I64,
+                                };
+                                Type::Tuple(vec![key, value])
                             }
                             None => {
                                 self.error(m.span, format!("Undefined map: {}", m.name));

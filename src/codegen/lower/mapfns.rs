@@ -7,7 +7,7 @@
 
 use super::store::{load_val, spill, store_val};
 use super::{int_ty, Lower, LowerError, Val};
-use crate::asm::isa::Helper;
+use crate::asm::isa::{AluOp, Helper, JmpOp, Size};
 use crate::codegen::emit::{IntTy, Place, Value};
 use crate::codegen::{Arg, Builder};
 use crate::runtime::format::agg::AggKind;
@@ -22,7 +22,7 @@ pub(crate) fn lower_call(
     name: &str,
     args: &[Expr],
 ) -> Option<Result<Val, LowerError>> {
-    if name != "len" && name != "has_key" {
+    if name != "len" && name != "has_key" && name != "delete" {
         return None;
     }
     let ExprKind::Map { name: m, keys } = &args.first()?.kind else {
@@ -33,6 +33,19 @@ pub(crate) fn lower_call(
     }
     let map_name = super::inline::map_alias(lw, &m.name);
     let info = lw.cp.map(&map_name)?.1.clone();
+    // `delete(@m, (a, b))`: a whole key of a multi-key map given as a tuple (what a
+    // `for` loop's `$kv.0` is); other forms of `delete` are lowered with the builtins.
+    if name == "delete" {
+        let k = args.get(1)?;
+        if info.keys.len() < 2 || !matches!(lw.type_of(k.id), Type::Tuple(_)) {
+            return None;
+        }
+        return Some(key_place(lw, &info, k).map(|key| {
+            let map = lw.b.map(&map_name);
+            crate::codegen::emit::maps::delete(&mut lw.b, map, key);
+            Val::None
+        }));
+    }
     Some(match name {
         "len" => Ok(len(lw, e, &map_name)),
         _ => match args.get(1) {
@@ -70,12 +83,35 @@ fn has_key(
     info: &MapInfo,
     k: &Expr,
 ) -> Result<Val, LowerError> {
-    if matches!(info.agg, Some(AggKind::Hist(_))) {
-        return Err(LowerError::unsupported(
-            "has_key on a histogram map",
-            k.span,
-        ));
+    let key = key_place(lw, info, k)?;
+    let map = lw.b.map(map_name);
+    if let Some(AggKind::Hist(h)) = info.agg {
+        // Each bucket is its own element: the key is present when any bucket is.
+        let fields = super::maps::stored_key_fields(info);
+        let at = tuple_offsets(&fields).last().copied().unwrap_or(0) as i32;
+        let b = &mut lw.b;
+        let found = b.constant(0);
+        let bucket = b.constant(0);
+        let head = b.label();
+        let done = b.label();
+        b.bind(head);
+        b.jmp64(JmpOp::Jge, bucket, h.bucket_count() as i32, done);
+        b.store(Size::Dw, key.mem(), key.off + at, bucket);
+        let p = crate::codegen::emit::maps::lookup(b, map, key);
+        b.alu(true, AluOp::Add, bucket, 1);
+        b.jmp64(JmpOp::Jeq, p, 0, head);
+        b.mov(found, 1);
+        b.bind(done);
+        return Ok(Val::Int(Value::Reg(found), IntTy::U8));
     }
+    Ok(Val::Int(
+        crate::codegen::emit::maps::exists(&mut lw.b, map, key),
+        IntTy::U8,
+    ))
+}
+
+/// Map `info`'s key from expression `k` (a tuple for several keys), laid out as stored.
+fn key_place(lw: &mut Lower<'_>, info: &MapInfo, k: &Expr) -> Result<Place, LowerError> {
     let fields = super::maps::stored_key_fields(info);
     let fields = if fields.is_empty() {
         vec![crate::runtime::format::decode::FieldType::Int {
@@ -109,9 +145,5 @@ fn has_key(
             store_val(lw, key.at(offs[i] as i32), &fields[i], ev, pt);
         }
     }
-    let map = lw.b.map(map_name);
-    Ok(Val::Int(
-        crate::codegen::emit::maps::exists(&mut lw.b, map, key),
-        IntTy::U8,
-    ))
+    Ok(key)
 }
