@@ -95,14 +95,18 @@ pub fn verifier_diagnostic(
         return None;
     };
     let spec = script.probes.iter().find(|s| &s.name == probe)?;
-    let insn = source.insn()?;
-    let span = spec.template.source_map.lookup(insn)?;
     let reason = source.reason().unwrap_or("program rejected");
-    Some(
-        Diagnostic::error(
-            span,
-            format!("the kernel's verifier rejected probe {probe}: {reason} (instruction {insn})"),
-        )
-        .with_note("run with -v for the full verifier log"),
+    let needs =
+        crate::codegen::lower::requires::kernel_requirement(&spec.template, source.insn(), reason);
+    let insn = source.insn().or(needs.as_ref().and_then(|n| n.0))?;
+    let span = spec.template.source_map.lookup(insn)?;
+    let d = Diagnostic::error(
+        span,
+        format!("the kernel's verifier rejected probe {probe}: {reason} (instruction {insn})"),
     )
+    .with_note("run with -v for the full verifier log");
+    Some(match needs {
+        Some((_, help)) => d.with_help(help),
+        None => d,
+    })
 }

@@ -36,12 +36,13 @@ fn lower_expr_here(lw: &mut Lower<'_>, e: &Expr) -> Result<Val, LowerError> {
             return v;
         }
     }
-    if let Some(&c) = lw.cp.consts.get(&e.id) {
+    let stale = super::inline::const_is_stale(lw, e);
+    if let Some(&c) = lw.cp.consts.get(&e.id).filter(|_| !stale) {
         if let Some(it) = int_ty(&t) {
             return Ok(Val::Int(Value::Imm(it.normalize(c)), it));
         }
     }
-    if let Some(s) = lw.cp.str_consts.get(&e.id).cloned() {
+    if let Some(s) = lw.cp.str_consts.get(&e.id).filter(|_| !stale).cloned() {
         return Ok(Val::Mem(string_literal(lw, &s, &t)));
     }
     match &e.kind {

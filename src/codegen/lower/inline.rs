@@ -21,7 +21,8 @@ use crate::codegen::emit::{IntTy, Place, Value};
 use crate::codegen::{Label, VReg};
 use crate::diag::Span;
 use crate::sema::{Type, VarSlot};
-use crate::syntax::ast::{Expr, ExprKind, MacroDef, MacroParamKind};
+use crate::syntax::ast::{Expr, ExprKind, Ident, MacroDef, MacroParamKind};
+use crate::syntax::visit::{walk_expr, Visitor};
 
 /// Nested `fn` calls inlined at most (deeper is taken for recursion).
 pub const MAX_FN_DEPTH: u32 = 16;
@@ -59,6 +60,37 @@ pub(crate) fn map_alias(lw: &Lower<'_>, name: &str) -> String {
         .and_then(|f| f.maps.get(name))
         .cloned()
         .unwrap_or_else(|| name.to_string())
+}
+
+/// Whether the checker's constant for `e` may belong to another expansion of the macro
+/// being lowered: `e` names an expression parameter or calls a macro (the checker folds
+/// such expressions with the arguments of the last expansion it checked).
+pub(crate) fn const_is_stale(lw: &Lower<'_>, e: &Expr) -> bool {
+    struct Finder<'l, 'a> {
+        lw: &'l Lower<'a>,
+        found: bool,
+    }
+    impl Visitor for Finder<'_, '_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            match &e.kind {
+                ExprKind::Ident(n) if self.lw.macros.iter().any(|f| f.idents.contains_key(n)) => {
+                    self.found = true
+                }
+                ExprKind::Ident(n)
+                | ExprKind::Call {
+                    name: Ident { name: n, .. },
+                    ..
+                } if self.lw.cp.program.macros().any(|m| &m.name.name == n) => self.found = true,
+                _ => walk_expr(self, e),
+            }
+        }
+    }
+    if lw.macros.is_empty() {
+        return false;
+    }
+    let mut f = Finder { lw, found: false };
+    f.visit_expr(e);
+    f.found
 }
 
 /// A bare name that is a macro's expression parameter or an argument-less macro.

@@ -29,6 +29,9 @@ use crate::syntax::ast::{Block, Expr, ForIter, Ident};
 /// past the last possible CPU, which ends the loop earlier).
 const MAX_CPUS: i32 = 1024;
 
+/// `bpf_loop`'s limit on iterations (`BPF_MAX_LOOPS`, kernel/bpf/bpf_iter.c).
+const MAX_LOOPS: i32 = 1 << 23;
+
 pub(crate) fn lower_for(
     lw: &mut Lower<'_>,
     var: &Ident,
@@ -206,11 +209,18 @@ fn for_range(
         s,
         IntTy::I64,
     );
+    // No iteration: no call. Besides saving it, this keeps the verifier from seeing a
+    // `bpf_loop` that it knows calls nothing next to a callback reference, which 6.x kernels
+    // refuse ("No program to jit").
     let n = n.fresh(&mut lw.b);
-    let positive = lw.b.label();
-    lw.b.jmp64(JmpOp::Jsgt, n, 0, positive);
-    lw.b.mov(n, 0);
-    lw.b.bind(positive);
+    let skip = lw.b.label();
+    lw.b.jmp64(JmpOp::Jsle, n, 0, skip);
+    // Past the kernel's limit: a count it refuses (E2BIG, nothing runs) instead of a
+    // truncated one.
+    let fits = lw.b.label();
+    lw.b.jmp64(JmpOp::Jle, n, MAX_LOOPS, fits);
+    lw.b.mov(n, MAX_LOOPS + 1);
+    lw.b.bind(fits);
     lw.scopes.push();
     let slot = lw.scopes.declare(&var.name);
     let cb = callback::build(
@@ -249,6 +259,7 @@ fn for_range(
         ],
     );
     callback::after_call(lw, &cb);
+    lw.b.bind(skip);
     Ok(())
 }
 

@@ -29,6 +29,7 @@ pub mod loops;
 pub mod mapfns;
 pub mod maps;
 pub mod probe;
+pub mod requires;
 pub mod stmt;
 pub mod store;
 

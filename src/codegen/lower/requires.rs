@@ -1,0 +1,97 @@
+//! Which kernel feature a refused program lacked, when the refusal comes from a construct
+//! that needs a newer kernel: loops and `len()` call back into the program (`BPF_PSEUDO_FUNC`,
+//! kernel 5.13+) through `bpf_for_each_map_elem` (5.13+) or `bpf_loop` (5.17+), and a loop
+//! over a `count()`/`sum()` map reads other CPUs' values with `bpf_map_lookup_percpu_elem`
+//! (5.19+).
+//!
+//! Input: the template and the verifier's one-line reason. Output: the instruction to blame
+//! (for the script position) and a help text naming the feature. Pure.
+
+use crate::asm::isa::Helper;
+use crate::template::Template;
+
+/// Helpers the code generator calls that older kernels lack: (helper, first kernel, what
+/// in a script needs it).
+const NEWER_HELPERS: &[(Helper, &str, &str)] = &[
+    (
+        Helper::ForEachMapElem,
+        "5.13",
+        "`for ($kv : @map)` and `len(@map)`",
+    ),
+    (Helper::Loop, "5.17", "`for ($i : start..end)`"),
+    (
+        Helper::MapLookupPercpuElem,
+        "5.19",
+        "`for` over a count() or sum() map (values of every CPU)",
+    ),
+];
+
+/// What the kernel lacked (see the module documentation), with the instruction to point at
+/// when the verifier named none.
+pub fn kernel_requirement(
+    t: &Template,
+    insn: Option<usize>,
+    reason: &str,
+) -> Option<(Option<usize>, String)> {
+    if reason.contains("unrecognized bpf_ld_imm64") {
+        let at = t
+            .insns
+            .iter()
+            .position(|i| i.code == 0x18 && i.src() == crate::template::PSEUDO_FUNC)?;
+        return Some((
+            insn.or(Some(at)),
+            "this kernel has no BPF callbacks (BPF_PSEUDO_FUNC, kernel 5.13+), which loops \
+             over maps and ranges and len() need"
+                .into(),
+        ));
+    }
+    if !(reason.contains("unknown func") || reason.contains("invalid func")) {
+        return None;
+    }
+    let id: u32 = reason.rsplit('#').next()?.trim().parse().ok()?;
+    let helper = Helper::from_id(id)?;
+    let (_, since, what) = NEWER_HELPERS.iter().find(|(h, _, _)| *h == helper)?;
+    Some((
+        insn,
+        format!(
+            "this kernel lacks the helper bpf_{} (kernel {since}+), which {what} need",
+            helper.name()
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::template::AttachKind;
+
+    #[test]
+    fn unknown_helper_names_the_kernel_version() {
+        let t = Template::new("t", AttachKind::RawTracepoint, Vec::new());
+        let (_, help) = kernel_requirement(&t, Some(3), "invalid func unknown#181").unwrap();
+        assert!(help.contains("bpf_loop (kernel 5.17+)"), "{help}");
+        let (_, help) =
+            kernel_requirement(&t, Some(3), "unknown func bpf_for_each_map_elem#164").unwrap();
+        assert!(
+            help.contains("bpf_for_each_map_elem (kernel 5.13+)"),
+            "{help}"
+        );
+        assert!(kernel_requirement(&t, Some(3), "invalid func unknown#1").is_none());
+        assert!(kernel_requirement(&t, Some(3), "R1 !read_ok").is_none());
+    }
+
+    #[test]
+    fn pseudo_func_refusal_points_at_the_callback_reference() {
+        let mut lo = crate::asm::Insn::ld_imm64(crate::asm::Reg::R2, 0);
+        lo[0].set_src(crate::template::PSEUDO_FUNC);
+        let insns = vec![
+            crate::asm::Insn::mov64_imm(crate::asm::Reg::R0, 0),
+            lo[0],
+            lo[1],
+        ];
+        let t = Template::new("t", AttachKind::RawTracepoint, insns);
+        let (at, help) = kernel_requirement(&t, None, "unrecognized bpf_ld_imm64 insn").unwrap();
+        assert_eq!(at, Some(1));
+        assert!(help.contains("5.13"), "{help}");
+    }
+}
