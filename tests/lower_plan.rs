@@ -150,9 +150,49 @@ fn elapsed_gets_a_start_time_written_by_begin() {
 
 #[test]
 fn unsupported_constructs_point_at_the_script() {
-    let e = error_of("BEGIN {\n  @m[1] = 1;\n  for ($kv : @m) { }\n}");
-    assert!(e.starts_with("t.bt:3:3: error: `for` loops"), "{e}");
+    let e = error_of("BEGIN {\n  @h = hist(1);\n  for ($kv : @h) { }\n}");
+    assert!(
+        e.starts_with("t.bt:3:14: error: cannot iterate over the histogram map @h"),
+        "{e}"
+    );
     assert!(e.contains("^"), "{e}");
+}
+
+#[test]
+fn loop_callbacks_are_linked_subprograms_of_one_template() {
+    let s = compiled(
+        "BEGIN { @m[1] = 1; $t = 0; for ($kv : @m) { for ($i : 0..$kv.1) { $t += $i; } } \
+         printf(\"%d %d\\n\", $t, len(@m)); }",
+    );
+    let t = &s.probes[0].template;
+    // Two loop callbacks and the one `len` walks the map with.
+    assert_eq!(t.funcs.len(), 3, "{:?}", t.funcs);
+    assert!(t
+        .relocs
+        .iter()
+        .all(|r| !matches!(r.kind, RelocKind::Subprog { .. })));
+    // Every callback reference (ld_imm64 with BPF_PSEUDO_FUNC) points at a subprogram start,
+    // and each subprogram ends with `exit`, so no code falls into the next one.
+    let mut refs = 0;
+    for (i, insn) in t.insns.iter().enumerate() {
+        if insn.code == 0x18 && insn.src() == 4 {
+            refs += 1;
+            let to = (i as i64 + insn.imm as i64 + 1) as usize;
+            assert!(
+                t.funcs.contains(&to),
+                "insn {i} calls {to}, not a subprogram"
+            );
+        }
+    }
+    assert_eq!(refs, 3);
+    for &f in &t.funcs {
+        assert_eq!(
+            t.insns[f - 1].code,
+            0x95,
+            "no exit before subprogram at {f}"
+        );
+    }
+    assert!(strobe::template::funcs::func_btf(t).is_some());
 }
 
 #[test]

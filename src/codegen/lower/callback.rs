@@ -100,41 +100,16 @@ pub(crate) fn build(
         lazy: lw.lazy_vars,
         fn_ret: lw.fn_ret.take(),
     };
-    let r = (|| {
-        lw.b.set_span(saved.b.span());
-        lw.lazy_vars = true;
-        let ctxp = params[ctx_param];
-        let pc = lw.b.vreg();
-        lw.b.load(Size::Dw, pc, ctxp, CTX);
-        lw.b.set_ctx(pc);
-        for (i, (slot, p)) in captured.iter().enumerate() {
-            let r = lw.b.vreg();
-            lw.b.load(Size::Dw, r, Mem::Reg(ctxp), FIRST_CAPTURE + 8 * i as i32);
-            lw.vars.insert(*slot, Place::ptr(r, p.off));
-        }
-        let stop = lw.b.label();
-        let next = lw.b.label();
-        let quit = lw.b.label();
-        lw.exit = quit;
-        lw.loops = vec![LoopLabels { exit: stop, next }];
-        prologue(
-            lw,
-            &Entry {
-                params: params.clone(),
-                ctx: ctxp,
-                extra: extra_off,
-            },
-        )?;
-        super::stmt::lower_block(lw, body)?;
-        lw.b.bind(next);
-        lw.b.exit(0);
-        lw.b.bind(stop);
-        lw.b.exit(1);
-        lw.b.bind(quit);
-        lw.b.store(Size::Dw, ctxp, FLAG, 1);
-        lw.b.exit(1);
-        Ok(())
-    })();
+    let r = lower_body(
+        lw,
+        &params,
+        ctx_param,
+        &captured,
+        extra_off,
+        body,
+        prologue,
+        saved.b.span(),
+    );
     let cb = std::mem::replace(&mut lw.b, std::mem::take(&mut saved.b));
     lw.vars = saved.vars;
     lw.loops = saved.loops;
@@ -147,6 +122,53 @@ pub(crate) fn build(
         func: lw.subprogs.len() - 1,
         ctx: cslot,
     })
+}
+
+/// The callback's code: entry loads, the prologue, the body, the three ways out.
+#[allow(clippy::too_many_arguments)]
+fn lower_body(
+    lw: &mut Lower<'_>,
+    params: &[VReg],
+    ctx_param: usize,
+    captured: &[(VarSlot, Place)],
+    extra_off: i32,
+    body: &Block,
+    prologue: impl FnOnce(&mut Lower<'_>, &Entry) -> Result<(), LowerError>,
+    span: crate::diag::Span,
+) -> Result<(), LowerError> {
+    lw.b.set_span(span);
+    lw.lazy_vars = true;
+    let ctxp = params[ctx_param];
+    let pc = lw.b.vreg();
+    lw.b.load(Size::Dw, pc, ctxp, CTX);
+    lw.b.set_ctx(pc);
+    for (i, (slot, p)) in captured.iter().enumerate() {
+        let r = lw.b.vreg();
+        lw.b.load(Size::Dw, r, Mem::Reg(ctxp), FIRST_CAPTURE + 8 * i as i32);
+        lw.vars.insert(*slot, Place::ptr(r, p.off));
+    }
+    let stop = lw.b.label();
+    let next = lw.b.label();
+    let quit = lw.b.label();
+    lw.exit = quit;
+    lw.loops = vec![LoopLabels { exit: stop, next }];
+    prologue(
+        lw,
+        &Entry {
+            params: params.to_vec(),
+            ctx: ctxp,
+            extra: extra_off,
+        },
+    )?;
+    super::stmt::lower_block(lw, body)?;
+    lw.b.bind(next);
+    lw.b.exit(0);
+    lw.b.bind(stop);
+    lw.b.exit(1);
+    lw.b.bind(quit);
+    lw.b.store(Size::Dw, ctxp, FLAG, 1);
+    lw.b.exit(1);
+    Ok(())
 }
 
 /// After the helper call: leave the probe when the callback asked to.

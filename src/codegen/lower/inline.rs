@@ -246,13 +246,7 @@ fn call_fn(
         ty: ty.clone(),
         depth,
     });
-    let r = (|| {
-        for ((pn, _), (v, t)) in f.params.iter().zip(vals) {
-            let slot = lw.scopes.declare(&pn.name);
-            super::stmt::assign_var(lw, slot, v, &t);
-        }
-        lower_block(lw, &f.body)
-    })();
+    let r = bind_and_lower(lw, f, vals);
     lw.vars = saved_vars;
     lw.var_types = saved_types;
     lw.scopes = saved_scopes;
@@ -267,6 +261,18 @@ fn call_fn(
         Some(Ret::Mem(p)) => Val::Mem(p),
         None => Val::None,
     })
+}
+
+fn bind_and_lower(
+    lw: &mut Lower<'_>,
+    f: &crate::syntax::ast::FnDef,
+    vals: Vec<(Val, Type)>,
+) -> Result<Val, LowerError> {
+    for ((pn, _), (v, t)) in f.params.iter().zip(vals) {
+        let slot = lw.scopes.declare(&pn.name);
+        super::stmt::assign_var(lw, slot, v, &t);
+    }
+    lower_block(lw, &f.body)
 }
 
 /// `return [value];` inside an inlined `fn`.
