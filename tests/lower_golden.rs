@@ -57,6 +57,18 @@ const SCRIPTS: &[(&str, &str)] = &[
         "BEGIN { $s = 0; unroll(3) { $s += cpu; } @s = $s; }",
     ),
     (
+        "for_map",
+        "BEGIN { @m[1] = 2; $t = 0; for ($kv : @m) { if ($kv.0 == 3) { break; } $t += $kv.1; } @t = $t; }",
+    ),
+    (
+        "for_range",
+        "BEGIN { $t = 0; for ($i : 1..cpu) { $t += $i; } @t = $t; }",
+    ),
+    (
+        "fn_macro_len",
+        "macro twice(x) { x + x } fn clamp($v: int64, $hi: int64): int64 { if ($v > $hi) { return $hi; } return $v; } BEGIN { @m[1] = 1; @r = clamp(twice(cpu), 3) + len(@m) + has_key(@m, 1); }",
+    ),
+    (
         "strings",
         "BEGIN { if (comm == \"strobe\") { printf(\"%s\\n\", comm); } }",
     ),

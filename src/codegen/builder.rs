@@ -251,6 +251,23 @@ impl Builder {
         self.ctx
     }
 
+    /// Removes the operation defining `v` when nothing reads `v` (a value loaded in case
+    /// it is needed). Returns whether it did.
+    pub fn remove_if_unused(&mut self, v: VReg) -> bool {
+        let mut uses = Vec::new();
+        let used = self.insts.iter().any(|i| {
+            i.op.uses(&mut uses);
+            uses.contains(&v)
+        });
+        if used {
+            return false;
+        }
+        let before = self.insts.len();
+        self.insts
+            .retain(|i| i.op.def() != Some(v) || matches!(i.op, Op::Call { .. }));
+        self.insts.len() != before
+    }
+
     /// Makes `ctx` the context pointer (subprograms: a value loaded from the caller's memory).
     pub fn set_ctx(&mut self, ctx: VReg) {
         self.ctx = ctx;

@@ -47,13 +47,15 @@ pub(crate) struct Entry {
 /// Builds a callback with `nparams` parameters (the context struct pointer is parameter
 /// `ctx_param`, 0-based) around `body`. `extra` words the caller fills (`fill_extra`, run in
 /// the caller's frame with the struct's slot and the offset of the first extra word) follow
-/// the captures. `prologue` runs first in the callback (filling the loop variable).
+/// the captures. `prologue` runs first in the callback (filling the loop variable `own`,
+/// which lives in the callback's frame, not captured).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn build(
     lw: &mut Lower<'_>,
     nparams: u8,
     ctx_param: usize,
     extra: u32,
+    own: Option<VarSlot>,
     body: &Block,
     fill_extra: impl FnOnce(&mut Lower<'_>, Slot, i32) -> Result<(), LowerError>,
     prologue: impl FnOnce(&mut Lower<'_>, &Entry) -> Result<(), LowerError>,
@@ -63,33 +65,13 @@ pub(crate) fn build(
     block_vars(body, &mut names);
     let mut captured: Vec<(VarSlot, Place)> = Vec::new();
     for n in &names {
-        if let Some(slot) = lw.scopes.lookup(n) {
+        if let Some(slot) = lw.scopes.lookup(n).filter(|s| Some(*s) != own) {
             if let Some(p) = super::stmt::var_place(lw, slot) {
                 captured.push((slot, p));
             }
         }
     }
-    let words = 2 + captured.len() as u32 + extra;
-    let cslot = lw.b.slot(8 * words, 8);
-    lw.b.pin(cslot);
-    lw.b.store(Size::Dw, cslot, FLAG, 0);
-    let pctx = lw.b.ctx();
-    lw.b.store(Size::Dw, cslot, CTX, pctx);
-    for (i, (_, p)) in captured.iter().enumerate() {
-        let off = FIRST_CAPTURE + 8 * i as i32;
-        match p.base {
-            Base::Slot(s) => {
-                lw.b.pin(s);
-                let a = lw.b.vreg();
-                lw.b.slot_addr(a, s, 0);
-                lw.b.store(Size::Dw, cslot, off, a);
-            }
-            Base::Ptr(r) => lw.b.store(Size::Dw, cslot, off, r),
-        }
-    }
     let extra_off = FIRST_CAPTURE + 8 * captured.len() as i32;
-    fill_extra(lw, cslot, extra_off)?;
-
     // The callback.
     let (cb, params) = Builder::subprog(nparams);
     let mut saved = Saved {
@@ -116,8 +98,31 @@ pub(crate) fn build(
     lw.exit = saved.exit;
     lw.lazy_vars = saved.lazy;
     lw.fn_ret = saved.fn_ret;
-    r?;
+    let uses_ctx = r?;
     lw.subprogs.push(cb);
+    // The context struct, filled in the caller now that the callback says what it reads.
+    let words = 2 + captured.len() as u32 + extra;
+    let cslot = lw.b.slot(8 * words, 8);
+    lw.b.pin(cslot);
+    lw.b.store(Size::Dw, cslot, FLAG, 0);
+    if uses_ctx {
+        let pctx = lw.b.ctx();
+        lw.b.store(Size::Dw, cslot, CTX, pctx);
+    }
+    for (i, (_, p)) in captured.iter().enumerate() {
+        let off = FIRST_CAPTURE + 8 * i as i32;
+        match p.base {
+            Base::Slot(s) => {
+                lw.b.pin(s);
+                let a = lw.b.vreg();
+                lw.b.slot_addr(a, s, 0);
+                lw.b.store(Size::Dw, cslot, off, a);
+            }
+            Base::Ptr(r) => lw.b.store(Size::Dw, cslot, off, r),
+        }
+    }
+    fill_extra(lw, cslot, extra_off)?;
+
     Ok(Callback {
         func: lw.subprogs.len() - 1,
         ctx: cslot,
@@ -135,7 +140,7 @@ fn lower_body(
     body: &Block,
     prologue: impl FnOnce(&mut Lower<'_>, &Entry) -> Result<(), LowerError>,
     span: crate::diag::Span,
-) -> Result<(), LowerError> {
+) -> Result<bool, LowerError> {
     lw.b.set_span(span);
     lw.lazy_vars = true;
     let ctxp = params[ctx_param];
@@ -168,7 +173,8 @@ fn lower_body(
     lw.b.bind(quit);
     lw.b.store(Size::Dw, ctxp, FLAG, 1);
     lw.b.exit(1);
-    Ok(())
+    // The program's context pointer is loaded for helpers that need it; most bodies do not.
+    Ok(!lw.b.remove_if_unused(pc))
 }
 
 /// After the helper call: leave the probe when the callback asked to.

@@ -85,6 +85,7 @@ fn for_map(
         4,
         3,
         0,
+        Some(slot),
         body,
         |_, _, _| Ok(()),
         |lw, entry: &Entry| {
@@ -228,6 +229,7 @@ fn for_range(
         2,
         1,
         1,
+        Some(slot),
         body,
         |lw, cslot, off| {
             let src = s.src(&mut lw.b);
