@@ -144,3 +144,85 @@ fn resolve_calls(t: &mut Template, starts: &[usize]) {
     }
     t.relocs = kept;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::asm::isa::{Helper, Size};
+    use crate::codegen::Arg;
+    use crate::template::AttachKind;
+
+    fn opts(guard: bool) -> FinishOptions {
+        FinishOptions {
+            name: "t".into(),
+            attach: AttachKind::RawTracepoint,
+            arming_guard: guard,
+        }
+    }
+
+    /// A main program using map `a` that walks map `b` with a callback using map `c` and
+    /// `frame` bytes of stack in each function.
+    fn program(frame: u32) -> (Builder, Vec<Builder>) {
+        let mut main = Builder::new();
+        let s = main.slot(frame, 8);
+        main.store(Size::Dw, s, 0, 0);
+        main.store(Size::Dw, s, frame as i32 - 8, 0);
+        let a = main.map("a");
+        let b = main.map("b");
+        main.call_void(Helper::MapDeleteElem, &[Arg::Map(a), Arg::Slot(s, 0)]);
+        main.call_void(
+            Helper::ForEachMapElem,
+            &[Arg::Map(b), Arg::Func(0), Arg::Slot(s, 0), Arg::Imm(0)],
+        );
+        main.exit(0);
+        let (mut cb, params) = Builder::subprog(4);
+        let t = cb.slot(frame, 8);
+        cb.store(Size::Dw, t, 0, 0);
+        cb.store(Size::Dw, t, frame as i32 - 8, params[1]);
+        let c = cb.map("c");
+        cb.call_void(Helper::MapDeleteElem, &[Arg::Map(c), Arg::Slot(t, 0)]);
+        cb.exit(0);
+        (main, vec![cb])
+    }
+
+    #[test]
+    fn callbacks_are_appended_with_merged_tables_and_resolved_offsets() {
+        let (main, subs) = program(16);
+        let c = finish_program(main, subs, &opts(true)).unwrap();
+        let t = &c.template;
+        assert_eq!(t.funcs.len(), 1);
+        let start = t.funcs[0];
+        assert_eq!(t.insns[start - 1].code, 0x95, "main ends with exit");
+        let (at, ld) = t
+            .insns
+            .iter()
+            .enumerate()
+            .find(|(_, i)| i.code == 0x18 && i.src() == crate::template::PSEUDO_FUNC)
+            .unwrap();
+        assert_eq!(at as i64 + ld.imm as i64 + 1, start as i64);
+        // The callback's map `c` joined the main table; its relocation names it there.
+        assert!(t.maps.iter().any(|m| m == "c"));
+        let c_idx = t.maps.iter().position(|m| m == "c").unwrap();
+        assert!(t
+            .relocs
+            .iter()
+            .any(|r| r.insn >= start && r.kind == RelocKind::MapFd { map: c_idx }));
+        assert!(t
+            .relocs
+            .iter()
+            .all(|r| !matches!(r.kind, RelocKind::Subprog { .. })));
+    }
+
+    #[test]
+    fn frames_along_a_call_chain_share_the_512_byte_stack() {
+        let (main, subs) = program(264);
+        let e = finish_program(main, subs, &opts(false)).unwrap_err();
+        assert!(
+            matches!(e, CodegenError::StackOverflow { needed: 576, .. }),
+            "{e:?}"
+        );
+        let (main, subs) = program(200);
+        let c = finish_program(main, subs, &opts(false)).unwrap();
+        assert_eq!(c.stack_size, 448, "two frames rounded up to 32 bytes");
+    }
+}

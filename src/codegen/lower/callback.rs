@@ -60,6 +60,16 @@ pub(crate) fn build(
     fill_extra: impl FnOnce(&mut Lower<'_>, Slot, i32) -> Result<(), LowerError>,
     prologue: impl FnOnce(&mut Lower<'_>, &Entry) -> Result<(), LowerError>,
 ) -> Result<Callback, LowerError> {
+    if lw.fn_ret.is_some() {
+        if let Some(span) = first_return(body) {
+            // The callback can only leave the probe; leaving the inlined fn would need a
+            // second flag.
+            return Err(LowerError::unsupported(
+                "`return` inside a loop of a fn",
+                span,
+            ));
+        }
+    }
     // Captures, in the caller.
     let mut names = BTreeSet::new();
     block_vars(body, &mut names);
@@ -192,6 +202,22 @@ struct Saved {
     exit: crate::codegen::Label,
     lazy: bool,
     fn_ret: Option<super::inline::FnReturn>,
+}
+
+/// The span of the first `return` in `b`.
+fn first_return(b: &Block) -> Option<crate::diag::Span> {
+    struct Finder(Option<crate::diag::Span>);
+    impl Visitor for Finder {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if matches!(s.kind, StmtKind::Return(_)) && self.0.is_none() {
+                self.0 = Some(s.span);
+            }
+            walk_stmt(self, s)
+        }
+    }
+    let mut f = Finder(None);
+    f.visit_block(b);
+    f.0
 }
 
 /// Every `$name` a block mentions (reads, declarations, assignments, macro arguments).
