@@ -25,6 +25,7 @@ const SCRIPTS: &[&str] = &[
     "BEGIN { print(kstack); time(); print(@x); @x = 1; }",
     "interval:ms:100 { @n = count(); if (@n == 3) { exit(); } }",
     "END { printf(\"%s\\n\", comm); }",
+    "BEGIN { @m[1] = 2; $t = 0; for ($kv : @m) { for ($i : 0..$kv.1) { $t += $i; } } @t = $t + len(@m); }",
 ];
 
 #[test]
