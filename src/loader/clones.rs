@@ -112,6 +112,8 @@ pub fn load_clones(
     let fatal: Mutex<Option<LoaderError>> = Mutex::new(None);
     let (load_ns, attach_ns) = (AtomicU64::new(0), AtomicU64::new(0));
     let progress = Progress::new(opts.progress, targets.len(), template.attach.name());
+    // Programs with loop callbacks: one function BTF object shared by every clone's load.
+    let funcs = super::subprogs::FuncBtfObj::load(template);
 
     let mut outcomes: Vec<(usize, Outcome)> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
@@ -122,7 +124,8 @@ pub fn load_clones(
                     while !stop.load(Ordering::Relaxed) {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(t) = targets.get(i) else { break };
-                        match one(template, map_fds, i, t, &mut buf, (&load_ns, &attach_ns)) {
+                        let clock = (&load_ns, &attach_ns);
+                        match one(template, funcs.as_ref(), map_fds, i, t, &mut buf, clock) {
                             Ok(o) => {
                                 if opts.strict && matches!(o, Outcome::Refused(_)) {
                                     stop.store(true, Ordering::Relaxed);
@@ -179,6 +182,7 @@ pub fn load_clones(
 /// Instantiate, load and attach target `i`.
 fn one(
     t: &Template,
+    funcs: Option<&super::subprogs::FuncBtfObj>,
     map_fds: &[RawFd],
     i: usize,
     target: &CloneTarget,
@@ -209,8 +213,7 @@ fn one(
     let mut o = ProgLoadOptions::new(t.prog_type(), buf);
     o.name = &t.name;
     o.license = &t.license;
-    let funcs = super::subprogs::FuncBtfObj::load(t);
-    if let Some(f) = &funcs {
+    if let Some(f) = funcs {
         f.apply(&mut o);
     }
     match t.attach {
