@@ -1,10 +1,10 @@
 //! `for` loops, as bpftrace has them (0.21+):
 //! - `for ($kv : @map) { … }`: `bpf_for_each_map_elem` (kernel 5.13+) calls the body as a
 //!   callback ([`super::callback`]) once per element; `$kv.0` is the key (a tuple for several
-//!   keys), `$kv.1` the value. For `count()`/`sum()` maps (per-CPU) the value is the sum over
-//!   every CPU, read with `bpf_map_lookup_percpu_elem` (kernel 5.19+), as bpftrace does;
-//!   bpftrace refuses `avg`/`stats`/`hist`/`lhist` maps, and so does strobe (also `min`/`max`,
-//!   whose per-CPU values it does not merge in the kernel yet).
+//!   keys), `$kv.1` the value. For aggregation maps (per-CPU) the value is merged over every
+//!   CPU as when printed (count and sum added, min and max the best), read with
+//!   `bpf_map_lookup_percpu_elem` (kernel 5.19+), as bpftrace does for count and sum;
+//!   bpftrace refuses `avg`/`stats`/`hist`/`lhist` maps, and so does strobe.
 //! - `for ($i : start..end) { … }`: `$i` runs from `start` up to `end` exclusive (nothing when
 //!   `end <= start`); both bounds are evaluated once, before the loop. `bpf_loop` (kernel
 //!   5.17+) calls the body with the iteration index; more than 2^23 iterations run none
@@ -18,16 +18,16 @@ use super::store::{load_val, store_val};
 use super::{Lower, LowerError, Val};
 use crate::asm::isa::{AluOp, Helper, JmpOp, Size};
 use crate::codegen::emit::{IntTy, Place, Value};
-use crate::codegen::Arg;
+use crate::codegen::{Arg, Builder, VReg};
 use crate::diag::Span;
 use crate::runtime::format::agg::AggKind;
 use crate::runtime::format::decode::{tuple_offsets, FieldType};
 use crate::sema::Type;
 use crate::syntax::ast::{Block, Expr, ForIter, Ident};
 
-/// CPUs a per-CPU value is summed over at most (`bpf_map_lookup_percpu_elem` returns NULL
-/// past the last possible CPU, which ends the loop earlier).
-const MAX_CPUS: i32 = 1024;
+/// CPUs a per-CPU value is merged over at most (`bpf_map_lookup_percpu_elem` returns NULL
+/// past the last possible CPU, which ends the walk earlier; `NR_CPUS` is at most 8192).
+const MAX_CPUS: i64 = 8192;
 
 /// `bpf_loop`'s limit on iterations (`BPF_MAX_LOOPS`, kernel/bpf/bpf_iter.c).
 const MAX_LOOPS: i32 = 1 << 23;
@@ -63,12 +63,14 @@ fn for_map(
     let info = info.clone();
     let per_cpu = match info.agg {
         None => false,
-        Some(AggKind::Count | AggKind::Sum { .. }) => true,
+        Some(AggKind::Count | AggKind::Sum { .. } | AggKind::Min { .. } | AggKind::Max { .. }) => {
+            true
+        }
         Some(a) => {
             return Err(LowerError::Kernel {
                 what: format!(
                     "cannot iterate over the {} map {map_name}: only maps of plain values, \
-                     count() and sum() can be looped over",
+                     count(), sum(), min() and max() can be looped over",
                     agg_name(a)
                 ),
                 span: map_span,
@@ -129,8 +131,8 @@ fn for_map(
                 signed: true,
             });
             let v = if per_cpu {
-                let map = lw.b.map(&name);
-                Val::Int(sum_cpus(lw, map, keyp), IntTy::I64)
+                let agg = info.agg.unwrap_or(AggKind::Count);
+                Val::Int(reduce_cpus(lw, &name, keyp, agg), IntTy::I64)
             } else {
                 load_val(lw, Place::ptr(entry.params[2], 0), &val_t)
             };
@@ -155,27 +157,82 @@ fn for_map(
     Ok(())
 }
 
-/// The sum of the per-CPU 8-byte values under `key` over every CPU.
-fn sum_cpus(lw: &mut Lower<'_>, map: usize, key: crate::codegen::VReg) -> Value {
-    let b = &mut lw.b;
-    let sum = b.constant(0);
-    let cpu = b.constant(0);
-    let head = b.label();
-    let done = b.label();
-    b.bind(head);
-    b.jmp64(JmpOp::Jge, cpu, MAX_CPUS, done);
-    let p = b.call(
+/// The value of aggregation `agg` under `key` merged over every CPU, as userspace merges it:
+/// count and sum add the 8-byte slots; min and max take the best slot a CPU has set (value,
+/// then a set flag), 0 when none has. A `bpf_loop` over CPU numbers does it (the verifier
+/// checks its callback once, where an unrolled walk of every CPU would cost it a path per
+/// CPU); `bpf_map_lookup_percpu_elem` returns NULL past the last CPU, which stops the walk.
+fn reduce_cpus(lw: &mut Lower<'_>, map_name: &str, key: VReg, agg: AggKind) -> Value {
+    // Context: the key pointer, the accumulator, whether a min/max slot was seen.
+    const KEY: i32 = 0;
+    const ACC: i32 = 8;
+    const HAVE: i32 = 16;
+    let (mut cb, params) = Builder::subprog(2);
+    cb.set_span(lw.b.span());
+    let (idx, ctx) = (params[0], params[1]);
+    let k = cb.vreg();
+    cb.load(Size::Dw, k, ctx, KEY);
+    let map = cb.map(map_name);
+    let p = cb.call(
         Helper::MapLookupPercpuElem,
-        &[Arg::Map(map), Arg::Reg(key), Arg::Reg(cpu)],
+        &[Arg::Map(map), Arg::Reg(k), Arg::Reg(idx)],
     );
-    b.jmp64(JmpOp::Jeq, p, 0, done);
-    let v = b.vreg();
-    b.load(Size::Dw, v, p, 0);
-    b.alu(true, AluOp::Add, sum, v);
-    b.alu(true, AluOp::Add, cpu, 1);
-    b.ja(head);
-    b.bind(done);
-    Value::Reg(sum)
+    let more = cb.label();
+    cb.jmp64(JmpOp::Jne, p, 0, more);
+    cb.exit(1);
+    cb.bind(more);
+    let v = cb.vreg();
+    cb.load(Size::Dw, v, p, 0);
+    let acc = cb.vreg();
+    let keep = match agg {
+        AggKind::Min { signed } => Some(if signed { JmpOp::Jsge } else { JmpOp::Jge }),
+        AggKind::Max { signed } => Some(if signed { JmpOp::Jsle } else { JmpOp::Jle }),
+        _ => None,
+    };
+    match keep {
+        None => {
+            cb.load(Size::Dw, acc, ctx, ACC);
+            cb.alu(true, AluOp::Add, acc, v);
+            cb.store(Size::Dw, ctx, ACC, acc);
+        }
+        Some(keep) => {
+            let done = cb.label();
+            let take = cb.label();
+            let set = cb.vreg();
+            cb.load(Size::Dw, set, p, 8);
+            cb.jmp64(JmpOp::Jeq, set, 0, done);
+            let have = cb.vreg();
+            cb.load(Size::Dw, have, ctx, HAVE);
+            cb.jmp64(JmpOp::Jeq, have, 0, take);
+            cb.load(Size::Dw, acc, ctx, ACC);
+            cb.jmp64(keep, v, acc, done);
+            cb.bind(take);
+            cb.store(Size::Dw, ctx, ACC, v);
+            cb.store(Size::Dw, ctx, HAVE, 1);
+            cb.bind(done);
+        }
+    }
+    cb.exit(0);
+    lw.subprogs.push(cb);
+    let func = lw.subprogs.len() - 1;
+    let b = &mut lw.b;
+    let slot = b.slot(24, 8);
+    b.pin(slot);
+    b.store(Size::Dw, slot, KEY, key);
+    b.store(Size::Dw, slot, ACC, 0);
+    b.store(Size::Dw, slot, HAVE, 0);
+    b.call_void(
+        Helper::Loop,
+        &[
+            Arg::Imm(MAX_CPUS),
+            Arg::Func(func),
+            Arg::Slot(slot, 0),
+            Arg::Imm(0),
+        ],
+    );
+    let out = b.vreg();
+    b.load(Size::Dw, out, slot, ACC);
+    Value::Reg(out)
 }
 
 fn agg_name(a: AggKind) -> &'static str {

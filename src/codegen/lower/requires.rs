@@ -33,7 +33,11 @@ pub fn kernel_requirement(
     insn: Option<usize>,
     reason: &str,
 ) -> Option<(Option<usize>, String)> {
-    if reason.contains("unrecognized bpf_ld_imm64") {
+    // Kernels before 5.13 see no subprogram behind a BPF_PSEUDO_FUNC reference: either the
+    // reference itself or the func_info records (one per subprogram) are refused first.
+    if reason.contains("unrecognized bpf_ld_imm64")
+        || reason.contains("number of funcs in func_info doesn't match")
+    {
         let at = t
             .insns
             .iter()
@@ -93,5 +97,10 @@ mod tests {
         let (at, help) = kernel_requirement(&t, None, "unrecognized bpf_ld_imm64 insn").unwrap();
         assert_eq!(at, Some(1));
         assert!(help.contains("5.13"), "{help}");
+        // What 5.10 says when the program comes with func_info for its callbacks.
+        let reason = "number of funcs in func_info doesn't match number of subprogs";
+        let (at, help) = kernel_requirement(&t, None, reason).unwrap();
+        assert_eq!(at, Some(1));
+        assert!(help.contains("BPF_PSEUDO_FUNC"), "{help}");
     }
 }
