@@ -71,14 +71,13 @@ pub(crate) fn build(
         }
     }
     // Captures, in the caller.
-    let mut names = BTreeSet::new();
-    block_vars(body, &mut names);
     let mut captured: Vec<(VarSlot, Place)> = Vec::new();
-    for n in &names {
-        if let Some(slot) = lw.scopes.lookup(n).filter(|s| Some(*s) != own) {
-            if let Some(p) = super::stmt::var_place(lw, slot) {
-                captured.push((slot, p));
-            }
+    for slot in super::inline::named_slots(lw, body) {
+        if Some(slot) == own || captured.iter().any(|(s, _)| *s == slot) {
+            continue;
+        }
+        if let Some(p) = super::stmt::var_place(lw, slot) {
+            captured.push((slot, p));
         }
     }
     let extra_off = FIRST_CAPTURE + 8 * captured.len() as i32;
@@ -220,31 +219,47 @@ fn first_return(b: &Block) -> Option<crate::diag::Span> {
     f.0
 }
 
-/// Every `$name` a block mentions (reads, declarations, assignments, macro arguments).
-pub(crate) fn block_vars(b: &Block, out: &mut BTreeSet<String>) {
-    struct Names<'o>(&'o mut BTreeSet<String>);
-    impl Visitor for Names<'_> {
-        fn visit_stmt(&mut self, s: &Stmt) {
-            match &s.kind {
-                StmtKind::Let { var, .. } => {
-                    self.0.insert(var.name.clone());
-                }
-                StmtKind::Assign {
-                    target: LValue::Var(v),
-                    ..
-                } => {
-                    self.0.insert(v.name.clone());
-                }
-                _ => {}
+/// Every `$name` a block mentions (reads, declarations, assignments, macro arguments) into
+/// `out`, and every bare name into `idents`.
+pub(crate) fn block_vars(b: &Block, out: &mut BTreeSet<String>, idents: &mut BTreeSet<String>) {
+    let mut n = Names(out, idents);
+    n.visit_block(b);
+}
+
+/// [`block_vars`] of an expression.
+pub(crate) fn expr_vars(e: &Expr, out: &mut BTreeSet<String>, idents: &mut BTreeSet<String>) {
+    let mut n = Names(out, idents);
+    n.visit_expr(e);
+}
+
+struct Names<'o>(&'o mut BTreeSet<String>, &'o mut BTreeSet<String>);
+
+impl Visitor for Names<'_> {
+    fn visit_stmt(&mut self, s: &Stmt) {
+        match &s.kind {
+            StmtKind::Let { var, .. } => {
+                self.0.insert(var.name.clone());
             }
-            walk_stmt(self, s)
+            StmtKind::Assign {
+                target: LValue::Var(v),
+                ..
+            } => {
+                self.0.insert(v.name.clone());
+            }
+            _ => {}
         }
-        fn visit_expr(&mut self, e: &Expr) {
-            if let ExprKind::Var(n) = &e.kind {
+        walk_stmt(self, s)
+    }
+    fn visit_expr(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::Var(n) => {
                 self.0.insert(n.clone());
             }
-            walk_expr(self, e)
+            ExprKind::Ident(n) => {
+                self.1.insert(n.clone());
+            }
+            _ => {}
         }
+        walk_expr(self, e)
     }
-    Names(out).visit_block(b);
 }

@@ -62,6 +62,33 @@ pub(crate) fn map_alias(lw: &Lower<'_>, name: &str) -> String {
         .unwrap_or_else(|| name.to_string())
 }
 
+/// The variables `body` can reach by name from here: its own `$names` in the current scopes,
+/// and, through expression parameters of the macros being lowered, the variables their
+/// arguments name in each caller's scopes (a loop body in a macro reads those when it
+/// lowers the argument).
+pub(crate) fn named_slots(lw: &Lower<'_>, body: &crate::syntax::ast::Block) -> Vec<VarSlot> {
+    let (mut vars, mut idents) = (Default::default(), Default::default());
+    super::callback::block_vars(body, &mut vars, &mut idents);
+    let lookup = |scopes: &[HashMap<String, VarSlot>], n: &str| {
+        scopes.iter().rev().find_map(|m| m.get(n).copied())
+    };
+    let mut out: Vec<VarSlot> = vars
+        .iter()
+        .filter_map(|n| lookup(&lw.scopes.stack, n))
+        .collect();
+    for frame in lw.macros.iter().rev() {
+        let (mut v2, mut i2) = (Default::default(), Default::default());
+        for n in &idents {
+            if let Some(arg) = frame.idents.get(n) {
+                super::callback::expr_vars(arg, &mut v2, &mut i2);
+            }
+        }
+        out.extend(v2.iter().filter_map(|n| lookup(&frame.outer, n)));
+        idents = i2;
+    }
+    out
+}
+
 /// Whether the checker's constant for `e` may belong to another expansion of the macro
 /// being lowered: `e` names an expression parameter or calls a macro (the checker folds
 /// such expressions with the arguments of the last expansion it checked).
