@@ -233,3 +233,24 @@ fn stacks_of_different_depths_cannot_share_a_map_slot() {
     assert!(e.contains("Argument mismatch"), "{e}");
     compiled("BEGIN { @[kstack(3)] = count(); @[kstack(3)] = count(); }");
 }
+
+#[test]
+fn recursive_fns_are_refused_at_the_call() {
+    let e = error_of(
+        "fn f($n: int64): int64 { if ($n > 0) { return f($n - 1) + f($n - 2); } return 1; }\n\
+         BEGIN { @ = f(3); }",
+    );
+    assert!(
+        e.starts_with("t.bt:1:47: error: calling 'f' from itself"),
+        "{e}"
+    );
+}
+
+#[test]
+fn macros_and_fns_inline_without_subprograms() {
+    let s = compiled(
+        "macro twice(x) { x + x } fn clamp($v: int64, $hi: int64): int64 { \
+         if ($v > $hi) { return $hi; } return $v; } BEGIN { @r = clamp(twice(cpu), 3); }",
+    );
+    assert!(s.probes[0].template.funcs.is_empty());
+}

@@ -10,8 +10,8 @@
 //!
 //! A `fn` is inlined with its own variables (the checker's table for it, in the current
 //! frame); arguments are evaluated first, in order, and assigned to the parameters; `return
-//! value` stores the value and jumps to the end of the inlined body. Recursion is refused
-//! after [`MAX_FN_DEPTH`] nested calls.
+//! value` stores the value and jumps to the end of the inlined body. A function calling
+//! itself (directly or not) is refused, and so are more than [`MAX_FN_DEPTH`] nested calls.
 
 use std::collections::HashMap;
 
@@ -24,8 +24,8 @@ use crate::sema::{Type, VarSlot};
 use crate::syntax::ast::{Expr, ExprKind, Ident, MacroDef, MacroParamKind};
 use crate::syntax::visit::{walk_expr, Visitor};
 
-/// Nested `fn` calls inlined at most (deeper is taken for recursion).
-pub const MAX_FN_DEPTH: u32 = 16;
+/// Nested `fn` calls inlined at most.
+pub const MAX_FN_DEPTH: usize = 32;
 
 /// One macro expansion being lowered.
 #[derive(Default)]
@@ -44,7 +44,8 @@ pub(crate) struct FnReturn {
     end: Label,
     value: Option<Ret>,
     ty: Type,
-    depth: u32,
+    /// The functions being inlined, outermost first (this one last).
+    chain: Vec<String>,
 }
 
 #[derive(Clone, Copy)]
@@ -212,16 +213,21 @@ fn call_fn(
     f: &crate::syntax::ast::FnDef,
     args: &[Expr],
 ) -> Result<Val, LowerError> {
-    let depth = lw.fn_ret.as_ref().map_or(0, |r| r.depth) + 1;
-    if depth > MAX_FN_DEPTH {
+    let mut chain = lw
+        .fn_ret
+        .as_ref()
+        .map_or_else(Vec::new, |r| r.chain.clone());
+    if chain.contains(&f.name.name) || chain.len() >= MAX_FN_DEPTH {
         return Err(LowerError::unsupported(
             format!(
-                "calling '{}' {MAX_FN_DEPTH} calls deep (recursive functions)",
-                f.name.name
+                "calling '{}' from itself (recursive functions, via {})",
+                f.name.name,
+                chain.join(" → ")
             ),
             e.span,
         ));
     }
+    chain.push(f.name.name.clone());
     let mut vals = Vec::new();
     for a in args {
         let t = lw.type_of(a.id);
@@ -271,7 +277,7 @@ fn call_fn(
         end,
         value,
         ty: ty.clone(),
-        depth,
+        chain,
     });
     let r = bind_and_lower(lw, f, vals);
     lw.vars = saved_vars;
