@@ -286,6 +286,24 @@ pub fn features() -> &'static Features {
     CACHE.get_or_init(probe_with_vmlinux)
 }
 
+/// Whether the verifier accepts ISA v4 signed division and modulo (`sdiv`/`smod`, 6.6+):
+/// one trial load, cached for the process (the code generator asks once per run, and only
+/// needs this fact, not the whole [`features`] report).
+pub fn signed_division() -> bool {
+    static SDIV: OnceLock<bool> = OnceLock::new();
+    *SDIV.get_or_init(|| {
+        let _ = crate::sys::raise_memlock_rlimit();
+        trial::accepts(&[
+            Insn::mov64_imm(Reg::R0, 7),
+            Insn::mov64_imm(Reg::R1, -2),
+            Insn::alu64_reg(AluOp::Sdiv, Reg::R0, Reg::R1),
+            Insn::alu64_reg(AluOp::Smod, Reg::R0, Reg::R1),
+            Insn::exit(),
+        ])
+        .is_yes()
+    })
+}
+
 /// Probes with `ids` as the BTF id source, unless the cache is already filled; returns the
 /// cached report either way. Call early (e.g. with `strobe::btf`'s index) to avoid a second
 /// BTF read.

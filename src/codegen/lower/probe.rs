@@ -68,6 +68,7 @@ pub(crate) fn lower_probe(
             scratch_used: 0,
         };
         lw.exit = lw.b.label();
+        lw.b.signed_division = kernel.signed_division();
         lw.b.set_span(probe.span);
         if *need_start && matches!(kind, RunKind::Begin) {
             super::elapsed::record_start(&mut lw.b);
