@@ -88,6 +88,7 @@ pub(crate) fn lower_call(
 ) -> Result<Val, LowerError> {
     let t = lw.type_of(e.id);
     match name {
+        n if super::funcs::NAMES.contains(&n) => super::funcs::lower_call(lw, e, name, args),
         "printf" | "errorf" | "warnf" => {
             let Some(fid) = lw.cp.format_of.get(&e.id).copied() else {
                 return Err(LowerError::unsupported(

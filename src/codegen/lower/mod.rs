@@ -22,6 +22,7 @@ pub mod calls;
 pub mod deref;
 pub mod elapsed;
 pub mod expr;
+pub mod funcs;
 pub mod listing;
 pub mod maps;
 pub mod probe;
@@ -98,9 +99,11 @@ pub fn int_ty(t: &Type) -> Option<IntTy> {
             IntTy::new(bytes * 8, *signed)
         }
         Type::Bool => IntTy::U8,
-        Type::Pointer { .. } | Type::KSym | Type::Probe | Type::CgroupPath | Type::Username => {
-            IntTy::U64
-        }
+        Type::Pointer { .. }
+        | Type::KSym
+        | Type::Probe
+        | Type::CgroupPath { .. }
+        | Type::Username => IntTy::U64,
         Type::Timestamp { .. } => IntTy::U64,
         _ => return None,
     })
@@ -160,6 +163,8 @@ pub(crate) struct Lower<'a> {
     pub max_strlen: usize,
     /// Bytes of the scratch buffer this probe has handed out.
     pub scratch_used: u32,
+    /// The binary of a uprobe/usdt attach point (`uaddr()` resolves symbols in it).
+    pub user_binary: Option<std::path::PathBuf>,
 }
 
 impl Lower<'_> {

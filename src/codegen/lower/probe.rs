@@ -66,6 +66,10 @@ pub(crate) fn lower_probe(
             loops: Vec::new(),
             max_strlen: opts.max_strlen,
             scratch_used: 0,
+            user_binary: at.targets.iter().find_map(|t| match &t.kind {
+                TargetKind::User { path, .. } | TargetKind::Usdt { path, .. } => Some(path.clone()),
+                _ => None,
+            }),
         };
         lw.exit = lw.b.label();
         lw.b.signed_division = kernel.signed_division();
