@@ -99,6 +99,15 @@ pub(crate) fn lower_call(
             let call = lw.cp.formats[fid.0 as usize].printf.clone();
             let id = lw.script.events.printf.len() as u32;
             lw.script.events.printf.push(call.clone());
+            if name != "printf" {
+                let diag = crate::runtime::plan::PrintfDiag {
+                    id,
+                    error: name == "errorf",
+                    span: e.span,
+                    ..Default::default()
+                };
+                lw.script.events.printf_diag.push(diag);
+            }
             let rec = new_record(lw, e.span, EventKind::Printf, id, &call.args)?;
             for (i, a) in args.iter().skip(1).enumerate() {
                 let Some(f) = call.args.get(i) else { break };
