@@ -304,6 +304,19 @@ pub fn signed_division() -> bool {
     })
 }
 
+/// Whether the kernel knows helper `h` in the program type strobe calls it from: one trial
+/// load (the full [`features`] report probes every helper; this asks about one). Helpers
+/// called from fentry programs need a BTF target and are answered from [`features`].
+pub fn helper_support(h: Helper) -> Support {
+    let _ = crate::sys::raise_memlock_rlimit();
+    let (id, _, ctx) = h.entry();
+    match ctx {
+        ProbeCtx::RawTp => trial::helper(id, ProgType::RawTracepoint, None),
+        ProbeCtx::Kprobe => trial::helper(id, ProgType::Kprobe, None),
+        ProbeCtx::Fentry => features().helper(h),
+    }
+}
+
 /// Probes with `ids` as the BTF id source, unless the cache is already filled; returns the
 /// cached report either way. Call early (e.g. with `strobe::btf`'s index) to avoid a second
 /// BTF read.

@@ -87,6 +87,12 @@ pub trait KernelInfo {
     fn signed_division(&self) -> bool {
         false
     }
+
+    /// Why helper `h` cannot be called on this kernel, or `None` when it can (or when this
+    /// kernel description does not know: a mocked kernel).
+    fn helper_unavailable(&self, _h: crate::kernel::features::Helper) -> Option<String> {
+        None
+    }
 }
 
 /// The running system. Answers are cached for the life of the value (one run of strobe):
@@ -272,5 +278,12 @@ impl KernelInfo for HostKernel {
 
     fn signed_division(&self) -> bool {
         crate::kernel::features::signed_division()
+    }
+
+    fn helper_unavailable(&self, h: crate::kernel::features::Helper) -> Option<String> {
+        match crate::kernel::features::helper_support(h) {
+            crate::kernel::features::Support::No(why) => Some(why),
+            _ => None,
+        }
     }
 }

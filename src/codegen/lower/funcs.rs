@@ -86,6 +86,15 @@ pub(crate) fn lower_call(
             Ok(Val::Int(Value::Reg(v), IntTy::U64))
         }
         "signal" => {
+            use crate::kernel::features::Helper as H;
+            if let Some(why) = lw.kernel.helper_unavailable(H::SendSignal) {
+                return Err(LowerError::Kernel {
+                    what: format!(
+                        "BPF_FUNC_send_signal not available for your kernel version ({why})"
+                    ),
+                    span: e.span,
+                });
+            }
             let sig = match &args[0].kind {
                 ExprKind::Str(s) => {
                     let n = String::from_utf8_lossy(s);
@@ -106,6 +115,18 @@ pub(crate) fn lower_call(
             Ok(Val::None)
         }
         "override" => {
+            // bpf_override_return exists only in kernels built with CONFIG_BPF_KPROBE_OVERRIDE
+            // (which needs CONFIG_FUNCTION_ERROR_INJECTION; Debian's kernels have neither).
+            use crate::kernel::features::Helper as H;
+            if let Some(why) = lw.kernel.helper_unavailable(H::OverrideReturn) {
+                return Err(LowerError::Kernel {
+                    what: format!(
+                        "override(): BPF_FUNC_override_return not available for your kernel \
+                         version: {why}"
+                    ),
+                    span: e.span,
+                });
+            }
             let rc = lower_expr(lw, &args[0])?.value();
             let rc = match rc {
                 Value::Imm(n) => Arg::Imm(n),
