@@ -83,20 +83,6 @@ pub fn error_injectable(list: &str, func: &str) -> bool {
         .any(|l| l.split_whitespace().next() == Some(func))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn error_injection_list_is_matched_by_function_name() {
-        let list = "should_failslab\tERRNO\n__x64_sys_open\tERRNO\nopen_ctree\tERRNO\n";
-        assert!(error_injectable(list, "should_failslab"));
-        assert!(error_injectable(list, "open_ctree"));
-        assert!(!error_injectable(list, "should_fail"));
-        assert!(!error_injectable(list, "vfs_read"));
-    }
-}
-
 pub fn fentry(
     probe: &ProbeSpec,
     targets: &[CloneTarget],
@@ -116,4 +102,18 @@ pub fn fentry(
         objects: a.into_objects(),
         via: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_injection_list_is_matched_by_function_name() {
+        let list = "should_failslab\tERRNO\n__x64_sys_open\tERRNO\nopen_ctree\tERRNO\n";
+        assert!(error_injectable(list, "should_failslab"));
+        assert!(error_injectable(list, "open_ctree"));
+        assert!(!error_injectable(list, "should_fail"));
+        assert!(!error_injectable(list, "vfs_read"));
+    }
 }
