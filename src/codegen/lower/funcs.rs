@@ -242,3 +242,40 @@ fn macaddr(lw: &mut Lower<'_>, e: &Expr, a: &Expr) -> Result<Val, LowerError> {
     }
     Ok(Val::Mem(p))
 }
+
+/// `&$var`: the address of a scratch variable's stack slot (bpftrace: "the pointer to a
+/// bpftrace scratch variable"), usable with `*` and printable; its slot is pinned so the
+/// allocator never reuses it while the address may be held in memory.
+pub(crate) fn address_of(lw: &mut Lower<'_>, e: &Expr, inner: &Expr) -> Result<Val, LowerError> {
+    let ExprKind::Var(name) = &inner.kind else {
+        return Err(LowerError::unsupported(
+            "address-of anything but a scratch variable",
+            e.span,
+        ));
+    };
+    let slot = lw
+        .cp
+        .var_slots
+        .get(&inner.id)
+        .copied()
+        .or_else(|| lw.scopes.lookup(name));
+    let place = slot.and_then(|s| lw.vars.get(&s).copied());
+    let Some(place) = place else {
+        return Err(LowerError::unsupported(
+            "address-of an unassigned variable",
+            e.span,
+        ));
+    };
+    let r = lw.b.vreg();
+    match place.base {
+        crate::codegen::emit::Base::Slot(s) => {
+            lw.b.pin(s);
+            lw.b.slot_addr(r, s, place.off);
+        }
+        crate::codegen::emit::Base::Ptr(p) => {
+            lw.b.mov(r, p);
+            lw.b.alu(true, crate::asm::isa::AluOp::Add, r, place.off);
+        }
+    }
+    Ok(Val::Int(Value::Reg(r), IntTy::U64))
+}
