@@ -118,7 +118,10 @@ pub(crate) fn lower_call(
             // bpf_override_return exists only in kernels built with CONFIG_BPF_KPROBE_OVERRIDE
             // (which needs CONFIG_FUNCTION_ERROR_INJECTION; Debian's kernels have neither).
             use crate::kernel::features::Helper as H;
-            if let Some(why) = lw.kernel.helper_unavailable(H::OverrideReturn) {
+            if let Some(mut why) = lw.kernel.helper_unavailable(H::OverrideReturn) {
+                if !why.contains("CONFIG_BPF_KPROBE_OVERRIDE") {
+                    why.push_str("; the kernel needs CONFIG_BPF_KPROBE_OVERRIDE");
+                }
                 return Err(LowerError::Kernel {
                     what: format!(
                         "override(): BPF_FUNC_override_return not available for your kernel \
