@@ -201,7 +201,14 @@ fn x86_64_kprobe_offsets_match_the_installed_pt_regs() {
     for r in regs {
         let idx = fields
             .iter()
-            .position(|f| *f == r.reg || *f == format!("r{}", r.reg))
+            // The uapi header spells `ax` as `rax`, `orig_ax` as `orig_rax`, `flags` as
+            // `eflags` (bpftrace's and the kernel's internal names are the short ones).
+            .position(|f| {
+                *f == r.reg
+                    || *f == format!("r{}", r.reg)
+                    || *f == format!("e{}", r.reg)
+                    || f.replace("orig_r", "orig_") == r.reg
+            })
             .unwrap_or_else(|| panic!("{} not in {path}", r.reg));
         assert_eq!(usize::from(r.offset), idx * 8, "{} ({})", r.reg, r.role);
     }

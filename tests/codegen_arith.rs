@@ -131,6 +131,83 @@ fn binary_operators_with_immediate_right_operands_match_rust() {
     eprintln!("{cases} immediate-operand cases");
 }
 
+/// Signed `/` and `%` through ISA v4 `sdiv`/`smod` (the path taken on kernels 6.6+), with
+/// register and immediate divisors, against Rust; the default tests above cover the
+/// unsigned-magnitude sequence older kernels get.
+#[test]
+fn signed_division_with_isa_v4_sdiv_smod_matches_rust() {
+    let test = "signed_division_with_isa_v4_sdiv_smod_matches_rust";
+    if !available(test) {
+        return;
+    }
+    if !strobe::kernel::features::signed_division() {
+        strobe::testkit::skip(test, "the kernel refuses ISA v4 sdiv/smod (before 6.6)");
+        return;
+    }
+    let env = Env::new();
+    let signed = [IntTy::I8, IntTy::I16, IntTy::I32, IntTy::I64];
+    let rhs = [0i64, 1, -1, 3, -7, 0x7fff_ffff, i64::MIN];
+    let mut cases = 0;
+    for op in [BinOp::Div, BinOp::Mod] {
+        for ty in signed {
+            let mut b = Builder::new();
+            b.signed_division = true;
+            let x = ctx_u64(&mut b, 0, ty);
+            let y = ctx_u64(&mut b, 1, ty);
+            let r = arith::binop(&mut b, op, x, y, ty);
+            store_out(&mut b, 0, r);
+            for (i, &c) in rhs.iter().enumerate() {
+                let r = arith::binop(&mut b, op, x, Value::Imm(cast_ref(c, ty)), ty);
+                store_out(&mut b, 1 + i, r);
+            }
+            b.exit(0);
+            let c = strobe::codegen::finish(
+                b,
+                &strobe::codegen::FinishOptions {
+                    name: "cg_sdiv".into(),
+                    attach: strobe::template::AttachKind::RawTracepoint,
+                    arming_guard: true,
+                },
+            )
+            .expect("codegen");
+            // The v4 path really emits `sdiv`/`smod` (ALU64, op 0x30 or 0x90, off 1).
+            let want_op = if op == BinOp::Div { 0x30 } else { 0x90 };
+            assert!(
+                c.template
+                    .insns
+                    .iter()
+                    .any(|i| i.code & 0x07 == 0x07 && i.code & 0xf0 == want_op && i.off == 1),
+                "no signed {op:?} instruction emitted"
+            );
+            let p = env.load_compiled(c);
+            for &a in &VALUES {
+                for &c in &VALUES {
+                    let (a, c) = (cast_ref(a, ty), cast_ref(c, ty));
+                    p.run(&[a as u64, c as u64]);
+                    let out = env.out();
+                    assert_eq!(
+                        out[0] as i64,
+                        reference(op, ty, a, c),
+                        "{op:?} {} {a} {c}",
+                        name(ty)
+                    );
+                    for (i, &k) in rhs.iter().enumerate() {
+                        let k = cast_ref(k, ty);
+                        assert_eq!(
+                            out[1 + i] as i64,
+                            reference(op, ty, a, k),
+                            "{op:?} {} {a} imm {k}",
+                            name(ty)
+                        );
+                    }
+                    cases += 1;
+                }
+            }
+        }
+    }
+    eprintln!("{cases} sdiv/smod cases");
+}
+
 #[test]
 fn comparisons_signed_and_unsigned_match_rust() {
     if !available("comparisons_signed_and_unsigned_match_rust") {

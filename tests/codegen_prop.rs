@@ -211,15 +211,23 @@ proptest! {
             return Ok(());
         }
         let env = Env::new();
-        let mut b = Builder::new();
-        let v = compile(&mut b, &e);
-        store_out(&mut b, 0, v);
-        b.exit(0);
-        let p = env.load(b);
-        for a in &arg_sets {
-            p.run(a);
-            let want = eval(&e, a);
-            prop_assert_eq!(env.out()[0] as i64, want, "expr {:?} args {:?}", e, a);
+        // Both signed-division paths: the unsigned-magnitude sequence everywhere, and ISA v4
+        // `sdiv`/`smod` where the kernel takes them (6.6+).
+        for sdiv in [false, true] {
+            if sdiv && !strobe::kernel::features::signed_division() {
+                continue;
+            }
+            let mut b = Builder::new();
+            b.signed_division = sdiv;
+            let v = compile(&mut b, &e);
+            store_out(&mut b, 0, v);
+            b.exit(0);
+            let p = env.load(b);
+            for a in &arg_sets {
+                p.run(a);
+                let want = eval(&e, a);
+                prop_assert_eq!(env.out()[0] as i64, want, "sdiv {} expr {:?} args {:?}", sdiv, e, a);
+            }
         }
     }
 }

@@ -293,8 +293,12 @@ const CASES: &[(&str, &str)] = &[
         r#"1:20: kaddr: the symbol name must be a string literal"#,
     ),
     (
-        r#"BEGIN { @x = reg("nope"); }"#,
-        r#"1:18: 'nope' is not a valid register"#,
+        r#"kprobe:vfs_read { @x = reg("nope"); }"#,
+        r#"1:24: 'nope' is not a valid register on this architecture (x86_64)"#,
+    ),
+    (
+        r#"BEGIN { @x = reg("ip"); }"#,
+        r#"1:14: reg() is not available in begin probes"#,
     ),
     (
         r#"BEGIN { @x = kstack(bogus); }"#,

@@ -105,7 +105,7 @@ impl std::fmt::Display for Helper {
 pub struct KprobeReg {
     /// `x86_64`, `aarch64` or `riscv64` (Rust's `std::env::consts::ARCH` spelling).
     pub arch: &'static str,
-    /// `arg0`…`arg7`, `ret`, `ip`, `sp`, `fp`.
+    /// `arg0`…`arg7`, `ret`, `ip`, `sp`, `fp`, `reg` (any register by name).
     pub role: &'static str,
     /// The architecture's register name (`di`, `x0`).
     pub reg: &'static str,
@@ -118,6 +118,16 @@ pub fn kprobe_reg(arch: &str, role: &str) -> Option<&'static KprobeReg> {
     KPROBE_REGS
         .iter()
         .find(|r| r.arch == arch && r.role == role)
+}
+
+/// The context offset of register `name` on `arch` (`reg("name")`): a `reg` row of the table,
+/// else the register of a role row (`x0` on aarch64).
+pub fn register_offset(arch: &str, name: &str) -> Option<u16> {
+    KPROBE_REGS
+        .iter()
+        .filter(|r| r.arch == arch && r.reg == name)
+        .map(|r| r.offset)
+        .next()
 }
 
 /// Composes an opcode byte from its class and the operation/size/mode bits.
@@ -179,6 +189,10 @@ mod tests {
         assert_eq!(kprobe_reg("x86_64", "ret").map(|r| r.reg), Some("ax"));
         assert_eq!(kprobe_reg("aarch64", "arg7").map(|r| r.offset), Some(56));
         assert!(kprobe_reg("x86_64", "arg6").is_none());
+        assert_eq!(register_offset("x86_64", "orig_ax"), Some(120));
+        assert_eq!(register_offset("x86_64", "di"), Some(112));
+        assert_eq!(register_offset("x86_64", "ss"), Some(160));
+        assert!(register_offset("x86_64", "foo").is_none());
         assert_eq!(kprobe_reg("riscv64", "ret").map(|r| r.offset), Some(80));
         // Every architecture names its return register and the first six arguments.
         for arch in ["x86_64", "aarch64", "riscv64"] {

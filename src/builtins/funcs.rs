@@ -3,9 +3,10 @@
 //! `macaddr`), time (`strftime`, `nsecs(mode)`), cgroups, stacks with arguments, `bswap`,
 //! `kptr`/`uptr`.
 
-use super::{func, Builtin, CallCtx, RuleError};
+use super::{func, Builtin, CallCtx, Probes, RuleError};
 use crate::runtime::format::stack::StackMode;
 use crate::sema::types::{AddrSpace, Pointee, Type, DEFAULT_STACK_LIMIT};
+use crate::syntax::ast::ProbeKind;
 
 fn str_(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     let t = &c.arg_types[0];
@@ -83,12 +84,11 @@ fn kaddr(c: &CallCtx<'_>) -> Result<Type, RuleError> {
 
 fn reg(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     let r = c.str_arg(0, "the register name")?;
-    const REGS: &[&str] = &[
-        "r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8", "ax", "cx", "dx", "si",
-        "di", "orig_ax", "ip", "cs", "flags", "sp", "ss",
-    ];
-    if !REGS.contains(&r.as_str()) {
-        return Err(RuleError::arg(0, format!("'{r}' is not a valid register")));
+    let arch = std::env::consts::ARCH;
+    if crate::asm::isa::register_offset(arch, &r).is_none() {
+        return Err(RuleError::call(format!(
+            "'{r}' is not a valid register on this architecture ({arch})"
+        )));
     }
     Ok(Type::U64)
 }
@@ -113,10 +113,15 @@ fn ntop(c: &CallCtx<'_>) -> Result<Type, RuleError> {
 
 fn macaddr(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     let t = &c.arg_types[0];
-    if !(t.is_pointer() || matches!(t, Type::Array { .. } | Type::Str { .. })) {
+    if !(t.is_pointer() || t.is_integer() || matches!(t, Type::Array { .. } | Type::Str { .. })) {
         return Err(RuleError::arg(
             0,
-            format!("macaddr() expects an array or pointer, got {t}"),
+            format!("macaddr() only supports array or pointer arguments ({t} provided)"),
+        ));
+    }
+    if matches!(t, Type::Array { .. } | Type::Str { .. }) && t.size() != 6 {
+        return Err(RuleError::call(
+            "macaddr() argument must be 6 bytes in size",
         ));
     }
     Ok(Type::MacAddr)
@@ -129,7 +134,12 @@ fn cgroupid(c: &CallCtx<'_>) -> Result<Type, RuleError> {
 
 fn cgroup_path(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     c.want_int(0, false)?;
-    Ok(Type::CgroupPath)
+    let filter = if c.args.len() > 1 {
+        c.str_arg(1, "the hierarchy filter")?
+    } else {
+        "*".into()
+    };
+    Ok(Type::CgroupPath { filter })
 }
 
 fn strftime(c: &CallCtx<'_>) -> Result<Type, RuleError> {
@@ -249,8 +259,27 @@ pub const BUILTINS: &[Builtin] = &[
     func("ksym", 1, 1, ksym, "kernel symbol of an address"),
     func("usym", 1, 1, ksym, "user symbol of an address"),
     func("kaddr", 1, 1, kaddr, "address of a kernel symbol"),
-    func("uaddr", 1, 1, kaddr, "address of a user symbol"),
-    func("reg", 1, 1, reg, "value of a register"),
+    Builtin {
+        probes: Probes::Only(&[ProbeKind::Uprobe, ProbeKind::Uretprobe, ProbeKind::Usdt]),
+        ..func("uaddr", 1, 1, kaddr, "address of a user symbol")
+    },
+    Builtin {
+        // bpftrace 0.17: probes whose context is a `struct pt_regs` (perf events' starts with one).
+        probes: Probes::Only(&[
+            ProbeKind::Kprobe,
+            ProbeKind::Kretprobe,
+            ProbeKind::Uprobe,
+            ProbeKind::Uretprobe,
+            ProbeKind::Usdt,
+            ProbeKind::Profile,
+            ProbeKind::Interval,
+            ProbeKind::Software,
+            ProbeKind::Hardware,
+            ProbeKind::Watchpoint,
+            ProbeKind::AsyncWatchpoint,
+        ]),
+        ..func("reg", 1, 1, reg, "value of a register")
+    },
     func("ntop", 1, 2, ntop, "IPv4/IPv6 address as text"),
     func("macaddr", 1, 1, macaddr, "MAC address as text"),
     func("cgroupid", 1, 1, cgroupid, "id of a cgroup path"),

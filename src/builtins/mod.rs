@@ -16,6 +16,8 @@ mod maps;
 mod output;
 mod values;
 
+pub use output::{signal_number, SIGNALS};
+
 use crate::sema::context::ProbeContext;
 use crate::sema::types::Type;
 use crate::syntax::ast::{Expr, ExprId, ProbeKind};

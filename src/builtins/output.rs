@@ -39,12 +39,73 @@ fn join(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(Type::None)
 }
 
+/// Signal names `signal()` takes (bpftrace 0.17's table; `SIG` is optional, any case), and
+/// their numbers on Linux.
+pub const SIGNALS: &[(&str, i64)] = &[
+    ("SIGABRT", 6),
+    ("SIGALRM", 14),
+    ("SIGBUS", 7),
+    ("SIGCHLD", 17),
+    ("SIGCONT", 18),
+    ("SIGFPE", 8),
+    ("SIGHUP", 1),
+    ("SIGILL", 4),
+    ("SIGINT", 2),
+    ("SIGKILL", 9),
+    ("SIGPIPE", 13),
+    ("SIGPOLL", 29),
+    ("SIGQUIT", 3),
+    ("SIGSEGV", 11),
+    ("SIGSTOP", 19),
+    ("SIGSYS", 31),
+    ("SIGTERM", 15),
+    ("SIGTRAP", 5),
+    ("SIGTSTP", 20),
+    ("SIGTTIN", 21),
+    ("SIGTTOU", 22),
+    ("SIGURG", 23),
+    ("SIGUSR1", 10),
+    ("SIGUSR2", 12),
+    ("SIGVTALRM", 26),
+    ("SIGWINCH", 28),
+    ("SIGXCPU", 24),
+    ("SIGXFSZ", 25),
+];
+
+/// The number of signal `name` (`"KILL"`, `"sigkill"`, `"SIGKILL"`).
+pub fn signal_number(name: &str) -> Option<i64> {
+    let up = name.to_ascii_uppercase();
+    let full = if up.starts_with("SIG") {
+        up
+    } else {
+        format!("SIG{up}")
+    };
+    SIGNALS.iter().find(|(n, _)| *n == full).map(|(_, v)| *v)
+}
+
 fn signal(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     let t = &c.arg_types[0];
-    if !t.is_integer() && !t.is_string() {
-        return Err(RuleError::arg(
-            0,
-            format!("signal() expects a signal number or name, got {t}"),
+    if t.is_string() {
+        let Some(name) = (c.const_str)(c.args[0].id) else {
+            return Err(RuleError::call(
+                "signal only accepts string literals or integers",
+            ));
+        };
+        let name = String::from_utf8_lossy(&name).into_owned();
+        if signal_number(&name).is_none() {
+            return Err(RuleError::call(format!("{name} is not a valid signal")));
+        }
+    } else if t.is_integer() {
+        if let Some(n) = (c.const_int)(c.args[0].id) {
+            if !(1..=64).contains(&n) {
+                return Err(RuleError::call(format!(
+                    "{n} is not a valid signal, allowed range: [1,64]"
+                )));
+            }
+        }
+    } else {
+        return Err(RuleError::call(
+            "signal only accepts string literals or integers",
         ));
     }
     Ok(Type::None)
@@ -93,13 +154,28 @@ pub const BUILTINS: &[Builtin] = &[
     func("exit", 0, 1, exit, "stop tracing"),
     func("time", 0, 1, time, "print the current time"),
     func("join", 1, 2, join, "print an array of strings"),
-    unsafe_(func(
-        "signal",
-        1,
-        1,
-        signal,
-        "send a signal to the current task",
-    )),
+    Builtin {
+        // bpftrace 0.17's list of probes where `bpf_send_signal` may be called.
+        probes: Probes::Only(&[
+            ProbeKind::Kprobe,
+            ProbeKind::Kretprobe,
+            ProbeKind::Uprobe,
+            ProbeKind::Uretprobe,
+            ProbeKind::Usdt,
+            ProbeKind::Tracepoint,
+            ProbeKind::RawTracepoint,
+            ProbeKind::Profile,
+            ProbeKind::Fentry,
+            ProbeKind::Fexit,
+        ]),
+        ..unsafe_(func(
+            "signal",
+            1,
+            1,
+            signal,
+            "send a signal to the current task",
+        ))
+    },
     Builtin {
         probes: Probes::Only(&[ProbeKind::Kprobe]),
         ..unsafe_(func(

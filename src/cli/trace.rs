@@ -294,13 +294,14 @@ fn run_checked(
     check_opts: &crate::sema::CheckOptions,
     source: &SourceFile,
 ) -> i32 {
-    let script = match crate::compile::lower_checked(program, kernel, check_opts) {
+    let mut script = match crate::compile::lower_checked(program, kernel, check_opts) {
         Ok(s) => s,
         Err(d) => {
             eprint!("{}", d.render(source));
             return EXIT_INPUT;
         }
     };
+    script.events.locate(source);
     let run_opts = match super::trace_run::run_options(opts) {
         Ok(o) => o,
         Err(msg) => {

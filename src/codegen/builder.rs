@@ -201,6 +201,9 @@ pub struct Builder {
     span: Span,
     comment: Option<String>,
     ctx: VReg,
+    /// Emit ISA v4 `sdiv`/`smod` for signed division (the kernel accepts them: 6.6+);
+    /// otherwise signed division is built from unsigned operations.
+    pub signed_division: bool,
 }
 
 impl Default for Builder {
@@ -223,6 +226,7 @@ impl Builder {
             span: Span::default(),
             comment: None,
             ctx: VReg(0),
+            signed_division: false,
         };
         let ctx = b.vreg();
         b.ctx = ctx;

@@ -172,6 +172,7 @@ pub(crate) fn peephole(items: &mut Vec<MItem>) {
         let mut retargeted = super::crossjump::cross_jump(items);
         retargeted |= super::crossjump::invert_over_goto(items);
         retargeted |= super::stores::drop_redundant_stores(items);
+        retargeted |= super::deadstores::drop_dead_stack_stores(items);
         for it in items.iter_mut() {
             if let MItem::Insn {
                 target: Some(t), ..

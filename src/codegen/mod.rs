@@ -12,6 +12,7 @@
 
 pub mod builder;
 mod crossjump;
+mod deadstores;
 pub mod emit;
 pub mod finish;
 mod hoist;

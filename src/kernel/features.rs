@@ -286,6 +286,37 @@ pub fn features() -> &'static Features {
     CACHE.get_or_init(probe_with_vmlinux)
 }
 
+/// Whether the verifier accepts ISA v4 signed division and modulo (`sdiv`/`smod`, 6.6+):
+/// one trial load, cached for the process (the code generator asks once per run, and only
+/// needs this fact, not the whole [`features`] report).
+pub fn signed_division() -> bool {
+    static SDIV: OnceLock<bool> = OnceLock::new();
+    *SDIV.get_or_init(|| {
+        let _ = crate::sys::raise_memlock_rlimit();
+        trial::accepts(&[
+            Insn::mov64_imm(Reg::R0, 7),
+            Insn::mov64_imm(Reg::R1, -2),
+            Insn::alu64_reg(AluOp::Sdiv, Reg::R0, Reg::R1),
+            Insn::alu64_reg(AluOp::Smod, Reg::R0, Reg::R1),
+            Insn::exit(),
+        ])
+        .is_yes()
+    })
+}
+
+/// Whether the kernel knows helper `h` in the program type strobe calls it from: one trial
+/// load (the full [`features`] report probes every helper; this asks about one). Helpers
+/// called from fentry programs need a BTF target and are answered from [`features`].
+pub fn helper_support(h: Helper) -> Support {
+    let _ = crate::sys::raise_memlock_rlimit();
+    let (id, _, ctx) = h.entry();
+    match ctx {
+        ProbeCtx::RawTp => trial::helper(id, ProgType::RawTracepoint, None),
+        ProbeCtx::Kprobe => trial::helper(id, ProgType::Kprobe, None),
+        ProbeCtx::Fentry => features().helper(h),
+    }
+}
+
 /// Probes with `ids` as the BTF id source, unless the cache is already filled; returns the
 /// cached report either way. Call early (e.g. with `strobe::btf`'s index) to avoid a second
 /// BTF read.

@@ -70,6 +70,29 @@ pub trait KernelInfo {
 
     /// The USDT probes (`.note.stapsdt`) of an ELF file.
     fn usdt_probes(&self, path: &Path) -> Result<Vec<UsdtNote>, KernelInfoError>;
+
+    /// The address of kernel symbol `name` (`kaddr("name")`: /proc/kallsyms), `None` when it
+    /// is unknown or the addresses are hidden.
+    fn kernel_symbol_address(&self, _name: &str) -> Option<u64> {
+        None
+    }
+
+    /// The address and size of symbol `name` (function or object) in ELF file `path`
+    /// (`uaddr("name")`: `.symtab`, then `.dynsym`).
+    fn elf_symbol_address(&self, _path: &Path, _name: &str) -> Option<(u64, u64)> {
+        None
+    }
+
+    /// Whether the kernel's verifier accepts ISA v4 signed division (`sdiv`/`smod`, 6.6+).
+    fn signed_division(&self) -> bool {
+        false
+    }
+
+    /// Why helper `h` cannot be called on this kernel, or `None` when it can (or when this
+    /// kernel description does not know: a mocked kernel).
+    fn helper_unavailable(&self, _h: crate::kernel::features::Helper) -> Option<String> {
+        None
+    }
 }
 
 /// The running system. Answers are cached for the life of the value (one run of strobe):
@@ -81,6 +104,7 @@ pub struct HostKernel {
     formats: Mutex<HashMap<(String, String), TracepointFormat>>,
     symbols: Mutex<HashMap<PathBuf, Vec<String>>>,
     modules: OnceLock<Vec<String>>,
+    kallsyms: OnceLock<Option<crate::kernel::kallsyms::Kallsyms>>,
 }
 
 impl HostKernel {
@@ -237,5 +261,29 @@ impl KernelInfo for HostKernel {
 
     fn usdt_probes(&self, path: &Path) -> Result<Vec<UsdtNote>, KernelInfoError> {
         read_usdt_notes(path)
+    }
+
+    fn kernel_symbol_address(&self, name: &str) -> Option<u64> {
+        let k = self
+            .kallsyms
+            .get_or_init(|| crate::kernel::kallsyms::Kallsyms::load().ok());
+        k.as_ref()
+            .filter(|k| !k.addresses_hidden())
+            .and_then(|k| k.address_of(name))
+    }
+
+    fn elf_symbol_address(&self, path: &Path, name: &str) -> Option<(u64, u64)> {
+        elf::elf_symbol_address(path, name)
+    }
+
+    fn signed_division(&self) -> bool {
+        crate::kernel::features::signed_division()
+    }
+
+    fn helper_unavailable(&self, h: crate::kernel::features::Helper) -> Option<String> {
+        match crate::kernel::features::helper_support(h) {
+            crate::kernel::features::Support::No(why) => Some(why),
+            _ => None,
+        }
     }
 }

@@ -75,6 +75,32 @@ impl<'a> EventSink<'a> {
         }
     }
 
+    /// An `errorf`/`warnf` message: bpftrace's log line on stderr (one trailing newline of the
+    /// text dropped), or its JSON message on the output.
+    fn diagnostic(&mut self, out: &mut Vec<u8>, d: &super::plan::PrintfDiag, text: &[u8]) {
+        let text = text.strip_suffix(b"\n").unwrap_or(text);
+        let what = if d.error { "ERROR" } else { "WARNING" };
+        match self.printer.format {
+            super::format::OutputFormat::Text => {
+                use std::io::Write;
+                let mut line = format!("{}: {what}: ", d.location).into_bytes();
+                line.extend_from_slice(text);
+                line.push(b'\n');
+                let _ = std::io::stderr().write_all(&line);
+            }
+            super::format::OutputFormat::Json => {
+                let ty = if d.error { "errorf" } else { "warnf" };
+                out.extend_from_slice(format!("{{\"type\": \"{ty}\", \"msg\": ").as_bytes());
+                super::format::json::write_json_str(out, text);
+                out.extend_from_slice(b", \"filename\": ");
+                super::format::json::write_json_str(out, d.filename.as_bytes());
+                out.extend_from_slice(
+                    format!(", \"line\": {}, \"col\": {}}}\n", d.line, d.col).as_bytes(),
+                );
+            }
+        }
+    }
+
     /// Handles one record, appending its output to `out`.
     pub fn handle(&mut self, rec: &[u8], out: &mut Vec<u8>) -> Step {
         if rec.len() < RECORD_HEADER_SIZE {
@@ -95,6 +121,10 @@ impl<'a> EventSink<'a> {
             EventKind::Exit => return Step::Exit,
             EventKind::Printf => match ev.printf.get(id as usize) {
                 Some(call) => match call.render(data, self.resolver, style) {
+                    Ok(text) if ev.diag_of(id).is_some() => {
+                        let d = ev.diag_of(id).cloned().unwrap_or_default();
+                        self.diagnostic(out, &d, &text);
+                    }
                     Ok(text) => self.printer.printf(out, &text),
                     Err(e) => self.warn(kind, id, &e.to_string()),
                 },

@@ -2,6 +2,7 @@
 
 #[doc(hidden)]
 pub mod canned;
+pub mod cgroup;
 pub mod child;
 pub mod cpus;
 pub mod driver;

@@ -198,6 +198,46 @@ pub struct EventTable {
     /// `clear(@map)` / `zero(@map)`: index into [`CompiledScript::maps`].
     pub clear: Vec<usize>,
     pub zero: Vec<usize>,
+    /// `errorf`/`warnf` calls: printf records (by id) printed as diagnostics.
+    pub printf_diag: Vec<PrintfDiag>,
+}
+
+/// An `errorf(fmt, …)` or `warnf(fmt, …)` call: its printf record `id` is printed as
+/// `FILE:LINE:COL-END: ERROR: text` (or `WARNING:`) on stderr, like bpftrace; with `-f json`
+/// as `{"type": "errorf", "msg": …, "filename": …, "line": …, "col": …}` on the output.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PrintfDiag {
+    pub id: u32,
+    pub error: bool,
+    pub span: crate::diag::Span,
+    pub filename: String,
+    pub line: usize,
+    pub col: usize,
+    /// `FILE:LINE:COL-ENDCOL` (`-ENDLINE:ENDCOL` across lines); set by [`EventTable::locate`].
+    pub location: String,
+}
+
+impl EventTable {
+    /// Fills in the source locations of `errorf`/`warnf` calls from their spans.
+    pub fn locate(&mut self, src: &crate::diag::SourceFile) {
+        for d in &mut self.printf_diag {
+            let (line, col) = src.line_col(d.span.start);
+            let (end_line, end_col) = src.line_col(d.span.end);
+            d.filename = src.name.clone();
+            d.line = line;
+            d.col = col;
+            d.location = if end_line == line {
+                format!("{}:{line}:{col}-{end_col}", d.filename)
+            } else {
+                format!("{}:{line}:{col}-{end_line}:{end_col}", d.filename)
+            };
+        }
+    }
+
+    /// The diagnostic form of printf record `id`, if it is one.
+    pub fn diag_of(&self, id: u32) -> Option<&PrintfDiag> {
+        self.printf_diag.iter().find(|d| d.id == id)
+    }
 }
 
 /// A `print` record: a map (by index into [`CompiledScript::maps`]) or a value.

@@ -1,6 +1,7 @@
 //! The running tracer's [`Resolver`]: kernel addresses through /proc/kallsyms (ksym, kstack),
 //! user addresses through /proc/PID/maps and the mapped files' ELF symbols (usym, ustack),
-//! user names from /etc/passwd, probe names from the compiled script.
+//! user names from /etc/passwd, probe names from the compiled script, cgroup paths from
+//! cgroupfs and `strftime()` times from the boot clock.
 //!
 //! Everything is loaded lazily on first use and cached for the run, so a script that never
 //! prints a symbol never reads kallsyms (parsing it costs ~10–20 ms). A process that exited
@@ -29,6 +30,10 @@ pub struct Symbolizer {
     pub probe_names: HashMap<u64, String>,
     /// The script's stack-trace maps by (user, limit): stack ids → frame addresses.
     stacks: HashMap<(bool, usize), crate::sys::Map>,
+    /// `cgroup_path()` resolution, cached per (hierarchy, id).
+    cgroups: RefCell<super::cgroup::CgroupPaths>,
+    /// CLOCK_REALTIME − CLOCK_BOOTTIME, read once (for `strftime()`).
+    boot_offset: OnceLock<i128>,
 }
 
 /// One executable mapping of a process.
@@ -190,6 +195,17 @@ impl Resolver for Symbolizer {
 
     fn probe_name(&self, id: u64) -> Option<String> {
         self.probe_names.get(&id).cloned()
+    }
+
+    fn wall_from_boot(&self, ns: u64) -> u64 {
+        let off = *self
+            .boot_offset
+            .get_or_init(super::cgroup::boot_to_wall_offset_ns);
+        (ns as i128 + off).clamp(0, u64::MAX as i128) as u64
+    }
+
+    fn cgroup_path(&self, id: u64, filter: &str) -> Option<String> {
+        Some(self.cgroups.borrow_mut().resolve(id, filter))
     }
 }
 

@@ -138,8 +138,11 @@ pub enum Type {
     },
     /// `username`: a uid printed as a user name.
     Username,
-    /// `cgroup_path(id)`: a cgroup id printed as its path (resolved in userspace).
-    CgroupPath,
+    /// `cgroup_path(id[, filter])`: a cgroup id printed as its paths in the cgroup
+    /// hierarchies whose names match `filter` (resolved in userspace).
+    CgroupPath {
+        filter: String,
+    },
     /// `probe`: the index of the probe's target, printed as its full name.
     Probe,
     /// A `count()`, `sum()`, `hist()`… result: only ever a map value.
@@ -289,10 +292,9 @@ impl Type {
                 format: format.clone(),
             },
             Type::Username => FieldType::Username,
-            // A cgroup id: the runtime prints the path it resolves (stored as the u64 id).
-            Type::CgroupPath => FieldType::Int {
-                bytes: 8,
-                signed: false,
+            // A cgroup id: the runtime prints the paths it resolves (stored as the u64 id).
+            Type::CgroupPath { filter } => FieldType::CgroupPath {
+                filter: filter.clone(),
             },
             Type::Probe => FieldType::Probe,
         })
@@ -427,7 +429,7 @@ impl fmt::Display for Type {
             Type::MacAddr => f.write_str("mac_address"),
             Type::Timestamp { .. } => f.write_str("timestamp"),
             Type::Username => f.write_str("username"),
-            Type::CgroupPath => f.write_str("cgroup_path_t"),
+            Type::CgroupPath { .. } => f.write_str("cgroup_path_t"),
             Type::Probe => f.write_str("probe_t"),
             Type::Agg(a) => write!(f, "{}_t", agg_family(a)),
         }

@@ -1,6 +1,6 @@
 # BEGIN { @x = 1; @s[1] = "str"; @t = (1, "two"); }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 64 instructions
+# rawtracepoint template, 61 instructions
 # map 0: @x
 # map 1: drops
 # map 2: @s
@@ -10,8 +10,8 @@
 #   insn   11: map value drops + 0
 #   insn   21: map fd @s
 #   insn   30: map value drops + 0
-#   insn   49: map fd @t
-#   insn   58: map value drops + 0
+#   insn   46: map fd @t
+#   insn   55: map value drops + 0
     # t.bt:1: BEGIN { @x = 1; @s[1] = "str"; @t = (1, "two"); }
     *(u64 *)(r10 - 8) = 1
     *(u64 *)(r10 - 16) = 0
@@ -45,14 +45,11 @@ L15:
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
 L34:
-    *(u64 *)(r10 - 16) = 0
-    *(u64 *)(r10 - 8) = 0
     *(u64 *)(r10 - 16) = 1
     *(u32 *)(r10 - 24) = 7305076
     r0 = *(u32 *)(r10 - 24)
     *(u32 *)(r10 - 8) = r0
     *(u8 *)(r10 - 5) = 0
-    *(u64 *)(r10 - 32) = 0
     *(u64 *)(r10 - 24) = 0
     r0 = *(u64 *)(r10 - 16)
     *(u64 *)(r10 - 32) = r0
@@ -67,11 +64,11 @@ L34:
     r3 += -32
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L62
+    if r0 == 0 goto L59
     r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L62:
+L59:
     r0 = 0
     exit
 

@@ -7,7 +7,8 @@
 //! - division and modulo by zero give 0 (bpftrace 0.17, checked against the installed
 //!   binary: `7 / $z` and `7 % $z` print 0; the ISA alone would give `x % 0 = x`); signed
 //!   division truncates toward zero and `MIN / -1` wraps to `MIN`, the remainder takes the
-//!   dividend's sign. Signed division is built from unsigned division so it needs no ISA v4.
+//!   dividend's sign. Signed division is built from unsigned division so it needs no ISA v4,
+//!   unless the builder says the kernel takes `sdiv`/`smod` ([`Builder::signed_division`]).
 
 use super::{IntTy, Value};
 use crate::asm::isa::{AluOp, JmpOp};
@@ -176,6 +177,7 @@ pub fn binop(b: &mut Builder, op: BinOp, lhs: Value, rhs: Value, ty: IntTy) -> V
             }
         }
         BinOp::Div | BinOp::Mod if !ty.signed => unsigned_divmod(b, op, r, rhs),
+        BinOp::Div | BinOp::Mod if b.signed_division => sdiv_smod(b, op, r, rhs),
         BinOp::Div | BinOp::Mod => signed_divmod(b, op, r, rhs),
     }
     normalize(b, r, ty);
@@ -196,6 +198,36 @@ fn unsigned_divmod(b: &mut Builder, op: BinOp, r: VReg, rhs: Value) {
             b.alu(true, aop, r, s);
         }
         // Division by zero already gives 0 in BPF; modulo would leave `r`.
+        Value::Reg(d) if op == BinOp::Div => b.alu(true, aop, r, d),
+        Value::Reg(d) => {
+            let done = b.label();
+            let nonzero = b.label();
+            b.jmp64(JmpOp::Jne, d, 0, nonzero);
+            b.mov(r, 0);
+            b.ja(done);
+            b.bind(nonzero);
+            b.alu(true, aop, r, d);
+            b.bind(done);
+        }
+    }
+}
+
+/// Signed `r / rhs` or `r % rhs` with ISA v4 `sdiv`/`smod` (kernel 6.6+). The ISA already
+/// gives `x s/ 0 = 0` and `MIN s/ -1 = MIN`, `MIN s% -1 = 0`
+/// (Documentation/bpf/standardization/instruction-set.rst); only `x s% 0`, which the ISA
+/// leaves as `x`, needs a check to give bpftrace's 0.
+fn sdiv_smod(b: &mut Builder, op: BinOp, r: VReg, rhs: Value) {
+    let aop = if op == BinOp::Div {
+        AluOp::Sdiv
+    } else {
+        AluOp::Smod
+    };
+    match rhs {
+        Value::Imm(0) => b.mov(r, 0),
+        Value::Imm(_) => {
+            let s = rhs.src(b);
+            b.alu(true, aop, r, s);
+        }
         Value::Reg(d) if op == BinOp::Div => b.alu(true, aop, r, d),
         Value::Reg(d) => {
             let done = b.label();

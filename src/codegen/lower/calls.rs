@@ -95,6 +95,7 @@ pub(crate) fn lower_call(
     }
     let t = lw.type_of(e.id);
     match name {
+        n if super::funcs::NAMES.contains(&n) => super::funcs::lower_call(lw, e, name, args),
         "printf" | "errorf" | "warnf" => {
             let Some(fid) = lw.cp.format_of.get(&e.id).copied() else {
                 return Err(LowerError::unsupported(
@@ -105,6 +106,15 @@ pub(crate) fn lower_call(
             let call = lw.cp.formats[fid.0 as usize].printf.clone();
             let id = lw.script.events.printf.len() as u32;
             lw.script.events.printf.push(call.clone());
+            if name != "printf" {
+                let diag = crate::runtime::plan::PrintfDiag {
+                    id,
+                    error: name == "errorf",
+                    span: e.span,
+                    ..Default::default()
+                };
+                lw.script.events.printf_diag.push(diag);
+            }
             let rec = new_record(lw, e.span, EventKind::Printf, id, &call.args)?;
             for (i, a) in args.iter().skip(1).enumerate() {
                 let Some(f) = call.args.get(i) else { break };

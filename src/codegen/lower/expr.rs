@@ -289,7 +289,7 @@ fn lower_unary(
             super::calls::increment(lw, e, op, inner)
         }
         UnaryOp::Deref => super::deref::deref(lw, e, inner),
-        UnaryOp::AddrOf => Err(LowerError::unsupported("address-of", e.span)),
+        UnaryOp::AddrOf => super::funcs::address_of(lw, e, inner),
     }
 }
 

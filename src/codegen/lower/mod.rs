@@ -24,6 +24,7 @@ pub mod deref;
 pub mod elapsed;
 pub mod expr;
 pub mod inline;
+pub mod funcs;
 pub mod listing;
 pub mod loops;
 pub mod mapfns;
@@ -103,9 +104,11 @@ pub fn int_ty(t: &Type) -> Option<IntTy> {
             IntTy::new(bytes * 8, *signed)
         }
         Type::Bool => IntTy::U8,
-        Type::Pointer { .. } | Type::KSym | Type::Probe | Type::CgroupPath | Type::Username => {
-            IntTy::U64
-        }
+        Type::Pointer { .. }
+        | Type::KSym
+        | Type::Probe
+        | Type::CgroupPath { .. }
+        | Type::Username => IntTy::U64,
         Type::Timestamp { .. } => IntTy::U64,
         _ => return None,
     })
@@ -174,6 +177,8 @@ pub(crate) struct Lower<'a> {
     pub macros: Vec<inline::MacroFrame>,
     /// Where `return` goes inside an inlined `fn`.
     pub fn_ret: Option<inline::FnReturn>,
+    /// The binary of a uprobe/usdt attach point (`uaddr()` resolves symbols in it).
+    pub user_binary: Option<std::path::PathBuf>,
 }
 
 impl Lower<'_> {

@@ -70,8 +70,13 @@ pub(crate) fn lower_probe(
             lazy_vars: false,
             macros: Vec::new(),
             fn_ret: None,
+            user_binary: at.targets.iter().find_map(|t| match &t.kind {
+                TargetKind::User { path, .. } | TargetKind::Usdt { path, .. } => Some(path.clone()),
+                _ => None,
+            }),
         };
         lw.exit = lw.b.label();
+        lw.b.signed_division = kernel.signed_division();
         lw.b.set_span(probe.span);
         if *need_start && matches!(kind, RunKind::Begin) {
             super::elapsed::record_start(&mut lw.b);

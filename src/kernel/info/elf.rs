@@ -127,6 +127,31 @@ pub fn read_elf_symbols(path: &Path) -> Result<Vec<String>, KernelInfoError> {
     Ok(out)
 }
 
+/// The address and size of function or object symbol `name` of an ELF file: `.symtab` first,
+/// then `.dynsym` (bpftrace's `uaddr()` takes the symbol's link-time address as is).
+pub fn elf_symbol_address(path: &Path, name: &str) -> Option<(u64, u64)> {
+    let bytes = read(path).ok()?;
+    let elf = parse(path, &bytes).ok()?;
+    let tables = [(&elf.syms, &elf.strtab), (&elf.dynsyms, &elf.dynstrtab)];
+    for (syms, strs) in tables {
+        for s in syms.iter() {
+            let kind = s.st_type();
+            if s.st_value == 0
+                || !(kind == goblin::elf::sym::STT_FUNC || kind == goblin::elf::sym::STT_OBJECT)
+            {
+                continue;
+            }
+            let found = strs
+                .get_at(s.st_name)
+                .is_some_and(|n| n.split('@').next() == Some(name));
+            if found {
+                return Some((s.st_value, s.st_size));
+            }
+        }
+    }
+    None
+}
+
 /// USDT probes from `.note.stapsdt`, in note order.
 pub fn read_usdt_notes(path: &Path) -> Result<Vec<UsdtNote>, KernelInfoError> {
     let bytes = read(path)?;

@@ -10,7 +10,8 @@
 //! - `KStack`: `i64 stack id` (a key of the stack-trace map for its limit, negative when the
 //!   kernel could not record the stack); `UStack`: `i32 pid, i32 probe id, i64 stack id`; the
 //!   frames come from [`Resolver::stack`];
-//! - `Timestamp`: `u64` nanoseconds since the Unix epoch (wall clock).
+//! - `Timestamp`: `u64` nanoseconds since boot ([`Resolver::wall_from_boot`] makes it wall
+//!   clock time); `CgroupPath`: `u64` cgroup id.
 //!
 //! Input: bytes and a layout; a [`Resolver`] for what needs the runtime (symbols, user names,
 //! probe names, local time). Output: a [`Value`].
@@ -62,6 +63,10 @@ pub enum FieldType {
     Timestamp {
         format: String,
     },
+    /// `cgroup_path(id, filter)`: `u64` cgroup id, printed as its paths.
+    CgroupPath {
+        filter: String,
+    },
 }
 
 /// Why bytes could not be decoded.
@@ -99,6 +104,16 @@ pub trait Resolver {
     fn probe_name(&self, _id: u64) -> Option<String> {
         None
     }
+    /// Wall-clock nanoseconds since the Unix epoch of a `strftime()` argument, which counts
+    /// nanoseconds since boot (bpftrace adds the boot time to it). Default: taken as is.
+    fn wall_from_boot(&self, ns: u64) -> u64 {
+        ns
+    }
+    /// `cgroup_path()`: the cgroup's path in each hierarchy whose name matches `filter`, as
+    /// `name:path` joined by `,` (bpftrace's text).
+    fn cgroup_path(&self, _id: u64, _filter: &str) -> Option<String> {
+        None
+    }
     /// Local time for `strftime`: (UTC offset in seconds, zone name).
     fn local_offset(&self, unix: i64) -> (i64, String) {
         super::time::local_offset(unix).unwrap_or((0, "UTC".into()))
@@ -125,7 +140,8 @@ impl FieldType {
             | FieldType::KSym
             | FieldType::Username
             | FieldType::Probe
-            | FieldType::Timestamp { .. } => 8,
+            | FieldType::Timestamp { .. }
+            | FieldType::CgroupPath { .. } => 8,
             FieldType::Str { size } => *size,
             FieldType::Buf { capacity } => align_up(4 + capacity, 4),
             FieldType::Tuple(fs) => struct_size(fs.iter()),
@@ -301,8 +317,12 @@ pub fn decode(ty: &FieldType, b: &[u8], r: &dyn Resolver) -> Result<Value, Decod
             let id = u64_at(b, 0, "probe id")?;
             Value::Symbol(r.probe_name(id).unwrap_or_default().into())
         }
+        FieldType::CgroupPath { filter } => {
+            let id = u64_at(b, 0, "cgroup id")?;
+            Value::Symbol(r.cgroup_path(id, filter).unwrap_or_default().into())
+        }
         FieldType::Timestamp { format } => {
-            let ns = u64_at(b, 0, "timestamp")?;
+            let ns = r.wall_from_boot(u64_at(b, 0, "timestamp")?);
             let secs = (ns / 1_000_000_000) as i64;
             let (off, zone) = r.local_offset(secs);
             let tm = Tm::from_unix(secs, off, &zone);

@@ -20,9 +20,8 @@ pub fn kprobe(
     let mut template = probe.template.clone();
     template.attach = AttachKind::Kprobe { retprobe };
     let fds = map_fds(probe, &template, ctx)?;
-    let targets = MultiTargets::Kernel {
-        funcs: funcs.to_vec(),
-    };
+    let (funcs, not_injectable) = error_injection_filter(&template, funcs);
+    let targets = MultiTargets::Kernel { funcs };
     let (a, via) =
         attach_multi(&template, &fds, &targets, &MultiOptions::default()).map_err(|source| {
             ProbeError::Loader {
@@ -30,12 +29,58 @@ pub fn kprobe(
                 source: Box::new(source),
             }
         })?;
+    let mut refused: Vec<String> = a.refused.iter().map(|r| r.to_string()).collect();
+    refused.extend(not_injectable);
     Ok(Attachment {
         attached: a.attached(),
-        refused: a.refused.iter().map(|r| r.to_string()).collect(),
+        refused,
         objects: a.into_objects(),
         via: Some(format!("{via:?}")),
     })
+}
+
+/// `bpf_override_return` (`override()`): the kernel attaches such a program only to
+/// functions on its error-injection list (`ALLOW_ERROR_INJECTION`;
+/// kernel/trace/bpf_trace.c refuses others with EINVAL). When the list is readable
+/// (`/sys/kernel/debug/error_injection/list`, debugfs), functions not on it are refused here
+/// with that reason instead of a bare EINVAL.
+fn error_injection_filter(
+    template: &crate::template::Template,
+    funcs: &[String],
+) -> (Vec<String>, Vec<String>) {
+    const BPF_FUNC_OVERRIDE_RETURN: i32 = 58;
+    let overrides = template
+        .insns
+        .iter()
+        .any(|i| i.code == 0x85 && i.regs >> 4 == 0 && i.imm == BPF_FUNC_OVERRIDE_RETURN);
+    let list = if overrides {
+        std::fs::read_to_string("/sys/kernel/debug/error_injection/list").ok()
+    } else {
+        None
+    };
+    let Some(list) = list else {
+        return (funcs.to_vec(), Vec::new());
+    };
+    let (ok, bad): (Vec<String>, Vec<String>) = funcs
+        .iter()
+        .cloned()
+        .partition(|f| error_injectable(&list, f));
+    let bad = bad
+        .into_iter()
+        .map(|f| {
+            format!(
+                "{f}: override() needs a function on the kernel's error-injection list \
+                 (/sys/kernel/debug/error_injection/list)"
+            )
+        })
+        .collect();
+    (ok, bad)
+}
+
+/// Whether `func` is on an `error_injection/list` text (`name\tTYPE` lines).
+pub fn error_injectable(list: &str, func: &str) -> bool {
+    list.lines()
+        .any(|l| l.split_whitespace().next() == Some(func))
 }
 
 pub fn fentry(
@@ -57,4 +102,18 @@ pub fn fentry(
         objects: a.into_objects(),
         via: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_injection_list_is_matched_by_function_name() {
+        let list = "should_failslab\tERRNO\n__x64_sys_open\tERRNO\nopen_ctree\tERRNO\n";
+        assert!(error_injectable(list, "should_failslab"));
+        assert!(error_injectable(list, "open_ctree"));
+        assert!(!error_injectable(list, "should_fail"));
+        assert!(!error_injectable(list, "vfs_read"));
+    }
 }

@@ -1,0 +1,284 @@
+//! Value functions and unsafe actions: `buf`, `strftime`, `macaddr`, `cgroup_path`, `kaddr`,
+//! `uaddr`, `reg`, `signal`, `override`. Each is lowered in one place here; [`super::calls`]
+//! dispatches to [`lower_call`] by name.
+//!
+//! Layouts are the runtime's (`runtime::format::decode`): `buf` is `u32 length` then the bytes;
+//! `macaddr` 6 bytes; `strftime` and `cgroup_path` one `u64` (boot nanoseconds / cgroup id)
+//! that userspace turns into text. `kaddr`/`uaddr` are constants resolved now (kallsyms, the
+//! uprobe binary's ELF symbols), as bpftrace resolves them at compile time.
+
+use super::calls::reads_user;
+use super::expr::lower_expr;
+use super::{Lower, LowerError, Val};
+use crate::asm::isa::{Helper, JmpOp, Size};
+use crate::codegen::emit::mem::{store_int, zero};
+use crate::codegen::emit::{IntTy, Value};
+use crate::codegen::Arg;
+use crate::runtime::format::decode::FieldType;
+use crate::sema::Type;
+use crate::syntax::ast::{Expr, ExprKind};
+
+/// The builtins this file lowers.
+pub(crate) const NAMES: &[&str] = &[
+    "buf",
+    "strftime",
+    "macaddr",
+    "cgroup_path",
+    "kaddr",
+    "uaddr",
+    "reg",
+    "signal",
+    "override",
+];
+
+/// Lowers call `name(args)` (one of [`NAMES`]).
+pub(crate) fn lower_call(
+    lw: &mut Lower<'_>,
+    e: &Expr,
+    name: &str,
+    args: &[Expr],
+) -> Result<Val, LowerError> {
+    let t = lw.type_of(e.id);
+    match name {
+        "buf" => buf(lw, e, args, &t),
+        // The argument is kept as recorded (nanoseconds since boot); userspace adds the boot
+        // time when printing (bpftrace 0.17 does the same).
+        "strftime" => Ok(Val::Int(lower_expr(lw, &args[1])?.value(), IntTy::U64)),
+        // The cgroup id; userspace finds its paths.
+        "cgroup_path" => Ok(Val::Int(lower_expr(lw, &args[0])?.value(), IntTy::U64)),
+        "macaddr" => macaddr(lw, e, &args[0]),
+        "kaddr" => {
+            let sym = str_lit(&args[0]);
+            match lw.kernel.kernel_symbol_address(&sym) {
+                Some(a) => Ok(Val::Int(Value::Imm(a as i64), IntTy::U64)),
+                None => Err(LowerError::Kernel {
+                    what: format!("Failed to resolve kernel symbol: {sym}"),
+                    span: e.span,
+                }),
+            }
+        }
+        "uaddr" => {
+            let sym = str_lit(&args[0]);
+            let addr = lw
+                .user_binary
+                .clone()
+                .and_then(|p| lw.kernel.elf_symbol_address(&p, &sym).map(|a| (p, a)));
+            match addr {
+                Some((_, (a, _))) => Ok(Val::Int(Value::Imm(a as i64), IntTy::U64)),
+                None => Err(LowerError::Kernel {
+                    what: format!(
+                        "Could not resolve symbol: {}:{sym}",
+                        lw.user_binary
+                            .as_ref()
+                            .map_or(String::new(), |p| p.display().to_string())
+                    ),
+                    span: e.span,
+                }),
+            }
+        }
+        "reg" => {
+            let r = str_lit(&args[0]);
+            let off = crate::asm::isa::register_offset(std::env::consts::ARCH, &r)
+                .ok_or_else(|| LowerError::unsupported(format!("register '{r}'"), e.span))?;
+            let v = lw.b.vreg();
+            let ctx = lw.b.ctx();
+            lw.b.load(Size::Dw, v, ctx, off as i32);
+            Ok(Val::Int(Value::Reg(v), IntTy::U64))
+        }
+        "signal" => {
+            use crate::kernel::features::Helper as H;
+            if let Some(why) = lw.kernel.helper_unavailable(H::SendSignal) {
+                return Err(LowerError::Kernel {
+                    what: format!(
+                        "BPF_FUNC_send_signal not available for your kernel version ({why})"
+                    ),
+                    span: e.span,
+                });
+            }
+            let sig = match &args[0].kind {
+                ExprKind::Str(s) => {
+                    let n = String::from_utf8_lossy(s);
+                    Value::Imm(crate::builtins::signal_number(&n).unwrap_or(0))
+                }
+                _ => match lw.cp.str_consts.get(&args[0].id) {
+                    Some(s) => Value::Imm(
+                        crate::builtins::signal_number(&String::from_utf8_lossy(s)).unwrap_or(0),
+                    ),
+                    None => lower_expr(lw, &args[0])?.value(),
+                },
+            };
+            let a = match sig {
+                Value::Imm(n) => Arg::Imm(n),
+                Value::Reg(r) => Arg::Reg(r),
+            };
+            lw.b.call(Helper::SendSignal, &[a]);
+            Ok(Val::None)
+        }
+        "override" => {
+            // bpf_override_return exists only in kernels built with CONFIG_BPF_KPROBE_OVERRIDE
+            // (which needs CONFIG_FUNCTION_ERROR_INJECTION; Debian's kernels have neither).
+            use crate::kernel::features::Helper as H;
+            if let Some(mut why) = lw.kernel.helper_unavailable(H::OverrideReturn) {
+                if !why.contains("CONFIG_BPF_KPROBE_OVERRIDE") {
+                    why.push_str("; the kernel needs CONFIG_BPF_KPROBE_OVERRIDE");
+                }
+                return Err(LowerError::Kernel {
+                    what: format!(
+                        "override(): BPF_FUNC_override_return not available for your kernel \
+                         version: {why}"
+                    ),
+                    span: e.span,
+                });
+            }
+            let rc = lower_expr(lw, &args[0])?.value();
+            let rc = match rc {
+                Value::Imm(n) => Arg::Imm(n),
+                Value::Reg(r) => Arg::Reg(r),
+            };
+            let ctx = lw.b.ctx();
+            lw.b.call(Helper::OverrideReturn, &[Arg::Reg(ctx), rc]);
+            Ok(Val::None)
+        }
+        _ => Err(LowerError::unsupported(
+            format!("the function `{name}()`"),
+            e.span,
+        )),
+    }
+}
+
+/// A string literal argument's text (the checker requires one).
+fn str_lit(a: &Expr) -> String {
+    match &a.kind {
+        ExprKind::Str(s) => String::from_utf8_lossy(s).into_owned(),
+        _ => String::new(),
+    }
+}
+
+/// `buf(src[, len])`: `u32 length` then up to `capacity` bytes, read from a pointer (kernel or
+/// user memory, as `str()` decides) or copied from a value in memory (arrays, strings). A
+/// length that is not a constant is clamped to the capacity at run time.
+fn buf(lw: &mut Lower<'_>, e: &Expr, args: &[Expr], t: &Type) -> Result<Val, LowerError> {
+    let capacity = match t {
+        Type::Buf { capacity } => *capacity as u32,
+        _ => return Err(LowerError::unsupported("buf() of this type", e.span)),
+    };
+    let size = FieldType::Buf {
+        capacity: capacity as usize,
+    }
+    .size() as u32;
+    let p = lw.place(size.next_multiple_of(8), e.span)?;
+    zero(&mut lw.b, p, size.next_multiple_of(8));
+    let src = &args[0];
+    let st = lw.type_of(src.id);
+    let user = reads_user(lw, &st);
+    // The length: a folded constant, the array's size, or a run-time value.
+    let len = match args.get(1) {
+        Some(l) => match lw.cp.consts.get(&l.id) {
+            Some(&n) => Value::Imm(n.clamp(0, capacity as i64)),
+            None => lower_expr(lw, l)?.value(),
+        },
+        None => Value::Imm(capacity as i64),
+    };
+    let v = lower_expr(lw, src)?;
+    let len = match (v, len) {
+        (Val::Mem(from), Value::Imm(n)) => {
+            let n = (n as u32).min(st.size() as u32);
+            super::store::copy(lw, p.at(4), from, n);
+            Value::Imm(n as i64)
+        }
+        (Val::Mem(from), Value::Reg(_)) => {
+            let n = capacity.min(st.size() as u32);
+            super::store::copy(lw, p.at(4), from, n);
+            clamp(lw, len, n)
+        }
+        (Val::Int(ptr, _), Value::Imm(n)) => {
+            if n > 0 {
+                crate::codegen::emit::builtins::read_mem(&mut lw.b, user, p.at(4), n as u32, ptr);
+            }
+            len
+        }
+        (Val::Int(ptr, _), Value::Reg(_)) => {
+            let n = clamp(lw, len, capacity);
+            let h = if user {
+                Helper::ProbeReadUser
+            } else {
+                Helper::ProbeReadKernel
+            };
+            let d = p.at(4).arg(&mut lw.b);
+            let (Value::Reg(nr), src) = (n, ptr) else {
+                return Err(LowerError::unsupported("buf() length", e.span));
+            };
+            let s = match src {
+                Value::Imm(v) => Arg::Imm(v),
+                Value::Reg(r) => Arg::Reg(r),
+            };
+            lw.b.call(h, &[d, Arg::Reg(nr), s]);
+            n
+        }
+        (Val::None, _) => Value::Imm(0),
+    };
+    store_int(&mut lw.b, p, len, 4);
+    Ok(Val::Mem(p))
+}
+
+/// `min(len, max)` as an unsigned value in a fresh register, so the verifier sees the bound.
+fn clamp(lw: &mut Lower<'_>, len: Value, max: u32) -> Value {
+    let r = len.fresh(&mut lw.b);
+    let ok = lw.b.label();
+    lw.b.jmp64(JmpOp::Jle, r, max as i32, ok);
+    lw.b.mov(r, max as i32);
+    lw.b.bind(ok);
+    Value::Reg(r)
+}
+
+/// `macaddr(src)`: 6 bytes from an array value or read through a pointer.
+fn macaddr(lw: &mut Lower<'_>, e: &Expr, a: &Expr) -> Result<Val, LowerError> {
+    let at = lw.type_of(a.id);
+    let user = reads_user(lw, &at);
+    let p = lw.place(8, e.span)?;
+    match lower_expr(lw, a)? {
+        Val::Mem(from) => super::store::copy(lw, p, from, 6),
+        Val::Int(ptr, _) => {
+            crate::codegen::emit::builtins::read_mem(&mut lw.b, user, p, 6, ptr);
+        }
+        Val::None => zero(&mut lw.b, p, 8),
+    }
+    Ok(Val::Mem(p))
+}
+
+/// `&$var`: the address of a scratch variable's stack slot (bpftrace: "the pointer to a
+/// bpftrace scratch variable"), usable with `*` and printable; its slot is pinned so the
+/// allocator never reuses it while the address may be held in memory.
+pub(crate) fn address_of(lw: &mut Lower<'_>, e: &Expr, inner: &Expr) -> Result<Val, LowerError> {
+    let ExprKind::Var(name) = &inner.kind else {
+        return Err(LowerError::unsupported(
+            "address-of anything but a scratch variable",
+            e.span,
+        ));
+    };
+    let slot = lw
+        .cp
+        .var_slots
+        .get(&inner.id)
+        .copied()
+        .or_else(|| lw.scopes.lookup(name));
+    let place = slot.and_then(|s| lw.vars.get(&s).copied());
+    let Some(place) = place else {
+        return Err(LowerError::unsupported(
+            "address-of an unassigned variable",
+            e.span,
+        ));
+    };
+    let r = lw.b.vreg();
+    match place.base {
+        crate::codegen::emit::Base::Slot(s) => {
+            lw.b.pin(s);
+            lw.b.slot_addr(r, s, place.off);
+        }
+        crate::codegen::emit::Base::Ptr(p) => {
+            lw.b.mov(r, p);
+            lw.b.alu(true, crate::asm::isa::AluOp::Add, r, place.off);
+        }
+    }
+    Ok(Val::Int(Value::Reg(r), IntTy::U64))
+}
