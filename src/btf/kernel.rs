@@ -90,7 +90,8 @@ pub struct KernelBtf {
 impl KernelBtf {
     /// Parses vmlinux BTF.
     pub fn load() -> Result<KernelBtf, BtfError> {
-        Ok(KernelBtf::with_vmlinux(Arc::new(Btf::from_vmlinux()?)))
+        let vmlinux = crate::timings::time("btf_parse", Btf::from_vmlinux)?;
+        Ok(KernelBtf::with_vmlinux(Arc::new(vmlinux)))
     }
 
     /// Wraps an already parsed vmlinux BTF (tests use a synthetic one).
@@ -111,7 +112,10 @@ impl KernelBtf {
         if let Some(m) = cache.get(name) {
             return Ok(m.clone());
         }
-        let m = Arc::new(Btf::from_module(name, &self.vmlinux)?);
+        let m = crate::timings::time("btf_parse_modules", || {
+            Btf::from_module(name, &self.vmlinux)
+        })?;
+        let m = Arc::new(m);
         cache.insert(name.to_string(), m.clone());
         Ok(m)
     }

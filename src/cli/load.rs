@@ -74,6 +74,7 @@ struct Args {
 
 pub fn run(args: &[OsString]) -> i32 {
     let start = Instant::now();
+    crate::timings::mark_start();
     let args = match Args::try_parse_from(
         std::iter::once(OsString::from("strobe load")).chain(args.iter().cloned()),
     ) {
@@ -97,6 +98,10 @@ pub fn run(args: &[OsString]) -> i32 {
     // Block SIGINT/SIGTERM before any thread starts, so every thread inherits the mask and
     // the main thread receives them with sigtimedwait.
     let sigs = block_signals();
+    if args.timings || args.verbose {
+        crate::timings::enable();
+    }
+    crate::timings::enable_from_env();
     match load_and_run(&args, detach_mode, start, &sigs) {
         Ok(()) => EXIT_OK,
         Err((code, msg)) => {
@@ -115,15 +120,17 @@ fn load_and_run(
     sigs: &libc::sigset_t,
 ) -> Result<(), Failure> {
     let input = |m: String| (EXIT_INPUT, m);
-    let obj = read_object(&args.object).map_err(input)?;
+    let obj = crate::timings::time("read_object", || read_object(&args.object)).map_err(input)?;
     let section = pick_section(&obj, args.prog.as_deref()).map_err(input)?;
     let attach = match &args.attach {
         Some(a) => a.clone(),
         None => section.name.replacen('/', ":", 1),
     };
     let spec = AttachSpec::parse(&attach).map_err(|e| (EXIT_USAGE, e.to_string()))?;
-    let expansion = expand(&spec, || {
-        crate::btf::KernelBtf::load().map_err(|e| e.to_string())
+    let expansion = crate::timings::time("expand", || {
+        expand(&spec, || {
+            crate::btf::KernelBtf::load().map_err(|e| e.to_string())
+        })
     })
     .map_err(|e| input(e.to_string()))?;
     let expanded_at = start.elapsed();
@@ -153,7 +160,7 @@ fn load_and_run(
     if let Some(sym) = section.symbols.iter().find(|y| y.global && y.insn == 0) {
         template.name = sym.name.chars().take(15).collect();
     }
-    let maps = create_maps(&obj).map_err(|m| (EXIT_KERNEL, m))?;
+    let maps = crate::timings::time("maps", || create_maps(&obj)).map_err(|m| (EXIT_KERNEL, m))?;
     let arming = Arming::create().map_err(|e| (EXIT_KERNEL, e.to_string()))?;
     let mut entries: Vec<(&str, i32)> = maps
         .iter()
@@ -181,16 +188,25 @@ fn load_and_run(
                 strict: args.strict,
                 threads: args.load_threads,
             };
-            let (a, via) = attach_multi(&template, &map_fds, &targets, &opts)
-                .map_err(|e| (EXIT_KERNEL, e.to_string()))?;
+            let (a, via) = crate::timings::time("attach_multi", || {
+                attach_multi(&template, &map_fds, &targets, &opts)
+            })
+            .map_err(|e| (EXIT_KERNEL, e.to_string()))?;
             if args.verbose {
                 eprintln!("strobe load: attached through {via:?}");
             }
             (a, vec![])
         }
     };
-    arming.arm().map_err(|e| (EXIT_KERNEL, e.to_string()))?;
+    crate::timings::time("arm", || arming.arm()).map_err(|e| (EXIT_KERNEL, e.to_string()))?;
     let armed_at = start.elapsed();
+    if args.verbose {
+        let phases = crate::timings::human(&crate::timings::phases());
+        eprintln!(
+            "strobe load: start → armed {:.3} s: {phases}",
+            armed_at.as_secs_f64()
+        );
+    }
     println!("{}", attached.summary_line());
     // The test-case runner starts its AFTER workloads when it sees this line.
     if std::env::var_os(crate::testkit::cases::NOTIFY_ATTACHED).is_some() {
@@ -225,7 +241,7 @@ fn load_and_run(
     let waited = detach(attached.into_objects(), detach_mode);
     if args.timings {
         eprintln!(
-            "{{\"targets\":{total},\"attached\":{n_attached},\"expand_s\":{:.4},\"load_attach_s\":{:.4},\"sum_load_s\":{:.4},\"sum_attach_s\":{:.4},\"start_to_armed_s\":{:.4},\"print_s\":{:.4},\"detach_wait_s\":{:.4},\"detach\":\"{}\",\"load_threads\":{}}}",
+            "{{\"targets\":{total},\"attached\":{n_attached},\"expand_s\":{:.4},\"load_attach_s\":{:.4},\"sum_load_s\":{:.4},\"sum_attach_s\":{:.4},\"start_to_armed_s\":{:.4},\"print_s\":{:.4},\"detach_wait_s\":{:.4},\"detach\":\"{}\",\"load_threads\":{},\"phases\":{}}}",
             expanded_at.as_secs_f64(),
             load_attach.as_secs_f64(),
             load_sum.as_secs_f64(),
@@ -234,7 +250,8 @@ fn load_and_run(
             printed.as_secs_f64(),
             waited.as_secs_f64(),
             args.detach,
-            args.load_threads
+            args.load_threads,
+            crate::timings::json(&crate::timings::phases())
         );
     }
     Ok(())

@@ -181,7 +181,10 @@ impl KernelInfo for HostKernel {
 
     fn kprobe_functions(&self) -> Option<Vec<(Option<String>, String)>> {
         let root = self.tracefs().ok()?.root().to_path_buf();
-        let text = std::fs::read_to_string(root.join("available_filter_functions")).ok()?;
+        let text = crate::timings::time("filter_functions", || {
+            std::fs::read_to_string(root.join("available_filter_functions"))
+        })
+        .ok()?;
         Some(
             text.lines()
                 .filter_map(|l| {

@@ -110,7 +110,7 @@ pub fn load_clones(
     let done = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let fatal: Mutex<Option<LoaderError>> = Mutex::new(None);
-    let (load_ns, attach_ns) = (AtomicU64::new(0), AtomicU64::new(0));
+    let (clone_ns, load_ns, attach_ns) = (AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0));
     let progress = Progress::new(opts.progress, targets.len(), template.attach.name());
 
     let mut outcomes: Vec<(usize, Outcome)> = std::thread::scope(|s| {
@@ -122,7 +122,8 @@ pub fn load_clones(
                     while !stop.load(Ordering::Relaxed) {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(t) = targets.get(i) else { break };
-                        match one(template, map_fds, i, t, &mut buf, (&load_ns, &attach_ns)) {
+                        let ns = (&clone_ns, &load_ns, &attach_ns);
+                        match one(template, map_fds, i, t, &mut buf, ns) {
                             Ok(o) => {
                                 if opts.strict && matches!(o, Outcome::Refused(_)) {
                                     stop.store(true, Ordering::Relaxed);
@@ -173,6 +174,11 @@ pub fn load_clones(
     res.elapsed = start.elapsed();
     res.load_time = Duration::from_nanos(load_ns.into_inner());
     res.attach_time = Duration::from_nanos(attach_ns.into_inner());
+    let n = targets.len() as u64;
+    crate::timings::record_n("clone", Duration::from_nanos(clone_ns.into_inner()), n);
+    crate::timings::record_n("load", res.load_time, n);
+    crate::timings::record_n("attach", res.attach_time, res.attached() as u64);
+    crate::timings::record("load_attach_wall", res.elapsed);
     Ok(res)
 }
 
@@ -183,8 +189,9 @@ fn one(
     i: usize,
     target: &CloneTarget,
     buf: &mut Vec<crate::asm::Insn>,
-    (load_ns, attach_ns): (&AtomicU64, &AtomicU64),
+    (clone_ns, load_ns, attach_ns): (&AtomicU64, &AtomicU64, &AtomicU64),
 ) -> Result<Outcome, LoaderError> {
+    let t0 = Instant::now();
     let values = TargetValues {
         index: i as u32,
         map_fds,
@@ -197,6 +204,7 @@ fn one(
         target: target.name.clone(),
         source,
     })?;
+    clone_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
     let refused = |stage, errno, reason| {
         Outcome::Refused(Refusal {
             index: i,

@@ -258,9 +258,11 @@ pub fn expand(
 
 /// `available_filter_functions` (names, sorted, module suffixes dropped), if readable.
 fn traceable_functions() -> Option<Vec<String>> {
-    let text = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
-        .iter()
-        .find_map(|d| std::fs::read_to_string(format!("{d}/available_filter_functions")).ok())?;
+    let text = crate::timings::time("filter_functions", || {
+        ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+            .iter()
+            .find_map(|d| std::fs::read_to_string(format!("{d}/available_filter_functions")).ok())
+    })?;
     Some(parse_filter_functions(&text))
 }
 
