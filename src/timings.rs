@@ -91,6 +91,30 @@ pub fn time<T>(name: &'static str, f: impl FnOnce() -> T) -> T {
     r
 }
 
+/// Records the time from [`Timer::new`] to its drop as phase `name` (for code with early
+/// returns).
+pub struct Timer {
+    name: &'static str,
+    start: Option<Instant>,
+}
+
+impl Timer {
+    pub fn new(name: &'static str) -> Timer {
+        Timer {
+            name,
+            start: enabled().then(Instant::now),
+        }
+    }
+}
+
+impl Drop for Timer {
+    fn drop(&mut self) {
+        if let Some(t) = self.start {
+            record(self.name, t.elapsed());
+        }
+    }
+}
+
 /// The phases recorded so far, in first-recorded order.
 pub fn phases() -> Vec<Phase> {
     TABLE.lock().unwrap_or_else(|p| p.into_inner()).clone()

@@ -17,6 +17,7 @@ fn read(path: &Path) -> Result<Bytes, BtfError> {
         path: path.to_path_buf(),
         source,
     };
+    let _t = crate::timings::Timer::new("btf_read");
     let file = std::fs::File::open(path).map_err(io)?;
     // Kernels since 6.16 let /sys/kernel/btf/vmlinux be mmapped (read-only pages of kernel
     // memory that never change), which saves copying 5+ MB; older ones refuse, so read.

@@ -127,12 +127,9 @@ fn load_and_run(
         None => section.name.replacen('/', ":", 1),
     };
     let spec = AttachSpec::parse(&attach).map_err(|e| (EXIT_USAGE, e.to_string()))?;
-    let expansion = crate::timings::time("expand", || {
-        expand(&spec, || {
-            crate::btf::KernelBtf::load().map_err(|e| e.to_string())
-        })
-    })
-    .map_err(|e| input(e.to_string()))?;
+    let kernel = crate::kernel::info::HostKernel::new();
+    let expansion = crate::timings::time("expand", || expand(&spec, &kernel))
+        .map_err(|e| input(e.to_string()))?;
     let expanded_at = start.elapsed();
     let ntargets = match &expansion {
         Expansion::Clones { targets, .. } => targets.len(),
@@ -170,9 +167,7 @@ fn load_and_run(
     let map_fds = map_fds_for(&template, &entries).map_err(|e| input(e.to_string()))?;
 
     let (attached, skipped): (Attached, Vec<(String, String)>) = match expansion {
-        Expansion::Clones {
-            targets, skipped, ..
-        } => {
+        Expansion::Clones { targets, skipped } => {
             let opts = LoadOptions {
                 threads: args.load_threads,
                 strict: args.strict,

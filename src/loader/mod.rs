@@ -26,7 +26,7 @@ mod report;
 pub mod symbols;
 
 pub use arming::Arming;
-pub use clones::{load_clones, map_fds_for, CloneTarget, LoadOptions};
+pub use clones::{load_clones, map_fds_for, module_btf_obj, CloneTarget, LoadOptions};
 pub use detach::{detach, detach_in_background, BackgroundDetach, DetachMode};
 pub use expand::{expand, AttachSpec, ExpandError, Expansion};
 pub use limits::{prepare_limits, LimitReport, DEFAULT_WARN_ABOVE};

@@ -308,6 +308,19 @@ pub struct LinkInfoRaw {
 }
 unsafe impl Pod for LinkInfoRaw {}
 
+/// `struct bpf_btf_info` (`name`, `name_len` and `kernel_btf` since 5.11).
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct BtfInfoRaw {
+    pub btf: u64,
+    pub btf_size: u32,
+    pub id: u32,
+    pub name: u64,
+    pub name_len: u32,
+    pub kernel_btf: u32,
+}
+unsafe impl Pod for BtfInfoRaw {}
+
 /// `struct perf_event_attr` as of PERF_ATTR_SIZE_VER8 (136 bytes). Bitfield flags are one
 /// `u64` (see [`crate::sys::perf::PerfFlags`]).
 #[repr(C)]

@@ -7,7 +7,7 @@
 # 2-insn program, no maps), when scripts/bench-attach put it in /bin. Runs of both alternate in
 # the same guest, so host load affects both alike. `detach_wait_s` is what the user waits at
 # exit: ~0 for background (a child closes the links after strobe returns).
-# BENCH_LARGE=1 in /etc/vmtest.env adds `*_read*` (~1000 targets) and the detach-mode runs.
+# BENCH_ROUNDS=N sets the rounds; BENCH_LARGE=1 in /etc/vmtest.env adds `*_read*` (~1000 targets) and the detach-mode runs.
 strobe=$1
 [ -f /etc/vmtest.env ] && . /etc/vmtest.env
 # Let a background detach finish before the next run: its closes take the same kernel locks
@@ -28,13 +28,21 @@ base() { # pattern
   echo "STROBE-BENCH loader=minload prog=nop pattern=$1 threads=1 detach=background $line"
   settle
 }
+# Rounds of the same interleaved runs (the host's load changes by the minute; compare the
+# medians): BENCH_ROUNDS (default 3) for vfs_*, one fewer (at least 1) for tcp_*, whose
+# background detach takes ~1 minute per run.
+rounds=${BENCH_ROUNDS:-3}
 for pat in 'vfs_*' 'tcp_*'; do
-  base "$pat"
-  run nop "$pat" 1 background
-  run count_all "$pat" 1 background
-  run count_all "$pat" 0 background
-  base "$pat"
-  run nop "$pat" 1 background
+  n=$rounds
+  [ "$pat" = 'tcp_*' ] && [ "$n" -gt 1 ] && n=$((n - 1))
+  r=0
+  while [ "$r" -lt "$n" ]; do
+    base "$pat"
+    run nop "$pat" 1 background
+    run count_all "$pat" 1 background
+    run count_all "$pat" 0 background
+    r=$((r + 1))
+  done
 done
 if [ "${BENCH_LARGE:-0}" = 1 ]; then
   run count_all 'vfs_*' 1 sequential
