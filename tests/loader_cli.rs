@@ -147,3 +147,58 @@ fn load_reports_bad_input_and_usage_with_distinct_exit_codes() {
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("no raw tracepoint matches"), "{err}");
 }
+
+#[test]
+fn load_pin_keeps_links_attached_after_exit_until_the_pins_are_removed() {
+    let test = "load_pin_keeps_links_attached_after_exit_until_the_pins_are_removed";
+    if !loader_common::can_bpf(test) {
+        return;
+    }
+    let bpffs = std::path::Path::new("/sys/fs/bpf");
+    if !bpffs.is_dir() || strobe::sys::pin::get_pinned(bpffs).is_ok() {
+        // get_pinned on the mount point itself fails on bpffs (a directory is no object).
+        strobe::testkit::skip(test, "/sys/fs/bpf is not a bpffs mount");
+        return;
+    }
+    let dir = bpffs.join(format!("strobe_pin_test_{}", std::process::id()));
+    let out = Command::new(STROBE)
+        .args(["load", PROG, "--attach", "rawtracepoint:sys_e*", "--pin"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("Pinned 4 objects under"), "{stdout}");
+    for link in ["sys_enter", "sys_exit"] {
+        assert!(dir.join("links").join(link).exists(), "{link}");
+    }
+    // strobe has exited: the pinned map still counts syscalls through the pinned links.
+    let map =
+        strobe::sys::Map::from_fd(strobe::sys::pin::get_pinned(&dir.join("maps/counts")).unwrap())
+            .unwrap();
+    let read = || {
+        let mut v = [0u8; 8];
+        map.lookup(&0u32.to_ne_bytes(), &mut v).unwrap();
+        u64::from_ne_bytes(v)
+    };
+    let before = read();
+    for _ in 0..20 {
+        let _ = std::fs::metadata("/");
+    }
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let after = read();
+    assert!(after > before, "{before} → {after}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    // The links are gone with their pins: the count stops (the map lives on through `map`).
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let stopped = read();
+    for _ in 0..20 {
+        let _ = std::fs::metadata("/");
+    }
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_eq!(read(), stopped);
+}

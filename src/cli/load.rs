@@ -14,7 +14,7 @@
 //! Exit codes: 0, 1 bad input, 2 usage, 3 the kernel refused (nothing attached, or `--strict`).
 
 use std::ffi::OsString;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -24,9 +24,9 @@ use super::{EXIT_INPUT, EXIT_KERNEL, EXIT_OK, EXIT_USAGE};
 use crate::asm::{Object, Section};
 use crate::diag::SourceFile;
 use crate::loader::{
-    attach_multi, detach, expand, load_clones, map_fds_for, prepare_limits, progress_wanted,
-    Arming, AttachSpec, Attached, DetachMode, Expansion, LoadOptions, MultiOptions,
-    DEFAULT_WARN_ABOVE,
+    attach_multi, detach, expand, load_clones, map_fds_for, pin_objects, prepare_limits,
+    progress_wanted, Arming, AttachSpec, Attached, DetachMode, Expansion, LoadOptions,
+    MultiOptions, DEFAULT_WARN_ABOVE,
 };
 use crate::sys::{Map, MapCreateOptions, MapFlags, MapType};
 use crate::template::Template;
@@ -70,6 +70,10 @@ struct Args {
     /// Print a JSON line of timings on stderr at exit.
     #[arg(long)]
     timings: bool,
+    /// Pin the maps (DIR/maps/NAME) and links (DIR/links/TARGET) in this bpffs directory and
+    /// exit at once, leaving the programs attached (remove the pins to detach).
+    #[arg(long, value_name = "DIR")]
+    pin: Option<PathBuf>,
 }
 
 pub fn run(args: &[OsString]) -> i32 {
@@ -220,6 +224,18 @@ fn load_and_run(
             EXIT_KERNEL,
             format!("{} targets skipped (--strict)", skipped.len()),
         ));
+    }
+    if let Some(dir) = &args.pin {
+        let mut pins: Vec<(&str, std::os::fd::BorrowedFd<'_>)> =
+            maps.iter().map(|(n, m)| (n.as_str(), m.as_fd())).collect();
+        pins.push((crate::template::ARM_MAP_NAME, arming.map().as_fd()));
+        let n = pin_objects(dir, &pins, &attached).map_err(|e| (EXIT_KERNEL, e.to_string()))?;
+        println!(
+            "Pinned {n} objects under {}; remove them to detach",
+            dir.display()
+        );
+        // Closing our fds now leaves the pinned links attached and the maps alive.
+        return Ok(());
     }
 
     wait_for_exit(sigs, args.duration.map(Duration::from_secs_f64));

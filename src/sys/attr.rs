@@ -151,6 +151,16 @@ pub struct GetIdAttr {
 }
 unsafe impl Pod for GetIdAttr {}
 
+/// BPF_OBJ_PIN / BPF_OBJ_GET.
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ObjPinAttr {
+    pub pathname: u64,
+    pub bpf_fd: u32,
+    pub file_flags: u32,
+}
+unsafe impl Pod for ObjPinAttr {}
+
 /// BPF_OBJ_GET_INFO_BY_FD.
 #[repr(C)]
 #[derive(Debug, Default, Clone, Copy)]
