@@ -255,6 +255,12 @@ impl Btf {
         rest.get(..end)
     }
 
+    /// The string at any offset of the string space (e.g. `.BTF.ext`'s section names and CO-RE
+    /// access strings), `None` when the offset does not start a string.
+    pub fn string_at(&self, off: u32) -> Option<&str> {
+        self.str_start_ok(off).then(|| self.str_at(off))
+    }
+
     /// The string at a validated name offset; "" if (impossibly) invalid.
     #[inline]
     fn str_at(&self, off: u32) -> &str {

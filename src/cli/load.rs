@@ -9,8 +9,9 @@
 //! function); then detach, in a background child by default so the prompt comes back at once.
 //! With `--timings`, one JSON line on stderr: start → armed, results, and detach wait.
 //!
-//! The object's maps are created once and shared by all clones. Not done yet: CO-RE
-//! relocations (objects must not need them), global data sections, `--pin`.
+//! The object's maps are created once and shared by all clones; CO-RE relocations of clang
+//! objects are resolved against the kernel's BTF ([`crate::loader::co_re`]); `--pin DIR` pins
+//! maps and links and exits, leaving the programs attached. Not done yet: global data sections.
 //! Exit codes: 0, 1 bad input, 2 usage, 3 the kernel refused (nothing attached, or `--strict`).
 
 use std::ffi::OsString;
@@ -124,14 +125,19 @@ fn load_and_run(
     sigs: &libc::sigset_t,
 ) -> Result<(), Failure> {
     let input = |m: String| (EXIT_INPUT, m);
-    let obj = crate::timings::time("read_object", || read_object(&args.object)).map_err(input)?;
+    let bytes = std::fs::read(&args.object)
+        .map_err(|e| input(format!("cannot read {}: {e}", args.object.display())))?;
+    let obj =
+        crate::timings::time("read_object", || read_object(&args.object, &bytes)).map_err(input)?;
     let section = pick_section(&obj, args.prog.as_deref()).map_err(input)?;
+    let kernel = crate::kernel::info::HostKernel::new();
+    let relocated = relocate_core(&bytes, section, &kernel).map_err(input)?;
+    let section = relocated.as_ref().unwrap_or(section);
     let attach = match &args.attach {
         Some(a) => a.clone(),
         None => section.name.replacen('/', ":", 1),
     };
     let spec = AttachSpec::parse(&attach).map_err(|e| (EXIT_USAGE, e.to_string()))?;
-    let kernel = crate::kernel::info::HostKernel::new();
     let expansion = crate::timings::time("expand", || expand(&spec, &kernel))
         .map_err(|e| input(e.to_string()))?;
     let expanded_at = start.elapsed();
@@ -268,12 +274,36 @@ fn load_and_run(
     Ok(())
 }
 
-fn read_object(path: &PathBuf) -> Result<Object, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    if bytes.starts_with(b"\x7fELF") {
-        return crate::elf::read_object(&bytes).map_err(|e| format!("{}: {e}", path.display()));
+/// `section` with its CO-RE relocations applied against the kernel's BTF, or `None` when the
+/// object has none for it (assembler text, objects without `.BTF.ext` CO-RE records).
+fn relocate_core(
+    bytes: &[u8],
+    section: &Section,
+    kernel: &crate::kernel::info::HostKernel,
+) -> Result<Option<Section>, String> {
+    use crate::kernel::info::KernelInfo;
+    if !bytes.starts_with(b"\x7fELF") {
+        return Ok(None);
     }
-    let text = String::from_utf8(bytes).map_err(|_| {
+    let Some((local, relos)) =
+        crate::loader::co_re::section_relos(bytes, &section.name).map_err(|e| e.to_string())?
+    else {
+        return Ok(None);
+    };
+    let target = kernel.btf(None).map_err(|e| e.to_string())?;
+    let mut s = section.clone();
+    crate::timings::time("co_re", || {
+        crate::loader::co_re::apply(&mut s.insns, &local, &relos, &target)
+    })
+    .map_err(|e| format!("section {}: {e}", section.name))?;
+    Ok(Some(s))
+}
+
+fn read_object(path: &std::path::Path, bytes: &[u8]) -> Result<Object, String> {
+    if bytes.starts_with(b"\x7fELF") {
+        return crate::elf::read_object(bytes).map_err(|e| format!("{}: {e}", path.display()));
+    }
+    let text = String::from_utf8(bytes.to_vec()).map_err(|_| {
         format!(
             "{}: neither an ELF object nor assembler text",
             path.display()

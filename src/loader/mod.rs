@@ -17,6 +17,7 @@
 
 mod arming;
 mod clones;
+pub mod co_re;
 mod detach;
 pub mod expand;
 mod limits;

@@ -4,7 +4,8 @@
 #   STROBE-BENCH loader=L prog=P pattern=P threads=N detach=MODE {timings JSON}
 # loader=strobe runs `strobe load --timings` (threads 0 = one loader thread per CPU);
 # loader=minload runs the C baseline (tests/vm/loader/minload.c: sequential load + attach of a
-# 2-insn program, no maps), when scripts/bench-attach put it in /bin. Runs of both alternate in
+# 2-insn program, no maps), when scripts/bench-attach put it in /bin; loader=minload-name is the
+# same in strobe's attach order (by name) instead of BTF id order. Runs of both alternate in
 # the same guest, so host load affects both alike. `detach_wait_s` is what the user waits at
 # exit: ~0 for background (a child closes the links after strobe returns).
 # BENCH_ROUNDS=N sets the rounds; BENCH_LARGE=1 in /etc/vmtest.env adds `*_read*` (~1000 targets) and the detach-mode runs.
@@ -22,10 +23,10 @@ run() { # prog pattern threads detach
   echo "STROBE-BENCH loader=strobe prog=$1 pattern=$2 threads=$3 detach=$4 $line"
   settle
 }
-base() { # pattern
+base() { # pattern [name]
   command -v minload >/dev/null || return 0
-  line=$(minload "$1")
-  echo "STROBE-BENCH loader=minload prog=nop pattern=$1 threads=1 detach=background $line"
+  line=$(minload "$1" $2)
+  echo "STROBE-BENCH loader=minload${2:+-$2} prog=nop pattern=$1 threads=1 detach=background $line"
   settle
 }
 # Rounds of the same interleaved runs (the host's load changes by the minute; compare the
@@ -39,6 +40,7 @@ for pat in 'vfs_*' 'tcp_*'; do
   while [ "$r" -lt "$n" ]; do
     base "$pat"
     run nop "$pat" 1 background
+    base "$pat" name
     run count_all "$pat" 1 background
     run count_all "$pat" 0 background
     r=$((r + 1))

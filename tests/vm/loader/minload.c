@@ -4,7 +4,8 @@
  * it (zig cc, static musl) and tests/vm/loader/bench-attach.sh runs it beside `strobe load` in
  * the same guest, so host load affects both alike.
  *
- * usage: minload PATTERN        (fnmatch pattern over vmlinux BTF FUNC names, e.g. 'vfs_*')
+ * usage: minload PATTERN [name] (fnmatch pattern over vmlinux BTF FUNC names, e.g. 'vfs_*';
+ *                               `name`: attach in name order, as strobe does, not BTF id order)
  * Prints one JSON line: targets, attached, btf_s (read + scan vmlinux BTF), load_s and
  * attach_s (sums over targets), start_to_attached_s. Then it forks: the child closes the links
  * (each fentry detach waits for an RCU-tasks grace period) while the parent returns at once.
@@ -35,6 +36,13 @@ static long sys_bpf(int cmd, union bpf_attr *attr) {
   return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
 }
 
+static const char *g_strs;
+static uint32_t *g_name_of; /* name offset per BTF id */
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(g_strs + g_name_of[*(const uint32_t *)a], g_strs + g_name_of[*(const uint32_t *)b]);
+}
+
 static uint32_t u32at(const unsigned char *p) {
   uint32_t v;
   memcpy(&v, p, 4);
@@ -58,8 +66,8 @@ static long extra_len(uint32_t kind, uint32_t vlen) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s PATTERN\n", argv[0]);
+  if (argc != 2 && argc != 3) {
+    fprintf(stderr, "usage: %s PATTERN [name]\n", argv[0]);
     return 2;
   }
   double t0 = now();
@@ -84,14 +92,20 @@ int main(int argc, char **argv) {
   uint32_t *ids = malloc(sizeof(uint32_t) * 65536);
   size_t nids = 0, idcap = 65536;
   uint32_t id = 1;
+  g_name_of = malloc(sizeof(uint32_t) * (type_len / 12 + 2));
   for (size_t off = 0; off + 12 <= type_len; id++) {
     uint32_t name = u32at(types + off), info = u32at(types + off + 4);
+    g_name_of[id] = name;
     uint32_t kind = (info >> 24) & 0x1f, vlen = info & 0xffff;
     if (kind == 12 && fnmatch(argv[1], strs + name, 0) == 0) {
       if (nids == idcap) ids = realloc(ids, sizeof(uint32_t) * (idcap *= 2));
       ids[nids++] = id;
     }
     off += 12 + extra_len(kind, vlen);
+  }
+  if (argc == 3 && strcmp(argv[2], "name") == 0) {
+    g_strs = strs;
+    qsort(ids, nids, sizeof(uint32_t), by_name);
   }
   double t_btf = now();
 
