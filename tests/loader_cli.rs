@@ -202,3 +202,54 @@ fn load_pin_keeps_links_attached_after_exit_until_the_pins_are_removed() {
     std::thread::sleep(std::time::Duration::from_millis(50));
     assert_eq!(read(), stopped);
 }
+
+#[test]
+fn timings_break_start_to_armed_into_phases_for_scripts_and_load() {
+    let test = "timings_break_start_to_armed_into_phases_for_scripts_and_load";
+    if !loader_common::can_bpf(test) {
+        return;
+    }
+    let out = Command::new(STROBE)
+        .args([
+            "-e",
+            "interval:ms:50 { @n = count(); exit(); } rawtracepoint:sys_enter { @s = count(); }",
+        ])
+        .env("STROBE_TIMINGS", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("{\"start_to_armed_s\":"))
+        .unwrap_or_else(|| panic!("no timings line: {stderr}"));
+    for phase in [
+        "\"parse_s\":",
+        "\"check_s\":",
+        "\"lower_s\":",
+        "\"btf_read_s\":",
+        "\"arm_s\":",
+    ] {
+        assert!(line.contains(phase), "{phase} missing: {line}");
+    }
+    let out = Command::new(STROBE)
+        .args([
+            "load",
+            PROG,
+            "--attach",
+            "rawtracepoint:sys_e*",
+            "--duration",
+            "0",
+        ])
+        .args(["-v", "--load-threads", "2"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("strobe load: start → armed "))
+        .unwrap_or_else(|| panic!("no timings line: {stderr}"));
+    assert!(line.contains("load ") && line.contains("(2×)"), "{line}");
+    assert!(line.contains("attach "), "{line}");
+}
