@@ -21,3 +21,4 @@ pub mod sys;
 pub mod template;
 #[doc(hidden)]
 pub mod testkit;
+pub mod timings;

@@ -76,8 +76,10 @@ impl Btf {
         keyed.into_iter().map(|(_, _, e)| e).collect()
     }
 
-    pub(super) fn build_func_index(&self) -> Vec<FuncEntry> {
-        self.build_index(|k| k == Kind::Func)
+    fn funcs_index(&self) -> &[FuncEntry] {
+        self.funcs.get_or_init(|| {
+            crate::timings::time("btf_func_index", || self.build_index(|k| k == Kind::Func))
+        })
     }
 
     fn names_index(&self) -> &[FuncEntry] {
@@ -94,8 +96,9 @@ impl Btf {
 
     /// The id of the function called `name` (own first, then the base's).
     pub fn find_func(&self, name: &str) -> Option<u32> {
-        let r = self.equal_range(&self.funcs, name);
-        match self.funcs.get(r.start) {
+        let funcs = self.funcs_index();
+        let r = self.equal_range(funcs, name);
+        match funcs.get(r.start) {
             Some(e) if !r.is_empty() => Some(e.id),
             _ => self.base.as_ref()?.find_func(name),
         }
@@ -103,32 +106,76 @@ impl Btf {
 
     /// Every own function called `name` (static functions of different files may share one).
     pub fn find_funcs<'a>(&'a self, name: &str) -> impl Iterator<Item = u32> + 'a {
-        let r = self.equal_range(&self.funcs, name);
-        self.funcs[r].iter().map(|e| e.id)
+        let funcs = self.funcs_index();
+        let r = self.equal_range(funcs, name);
+        funcs[r].iter().map(|e| e.id)
     }
 
     /// Number of own FUNC entries with a name.
     pub fn func_count(&self) -> usize {
-        self.funcs.len()
+        self.funcs_index().len()
     }
 
     /// Own functions as (name, id), sorted by name.
     pub fn funcs(&self) -> impl Iterator<Item = (&str, u32)> + '_ {
-        self.funcs.iter().map(move |e| (self.entry_name(e), e.id))
+        self.funcs_index()
+            .iter()
+            .map(move |e| (self.entry_name(e), e.id))
     }
 
-    /// Own functions whose names match `glob`, as (name, id) sorted by name.
+    /// Own functions whose names match `glob`, as (name, id) sorted by name (then id). Uses
+    /// the name index when an exact lookup has built it; otherwise one pass over the type
+    /// records, comparing the literal prefix in place before matching the rest.
     pub fn funcs_matching<'a>(
         &'a self,
         glob: &'a Glob,
     ) -> impl Iterator<Item = (&'a str, u32)> + 'a {
         let prefix = glob.literal_prefix();
-        let lo = self.funcs.partition_point(|e| self.entry_name(e) < prefix);
-        let hi = lo + self.funcs[lo..].partition_point(|e| self.entry_name(e).starts_with(prefix));
-        self.funcs[lo..hi]
-            .iter()
-            .map(move |e| (self.entry_name(e), e.id))
-            .filter(move |(n, _)| glob.matches(n))
+        let found: Vec<(&str, u32)> = match self.funcs.get() {
+            Some(funcs) => {
+                let lo = funcs.partition_point(|e| self.entry_name(e) < prefix);
+                let hi =
+                    lo + funcs[lo..].partition_point(|e| self.entry_name(e).starts_with(prefix));
+                funcs[lo..hi]
+                    .iter()
+                    .map(|e| (self.entry_name(e), e.id))
+                    .filter(|(n, _)| glob.matches(n))
+                    .collect()
+            }
+            None => {
+                let b: &[u8] = &self.bytes;
+                let mut v: Vec<(&str, u32)> = Vec::new();
+                for (i, &off) in self.offsets.iter().enumerate() {
+                    let off = off as usize;
+                    if info_kind(u32_at(b, off + 4)) != Kind::Func as u32 {
+                        continue;
+                    }
+                    let name_off = u32_at(b, off);
+                    if name_off == 0 || !self.name_starts_with(name_off, prefix.as_bytes()) {
+                        continue;
+                    }
+                    let name = self.str_at(name_off);
+                    if !name.is_empty() && glob.matches(name) {
+                        v.push((name, self.first_id + i as u32));
+                    }
+                }
+                v.sort_unstable();
+                v
+            }
+        };
+        found.into_iter()
+    }
+
+    /// Whether the string at logical offset `off` starts with `prefix`, without measuring it.
+    fn name_starts_with(&self, off: u32, prefix: &[u8]) -> bool {
+        if off < self.str_base {
+            return self.str_at(off).as_bytes().starts_with(prefix);
+        }
+        let local = (off - self.str_base) as usize;
+        self.own_strs()
+            .as_bytes()
+            .get(local..local + prefix.len())
+            .is_some_and(|s| s == prefix)
     }
 
     /// The id of the type of kind `kind` called `name` (own first, then the base's). For

@@ -17,6 +17,7 @@ fn read(path: &Path) -> Result<Bytes, BtfError> {
         path: path.to_path_buf(),
         source,
     };
+    let _t = crate::timings::Timer::new("btf_read");
     let file = std::fs::File::open(path).map_err(io)?;
     // Kernels since 6.16 let /sys/kernel/btf/vmlinux be mmapped (read-only pages of kernel
     // memory that never change), which saves copying 5+ MB; older ones refuse, so read.
@@ -90,7 +91,8 @@ pub struct KernelBtf {
 impl KernelBtf {
     /// Parses vmlinux BTF.
     pub fn load() -> Result<KernelBtf, BtfError> {
-        Ok(KernelBtf::with_vmlinux(Arc::new(Btf::from_vmlinux()?)))
+        let vmlinux = crate::timings::time("btf_parse", Btf::from_vmlinux)?;
+        Ok(KernelBtf::with_vmlinux(Arc::new(vmlinux)))
     }
 
     /// Wraps an already parsed vmlinux BTF (tests use a synthetic one).
@@ -111,7 +113,10 @@ impl KernelBtf {
         if let Some(m) = cache.get(name) {
             return Ok(m.clone());
         }
-        let m = Arc::new(Btf::from_module(name, &self.vmlinux)?);
+        let m = crate::timings::time("btf_parse_modules", || {
+            Btf::from_module(name, &self.vmlinux)
+        })?;
+        let m = Arc::new(m);
         cache.insert(name.to_string(), m.clone());
         Ok(m)
     }

@@ -82,8 +82,9 @@ pub struct Btf {
     /// Length of the base's logical string space: offsets below it are the base's strings.
     str_base: u32,
     base: Option<Arc<Btf>>,
-    /// Own FUNC entries sorted by name.
-    funcs: Vec<FuncEntry>,
+    /// Own FUNC entries sorted by name, built on first exact-name lookup (a wildcard alone
+    /// scans instead: in a TCG guest sorting 56k names cost more than the rest of the parse).
+    funcs: OnceLock<Vec<FuncEntry>>,
     /// Own named non-FUNC types sorted by (name, kind), built on first use.
     names: OnceLock<Vec<FuncEntry>>,
 }
@@ -93,7 +94,7 @@ impl std::fmt::Debug for Btf {
         f.debug_struct("Btf")
             .field("first_id", &self.first_id)
             .field("types", &self.offsets.len())
-            .field("funcs", &self.funcs.len())
+            .field("funcs", &self.funcs.get().map(Vec::len))
             .field("split", &self.base.is_some())
             .finish()
     }
@@ -121,7 +122,7 @@ impl Btf {
         }
         let hdr = Header::parse(&bytes)?;
         let strs = &bytes[hdr.strs.0..hdr.strs.1];
-        if let Err(e) = std::str::from_utf8(strs) {
+        if let Err(e) = crate::timings::time("btf_utf8", || std::str::from_utf8(strs)) {
             return Err(BtfError::StringsNotUtf8 {
                 offset: e.valid_up_to(),
             });
@@ -139,13 +140,12 @@ impl Btf {
             first_id,
             str_base,
             base,
-            funcs: Vec::new(),
+            funcs: OnceLock::new(),
             names: OnceLock::new(),
             bytes: Bytes::Owned(Vec::new()),
         };
         btf.bytes = bytes;
-        btf.index_types(hdr.types)?;
-        btf.funcs = btf.build_func_index();
+        crate::timings::time("btf_walk", || btf.index_types(hdr.types))?;
         Ok(btf)
     }
 
@@ -253,6 +253,12 @@ impl Btf {
             Err(_) => rest.len(),
         };
         rest.get(..end)
+    }
+
+    /// The string at any offset of the string space (e.g. `.BTF.ext`'s section names and CO-RE
+    /// access strings), `None` when the offset does not start a string.
+    pub fn string_at(&self, off: u32) -> Option<&str> {
+        self.str_start_ok(off).then(|| self.str_at(off))
     }
 
     /// The string at a validated name offset; "" if (impossibly) invalid.

@@ -568,3 +568,30 @@ fn btf_is_shareable_across_threads() {
     assert_send_sync::<Btf>();
     assert_send_sync::<KernelBtf>();
 }
+
+#[test]
+fn wildcard_scan_before_the_name_index_equals_the_indexed_lookup() {
+    let Ok(scanned) = Btf::from_vmlinux() else {
+        crate::testkit::skip(
+            "wildcard_scan_before_the_name_index_equals_the_indexed_lookup",
+            "no /sys/kernel/btf/vmlinux",
+        );
+        return;
+    };
+    let indexed = Btf::from_vmlinux().unwrap();
+    assert!(indexed.find_func("vfs_read").is_some());
+    for pat in [
+        "vfs_*",
+        "*_read*",
+        "tcp_v4_*",
+        "vfs_read",
+        "strobe_no_such_*",
+        "*",
+    ] {
+        let g = Glob::new(pat).unwrap();
+        let a: Vec<_> = scanned.funcs_matching(&g).collect();
+        let b: Vec<_> = indexed.funcs_matching(&g).collect();
+        assert_eq!(a, b, "{pat}");
+        assert!(pat.starts_with("strobe_") || !a.is_empty(), "{pat}");
+    }
+}

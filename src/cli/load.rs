@@ -9,12 +9,13 @@
 //! function); then detach, in a background child by default so the prompt comes back at once.
 //! With `--timings`, one JSON line on stderr: start → armed, results, and detach wait.
 //!
-//! The object's maps are created once and shared by all clones. Not done yet: CO-RE
-//! relocations (objects must not need them), global data sections, `--pin`.
+//! The object's maps are created once and shared by all clones; CO-RE relocations of clang
+//! objects are resolved against the kernel's BTF ([`crate::loader::co_re`]); `--pin DIR` pins
+//! maps and links and exits, leaving the programs attached. Not done yet: global data sections.
 //! Exit codes: 0, 1 bad input, 2 usage, 3 the kernel refused (nothing attached, or `--strict`).
 
 use std::ffi::OsString;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -24,9 +25,9 @@ use super::{EXIT_INPUT, EXIT_KERNEL, EXIT_OK, EXIT_USAGE};
 use crate::asm::{Object, Section};
 use crate::diag::SourceFile;
 use crate::loader::{
-    attach_multi, detach, expand, load_clones, map_fds_for, prepare_limits, progress_wanted,
-    Arming, AttachSpec, Attached, DetachMode, Expansion, LoadOptions, MultiOptions,
-    DEFAULT_WARN_ABOVE,
+    attach_multi, detach, expand, load_clones, map_fds_for, pin_objects, prepare_limits,
+    progress_wanted, Arming, AttachSpec, Attached, DetachMode, Expansion, LoadOptions,
+    MultiOptions, DEFAULT_WARN_ABOVE,
 };
 use crate::sys::{Map, MapCreateOptions, MapFlags, MapType};
 use crate::template::Template;
@@ -70,10 +71,15 @@ struct Args {
     /// Print a JSON line of timings on stderr at exit.
     #[arg(long)]
     timings: bool,
+    /// Pin the maps (DIR/maps/NAME) and links (DIR/links/TARGET) in this bpffs directory and
+    /// exit at once, leaving the programs attached (remove the pins to detach).
+    #[arg(long, value_name = "DIR")]
+    pin: Option<PathBuf>,
 }
 
 pub fn run(args: &[OsString]) -> i32 {
     let start = Instant::now();
+    crate::timings::mark_start();
     let args = match Args::try_parse_from(
         std::iter::once(OsString::from("strobe load")).chain(args.iter().cloned()),
     ) {
@@ -97,6 +103,10 @@ pub fn run(args: &[OsString]) -> i32 {
     // Block SIGINT/SIGTERM before any thread starts, so every thread inherits the mask and
     // the main thread receives them with sigtimedwait.
     let sigs = block_signals();
+    if args.timings || args.verbose {
+        crate::timings::enable();
+    }
+    crate::timings::enable_from_env();
     match load_and_run(&args, detach_mode, start, &sigs) {
         Ok(()) => EXIT_OK,
         Err((code, msg)) => {
@@ -115,17 +125,21 @@ fn load_and_run(
     sigs: &libc::sigset_t,
 ) -> Result<(), Failure> {
     let input = |m: String| (EXIT_INPUT, m);
-    let obj = read_object(&args.object).map_err(input)?;
+    let bytes = std::fs::read(&args.object)
+        .map_err(|e| input(format!("cannot read {}: {e}", args.object.display())))?;
+    let obj =
+        crate::timings::time("read_object", || read_object(&args.object, &bytes)).map_err(input)?;
     let section = pick_section(&obj, args.prog.as_deref()).map_err(input)?;
+    let kernel = crate::kernel::info::HostKernel::new();
+    let relocated = relocate_core(&bytes, section, &kernel).map_err(input)?;
+    let section = relocated.as_ref().unwrap_or(section);
     let attach = match &args.attach {
         Some(a) => a.clone(),
         None => section.name.replacen('/', ":", 1),
     };
     let spec = AttachSpec::parse(&attach).map_err(|e| (EXIT_USAGE, e.to_string()))?;
-    let expansion = expand(&spec, || {
-        crate::btf::KernelBtf::load().map_err(|e| e.to_string())
-    })
-    .map_err(|e| input(e.to_string()))?;
+    let expansion = crate::timings::time("expand", || expand(&spec, &kernel))
+        .map_err(|e| input(e.to_string()))?;
     let expanded_at = start.elapsed();
     let ntargets = match &expansion {
         Expansion::Clones { targets, .. } => targets.len(),
@@ -153,7 +167,7 @@ fn load_and_run(
     if let Some(sym) = section.symbols.iter().find(|y| y.global && y.insn == 0) {
         template.name = sym.name.chars().take(15).collect();
     }
-    let maps = create_maps(&obj).map_err(|m| (EXIT_KERNEL, m))?;
+    let maps = crate::timings::time("maps", || create_maps(&obj)).map_err(|m| (EXIT_KERNEL, m))?;
     let arming = Arming::create().map_err(|e| (EXIT_KERNEL, e.to_string()))?;
     let mut entries: Vec<(&str, i32)> = maps
         .iter()
@@ -163,9 +177,7 @@ fn load_and_run(
     let map_fds = map_fds_for(&template, &entries).map_err(|e| input(e.to_string()))?;
 
     let (attached, skipped): (Attached, Vec<(String, String)>) = match expansion {
-        Expansion::Clones {
-            targets, skipped, ..
-        } => {
+        Expansion::Clones { targets, skipped } => {
             let opts = LoadOptions {
                 threads: args.load_threads,
                 strict: args.strict,
@@ -181,16 +193,25 @@ fn load_and_run(
                 strict: args.strict,
                 threads: args.load_threads,
             };
-            let (a, via) = attach_multi(&template, &map_fds, &targets, &opts)
-                .map_err(|e| (EXIT_KERNEL, e.to_string()))?;
+            let (a, via) = crate::timings::time("attach_multi", || {
+                attach_multi(&template, &map_fds, &targets, &opts)
+            })
+            .map_err(|e| (EXIT_KERNEL, e.to_string()))?;
             if args.verbose {
                 eprintln!("strobe load: attached through {via:?}");
             }
             (a, vec![])
         }
     };
-    arming.arm().map_err(|e| (EXIT_KERNEL, e.to_string()))?;
+    crate::timings::time("arm", || arming.arm()).map_err(|e| (EXIT_KERNEL, e.to_string()))?;
     let armed_at = start.elapsed();
+    if args.verbose {
+        let phases = crate::timings::human(&crate::timings::phases());
+        eprintln!(
+            "strobe load: start → armed {:.3} s: {phases}",
+            armed_at.as_secs_f64()
+        );
+    }
     println!("{}", attached.summary_line());
     // The test-case runner starts its AFTER workloads when it sees this line.
     if std::env::var_os(crate::testkit::cases::NOTIFY_ATTACHED).is_some() {
@@ -210,6 +231,18 @@ fn load_and_run(
             format!("{} targets skipped (--strict)", skipped.len()),
         ));
     }
+    if let Some(dir) = &args.pin {
+        let mut pins: Vec<(&str, std::os::fd::BorrowedFd<'_>)> =
+            maps.iter().map(|(n, m)| (n.as_str(), m.as_fd())).collect();
+        pins.push((crate::template::ARM_MAP_NAME, arming.map().as_fd()));
+        let n = pin_objects(dir, &pins, &attached).map_err(|e| (EXIT_KERNEL, e.to_string()))?;
+        println!(
+            "Pinned {n} objects under {}; remove them to detach",
+            dir.display()
+        );
+        // Closing our fds now leaves the pinned links attached and the maps alive.
+        return Ok(());
+    }
 
     wait_for_exit(sigs, args.duration.map(Duration::from_secs_f64));
 
@@ -225,7 +258,7 @@ fn load_and_run(
     let waited = detach(attached.into_objects(), detach_mode);
     if args.timings {
         eprintln!(
-            "{{\"targets\":{total},\"attached\":{n_attached},\"expand_s\":{:.4},\"load_attach_s\":{:.4},\"sum_load_s\":{:.4},\"sum_attach_s\":{:.4},\"start_to_armed_s\":{:.4},\"print_s\":{:.4},\"detach_wait_s\":{:.4},\"detach\":\"{}\",\"load_threads\":{}}}",
+            "{{\"targets\":{total},\"attached\":{n_attached},\"expand_s\":{:.4},\"load_attach_s\":{:.4},\"sum_load_s\":{:.4},\"sum_attach_s\":{:.4},\"start_to_armed_s\":{:.4},\"print_s\":{:.4},\"detach_wait_s\":{:.4},\"detach\":\"{}\",\"load_threads\":{},\"phases\":{}}}",
             expanded_at.as_secs_f64(),
             load_attach.as_secs_f64(),
             load_sum.as_secs_f64(),
@@ -234,18 +267,43 @@ fn load_and_run(
             printed.as_secs_f64(),
             waited.as_secs_f64(),
             args.detach,
-            args.load_threads
+            args.load_threads,
+            crate::timings::json(&crate::timings::phases())
         );
     }
     Ok(())
 }
 
-fn read_object(path: &PathBuf) -> Result<Object, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    if bytes.starts_with(b"\x7fELF") {
-        return crate::elf::read_object(&bytes).map_err(|e| format!("{}: {e}", path.display()));
+/// `section` with its CO-RE relocations applied against the kernel's BTF, or `None` when the
+/// object has none for it (assembler text, objects without `.BTF.ext` CO-RE records).
+fn relocate_core(
+    bytes: &[u8],
+    section: &Section,
+    kernel: &crate::kernel::info::HostKernel,
+) -> Result<Option<Section>, String> {
+    use crate::kernel::info::KernelInfo;
+    if !bytes.starts_with(b"\x7fELF") {
+        return Ok(None);
     }
-    let text = String::from_utf8(bytes).map_err(|_| {
+    let Some((local, relos)) =
+        crate::loader::co_re::section_relos(bytes, &section.name).map_err(|e| e.to_string())?
+    else {
+        return Ok(None);
+    };
+    let target = kernel.btf(None).map_err(|e| e.to_string())?;
+    let mut s = section.clone();
+    crate::timings::time("co_re", || {
+        crate::loader::co_re::apply(&mut s.insns, &local, &relos, &target)
+    })
+    .map_err(|e| format!("section {}: {e}", section.name))?;
+    Ok(Some(s))
+}
+
+fn read_object(path: &std::path::Path, bytes: &[u8]) -> Result<Object, String> {
+    if bytes.starts_with(b"\x7fELF") {
+        return crate::elf::read_object(bytes).map_err(|e| format!("{}: {e}", path.display()));
+    }
+    let text = String::from_utf8(bytes.to_vec()).map_err(|_| {
         format!(
             "{}: neither an ELF object nor assembler text",
             path.display()

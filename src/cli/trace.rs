@@ -171,6 +171,7 @@ pub fn run(args: &[OsString]) -> i32 {
 }
 
 fn run_on_this_thread(args: &[OsString]) -> i32 {
+    crate::timings::mark_start();
     // The main thread blocks the runtime's signals (see `run`); until this thread runs a
     // script, Ctrl-C keeps its default meaning here.
     super::trace_run::unblock_signals();
@@ -186,6 +187,10 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
     if opts.list {
         return list(&opts);
     }
+    if opts.verbose {
+        crate::timings::enable();
+    }
+    crate::timings::enable_from_env();
     for stage in &opts.debug {
         if stage != "ast" && stage != "all" && stage != "asm" {
             eprintln!("strobe: unknown debug stage '{stage}' (known: ast, asm, all)");
@@ -202,7 +207,7 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let parsed = crate::syntax::parse(&input.source);
+    let parsed = crate::timings::time("parse", || crate::syntax::parse(&input.source));
     if !parsed.diagnostics.is_empty() {
         eprint!("{}", render_all(&parsed.diagnostics, &input.source));
     }
@@ -245,7 +250,9 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
         unsafe_mode: opts.unsafe_mode,
         ..crate::sema::CheckOptions::from_env()
     };
-    let checked = crate::sema::check(&parsed.program, &kernel, &check_opts);
+    let checked = crate::timings::time("check", || {
+        crate::sema::check(&parsed.program, &kernel, &check_opts)
+    });
     if !checked.diagnostics.is_empty() {
         eprint!("{}", render_all(&checked.diagnostics, &input.source));
     }
@@ -294,7 +301,10 @@ fn run_checked(
     check_opts: &crate::sema::CheckOptions,
     source: &SourceFile,
 ) -> i32 {
-    let mut script = match crate::compile::lower_checked(program, kernel, check_opts) {
+    let lowered = crate::timings::time("lower", || {
+        crate::compile::lower_checked(program, kernel, check_opts)
+    });
+    let mut script = match lowered {
         Ok(s) => s,
         Err(d) => {
             eprint!("{}", d.render(source));

@@ -105,9 +105,35 @@ pub struct HostKernel {
     symbols: Mutex<HashMap<PathBuf, Vec<String>>>,
     modules: OnceLock<Vec<String>>,
     kallsyms: OnceLock<Option<crate::kernel::kallsyms::Kallsyms>>,
+    /// `available_filter_functions`, read once: the kernel generates it record by record,
+    /// which in a TCG guest costs more than a whole BTF parse.
+    filter_functions: OnceLock<Option<Vec<ModuleFunc>>>,
 }
 
+/// A traceable function: `(module, name)`, module `None` for vmlinux.
+type ModuleFunc = (Option<String>, String);
+
 impl HostKernel {
+    fn read_filter_functions(&self) -> Option<Vec<ModuleFunc>> {
+        let root = self.tracefs().ok()?.root().to_path_buf();
+        let text = crate::timings::time("filter_functions", || {
+            std::fs::read_to_string(root.join("available_filter_functions"))
+        })
+        .ok()?;
+        Some(
+            text.lines()
+                .filter_map(|l| {
+                    let mut parts = l.split_whitespace();
+                    let name = parts.next()?.to_string();
+                    let module = parts
+                        .next()
+                        .map(|m| m.trim_start_matches('[').trim_end_matches(']').to_string());
+                    Some((module, name))
+                })
+                .collect(),
+        )
+    }
+
     pub fn new() -> HostKernel {
         HostKernel::default()
     }
@@ -204,22 +230,10 @@ impl KernelInfo for HostKernel {
     }
 
     fn kprobe_functions(&self) -> Option<Vec<(Option<String>, String)>> {
-        let root = self.tracefs().ok()?.root().to_path_buf();
-        let text = std::fs::read_to_string(root.join("available_filter_functions")).ok()?;
-        Some(
-            text.lines()
-                .filter_map(|l| {
-                    let mut parts = l.split_whitespace();
-                    let name = parts.next()?.to_string();
-                    let module = parts
-                        .next()
-                        .map(|m| m.trim_start_matches('[').trim_end_matches(']').to_string());
-                    Some((module, name))
-                })
-                .collect(),
-        )
+        self.filter_functions
+            .get_or_init(|| self.read_filter_functions())
+            .clone()
     }
-
     fn tracepoints(&self, pattern: &str) -> Result<Vec<Tracepoint>, KernelInfoError> {
         self.tracefs()?
             .tracepoints_matching(pattern)

@@ -84,11 +84,13 @@ fn parse_hex(s: &[u8]) -> Option<u64> {
 impl Kallsyms {
     /// Reads and parses `/proc/kallsyms`.
     pub fn load() -> Result<Kallsyms, KallsymsError> {
-        let bytes = std::fs::read(KALLSYMS_PATH).map_err(|source| KallsymsError::Io {
-            path: KALLSYMS_PATH.to_string(),
-            source,
-        })?;
-        Kallsyms::parse(&bytes)
+        crate::timings::time("kallsyms", || {
+            let bytes = std::fs::read(KALLSYMS_PATH).map_err(|source| KallsymsError::Io {
+                path: KALLSYMS_PATH.to_string(),
+                source,
+            })?;
+            Kallsyms::parse(&bytes)
+        })
     }
 
     /// Parses kallsyms text.

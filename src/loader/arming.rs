@@ -43,6 +43,11 @@ impl Arming {
         Ok(u32::from_ne_bytes(v) != 0)
     }
 
+    /// The flag's map (`--pin` pins it so the attachment can be disarmed later).
+    pub fn map(&self) -> &Map {
+        &self.map
+    }
+
     /// `(ARM_MAP_NAME, fd)`, to pass with the other maps to [`super::map_fds_for`].
     pub fn map_entry(&self) -> (&'static str, RawFd) {
         (ARM_MAP_NAME, self.map.as_raw_fd())

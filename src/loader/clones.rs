@@ -5,6 +5,7 @@
 //! target's BTF id: the verifier is the expensive part, which is why this is parallel) and
 //! attach it. Results are merged in target order, so output does not depend on scheduling.
 
+use std::collections::HashMap;
 use std::os::fd::{AsFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -26,6 +27,9 @@ pub struct CloneTarget {
     pub btf_id: u32,
     /// fentry/fexit on a module function: that module's BTF object (`attach_btf_obj_fd`).
     pub btf_obj: Option<Arc<OwnedFd>>,
+    /// fentry/fexit on a module function (`btf_id` is in its BTF): the module, whose BTF
+    /// object [`load_clones`] looks up when `btf_obj` is not given.
+    pub module: Option<String>,
     /// Values for the template's `params` table (ctx offsets).
     pub arg_slots: Vec<i64>,
     pub ret_slot: Option<i64>,
@@ -94,6 +98,13 @@ enum Outcome {
 /// Loads and attaches one clone of `template` per target. `map_fds` follows `template.maps`.
 /// Refused targets are listed in the result; the call fails only for template bugs, with
 /// `opts.strict` on the first refusal, or when nothing at all could be attached.
+///
+/// Loading (the verifier: CPU work that scales) runs on `opts.threads` workers; attaching runs
+/// on the calling thread alone, in the order loads complete. The kernel serialises trampoline
+/// and ftrace updates under global locks, so attaching from several threads gains nothing and
+/// costs a lot: measured in a 2-vCPU guest (6.1, `fentry:vfs_*`), two attaching threads spent
+/// 7.0 s in attach calls against 1.5 s for one, and took 3.9 s start → armed against 2.0 s.
+/// With one thread, load and attach alternate on the caller, as a minimal loader does.
 pub fn load_clones(
     template: &Template,
     map_fds: &[RawFd],
@@ -107,51 +118,79 @@ pub fn load_clones(
     }
     .min(targets.len().max(1));
     let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let fatal: Mutex<Option<LoaderError>> = Mutex::new(None);
-    let (load_ns, attach_ns) = (AtomicU64::new(0), AtomicU64::new(0));
-    let progress = Progress::new(opts.progress, targets.len(), template.attach.name());
+    let (clone_ns, load_ns, attach_ns) = (AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0));
+    let mut progress = Progress::new(opts.progress, targets.len(), template.attach.name());
+    let module_objs = module_objs(targets);
     // Programs with loop callbacks: one function BTF object shared by every clone's load.
     let funcs = super::subprogs::FuncBtfObj::load(template);
+    let mut outcomes: Vec<(usize, Outcome)> = Vec::with_capacity(targets.len());
 
-    let mut outcomes: Vec<(usize, Outcome)> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut buf = Vec::with_capacity(template.insns.len());
-                    let mut out = Vec::new();
-                    while !stop.load(Ordering::Relaxed) {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(t) = targets.get(i) else { break };
-                        let clock = (&load_ns, &attach_ns);
-                        match one(template, funcs.as_ref(), map_fds, i, t, &mut buf, clock) {
-                            Ok(o) => {
-                                if opts.strict && matches!(o, Outcome::Refused(_)) {
-                                    stop.store(true, Ordering::Relaxed);
-                                }
-                                out.push((i, o));
-                            }
-                            Err(e) => {
-                                stop.store(true, Ordering::Relaxed);
-                                *fatal.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                            }
-                        }
-                        done.fetch_add(1, Ordering::Relaxed);
+    // Worker loop: load targets until none is left (or a stop), handing each result to `sink`.
+    let work = |sink: &mut dyn FnMut(usize, Result<Prog, Refusal>)| {
+        let mut buf = Vec::with_capacity(template.insns.len());
+        while !stop.load(Ordering::Relaxed) {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(t) = targets.get(i) else { break };
+            let ns = (&clone_ns, &load_ns);
+            match load_one(template, funcs.as_ref(), map_fds, i, t, &module_objs, &mut buf, ns) {
+                Ok(r) => {
+                    if opts.strict && r.is_err() {
+                        stop.store(true, Ordering::Relaxed);
                     }
-                    out
+                    sink(i, r);
+                }
+                Err(e) => {
+                    stop.store(true, Ordering::Relaxed);
+                    *fatal.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                }
+            }
+        }
+    };
+    // Attach step, on the calling thread only.
+    let mut attach_loaded = |i: usize, r: Result<Prog, Refusal>| {
+        let o = match r {
+            Err(refusal) => Outcome::Refused(refusal),
+            Ok(prog) => {
+                let t0 = Instant::now();
+                let o = attach_one(template.attach, i, &targets[i], prog);
+                attach_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                if opts.strict && matches!(o, Outcome::Refused(_)) {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                o
+            }
+        };
+        outcomes.push((i, o));
+        progress.show(outcomes.len());
+    };
+
+    if threads <= 1 {
+        work(&mut attach_loaded);
+    } else {
+        std::thread::scope(|s| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let workers: Vec<_> = (0..threads)
+                .map(|_| {
+                    let tx = tx.clone();
+                    let work = &work;
+                    s.spawn(move || work(&mut |i, r| drop(tx.send((i, r)))))
                 })
-            })
-            .collect();
-        progress.run_until(&done, || workers.iter().all(|w| w.is_finished()));
-        workers
-            .into_iter()
-            .flat_map(|w| match w.join() {
-                Ok(v) => v,
-                Err(p) => std::panic::resume_unwind(p),
-            })
-            .collect()
-    });
+                .collect();
+            drop(tx);
+            // Ends when every worker has finished and dropped its sender.
+            for (i, r) in rx {
+                attach_loaded(i, r);
+            }
+            for w in workers {
+                if let Err(p) = w.join() {
+                    std::panic::resume_unwind(p);
+                }
+            }
+        });
+    }
+    progress.finish();
     if let Some(e) = fatal.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(e);
     }
@@ -176,19 +215,26 @@ pub fn load_clones(
     res.elapsed = start.elapsed();
     res.load_time = Duration::from_nanos(load_ns.into_inner());
     res.attach_time = Duration::from_nanos(attach_ns.into_inner());
+    let n = targets.len() as u64;
+    crate::timings::record_n("clone", Duration::from_nanos(clone_ns.into_inner()), n);
+    crate::timings::record_n("load", res.load_time, n);
+    crate::timings::record_n("attach", res.attach_time, res.attached() as u64);
+    crate::timings::record("load_attach_wall", res.elapsed);
     Ok(res)
 }
 
-/// Instantiate, load and attach target `i`.
-fn one(
+/// Instantiate and load target `i`: its program, or the kernel's refusal.
+fn load_one(
     t: &Template,
     funcs: Option<&super::subprogs::FuncBtfObj>,
     map_fds: &[RawFd],
     i: usize,
     target: &CloneTarget,
+    module_objs: &ModuleObjs,
     buf: &mut Vec<crate::asm::Insn>,
-    (load_ns, attach_ns): (&AtomicU64, &AtomicU64),
-) -> Result<Outcome, LoaderError> {
+    (clone_ns, load_ns): (&AtomicU64, &AtomicU64),
+) -> Result<Result<Prog, Refusal>, LoaderError> {
+    let t0 = Instant::now();
     let values = TargetValues {
         index: i as u32,
         map_fds,
@@ -201,14 +247,13 @@ fn one(
         target: target.name.clone(),
         source,
     })?;
-    let refused = |stage, errno, reason| {
-        Outcome::Refused(Refusal {
-            index: i,
-            name: target.name.clone(),
-            stage,
-            errno,
-            reason,
-        })
+    clone_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    let refused = |errno, reason| Refusal {
+        index: i,
+        name: target.name.clone(),
+        stage: Stage::Load,
+        errno,
+        reason,
     };
     let mut o = ProgLoadOptions::new(t.prog_type(), buf);
     o.name = &t.name;
@@ -220,7 +265,15 @@ fn one(
         AttachKind::Fentry | AttachKind::Fexit => {
             o.expected_attach_type = Some(tracing_attach_type(t.attach));
             o.attach_btf_id = target.btf_id;
-            o.attach_btf_obj_fd = target.btf_obj.as_ref().map(|f| f.as_fd());
+            o.attach_btf_obj_fd = match (&target.btf_obj, &target.module) {
+                (Some(fd), _) => Some(fd.as_fd()),
+                (None, Some(m)) => match module_objs.get(m) {
+                    Some(Ok(fd)) => Some(fd.as_fd()),
+                    Some(Err(why)) => return Ok(Err(refused(Errno::ENOENT, why.clone()))),
+                    None => panic!("internal error: module {m} missing from the BTF object table"),
+                },
+                (None, None) => None,
+            };
         }
         AttachKind::RawTracepoint => {}
         AttachKind::Kprobe { .. } | AttachKind::Uprobe { .. } => {
@@ -230,23 +283,53 @@ fn one(
     let t0 = Instant::now();
     let loaded = Prog::load(&o);
     load_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
-    let prog = match loaded {
-        Ok(p) => p,
-        Err(e) => return Ok(refused(Stage::Load, e.errno(), e.to_string())),
-    };
-    let t0 = Instant::now();
-    let linked = attach(t.attach, &prog, &target.name);
-    attach_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
-    let link = match linked {
-        Ok(l) => l,
-        Err(e) => return Ok(refused(Stage::Attach, e.errno, e.to_string())),
-    };
-    Ok(Outcome::Attached(AttachedClone {
-        index: i,
-        name: target.name.clone(),
-        prog,
-        link,
-    }))
+    Ok(loaded.map_err(|e| refused(e.errno(), e.to_string())))
+}
+
+/// Attach loaded target `i`.
+fn attach_one(kind: AttachKind, i: usize, target: &CloneTarget, prog: Prog) -> Outcome {
+    match attach(kind, &prog, &target.name) {
+        Ok(link) => Outcome::Attached(AttachedClone {
+            index: i,
+            name: target.name.clone(),
+            prog,
+            link,
+        }),
+        Err(e) => Outcome::Refused(Refusal {
+            index: i,
+            name: target.name.clone(),
+            stage: Stage::Attach,
+            errno: e.errno,
+            reason: e.to_string(),
+        }),
+    }
+}
+
+/// Module name → its kernel BTF object, or why there is none.
+type ModuleObjs = HashMap<String, Result<Arc<OwnedFd>, String>>;
+
+/// The BTF objects of the modules `targets` name without one, looked up once per module.
+fn module_objs(targets: &[CloneTarget]) -> ModuleObjs {
+    let mut objs = ModuleObjs::new();
+    for t in targets.iter().filter(|t| t.btf_obj.is_none()) {
+        if let Some(m) = &t.module {
+            if !objs.contains_key(m) {
+                objs.insert(m.clone(), module_btf_obj(m));
+            }
+        }
+    }
+    objs
+}
+
+/// The kernel BTF object of module `m`, for `attach_btf_obj_fd`.
+pub fn module_btf_obj(m: &str) -> Result<Arc<OwnedFd>, String> {
+    match crate::sys::info::module_btf_fd(m) {
+        Ok(Some(fd)) => Ok(Arc::new(fd)),
+        Ok(None) => Err(format!(
+            "no kernel BTF object named `{m}` (module not loaded, or a kernel before 5.11, which names no module BTF)"
+        )),
+        Err(e) => Err(format!("cannot look up the BTF object of module {m}: {e}")),
+    }
 }
 
 fn tracing_attach_type(kind: AttachKind) -> AttachType {

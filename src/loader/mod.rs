@@ -17,20 +17,23 @@
 
 mod arming;
 mod clones;
+pub mod co_re;
 mod detach;
 pub mod expand;
 mod limits;
 mod multi;
+mod pin;
 mod progress;
 mod report;
 pub mod subprogs;
 pub mod symbols;
 
 pub use arming::Arming;
-pub use clones::{load_clones, map_fds_for, CloneTarget, LoadOptions};
+pub use clones::{load_clones, map_fds_for, module_btf_obj, CloneTarget, LoadOptions};
 pub use detach::{detach, detach_in_background, BackgroundDetach, DetachMode};
 pub use expand::{expand, AttachSpec, ExpandError, Expansion};
 pub use limits::{prepare_limits, LimitReport, DEFAULT_WARN_ABOVE};
 pub use multi::{attach_multi, MultiOptions, MultiTargets, MultiVia};
+pub use pin::{pin_objects, PinError};
 pub use progress::{progress_wanted, PROGRESS_ABOVE};
 pub use report::{Attached, AttachedClone, KernelObject, LoaderError, Refusal, Stage};

@@ -2,8 +2,7 @@
 //! the caller asked for it (a terminal and more than ~100 targets), erased when done.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Above this many targets a run on a terminal shows progress.
 pub const PROGRESS_ABOVE: usize = 100;
@@ -19,6 +18,7 @@ pub struct Progress {
     enabled: bool,
     total: usize,
     kind: &'static str,
+    drawn: Option<Instant>,
 }
 
 impl Progress {
@@ -27,22 +27,35 @@ impl Progress {
             enabled,
             total,
             kind,
+            drawn: None,
         }
     }
 
-    /// Redraws every 100 ms until `finished()`; returns at once when disabled.
-    pub fn run_until(&self, done: &AtomicUsize, finished: impl Fn() -> bool) {
-        if !self.enabled {
+    /// `done` targets handled: redraws at most every 100 ms; nothing when disabled.
+    pub fn show(&mut self, done: usize) {
+        if !self.enabled
+            || self
+                .drawn
+                .is_some_and(|t| t.elapsed() < Duration::from_millis(100))
+        {
             return;
         }
+        self.drawn = Some(Instant::now());
         let mut err = std::io::stderr();
-        while !finished() {
-            let n = done.load(Ordering::Relaxed);
-            let _ = write!(err, "\rattaching {} probes: {n}/{}", self.kind, self.total);
-            let _ = err.flush();
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let _ = write!(err, "\r\x1b[2K");
+        let _ = write!(
+            err,
+            "\rattaching {} probes: {done}/{}",
+            self.kind, self.total
+        );
         let _ = err.flush();
+    }
+
+    /// Erases the line (if one was drawn).
+    pub fn finish(&mut self) {
+        if self.drawn.take().is_some() {
+            let mut err = std::io::stderr();
+            let _ = write!(err, "\r\x1b[2K");
+            let _ = err.flush();
+        }
     }
 }

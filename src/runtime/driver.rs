@@ -214,6 +214,24 @@ fn create_maps(script: &CompiledScript) -> Result<Vec<Map>, RunError> {
         .collect()
 }
 
+/// Start → armed and its phases on stderr: a human line under `-v`, a JSON line under
+/// `STROBE_TIMINGS=1`.
+fn report_timings(verbose: bool) {
+    if !crate::timings::enabled() {
+        return;
+    }
+    let armed = crate::timings::since_start().as_secs_f64();
+    let phases = crate::timings::phases();
+    if verbose {
+        let line = crate::timings::human(&phases);
+        eprintln!("strobe: start → armed {armed:.3} s: {line}");
+    }
+    if std::env::var_os(crate::timings::ENV).is_some_and(|v| v != "0" && !v.is_empty()) {
+        let json = crate::timings::json(&phases);
+        eprintln!("{{\"start_to_armed_s\":{armed:.4},\"phases\":{json}}}");
+    }
+}
+
 /// Runs `script` to the end, writing its output to `out`.
 pub fn run(
     script: &CompiledScript,
@@ -232,7 +250,7 @@ pub fn run(
         v.push(arming.clone());
     }
     let _armed_guard = ArmedGuard(arming.clone());
-    let maps = create_maps(script)?;
+    let maps = crate::timings::time("maps", || create_maps(script))?;
     let mut map_fds: Vec<(&str, RawFd)> = script
         .maps
         .iter()
@@ -266,7 +284,7 @@ pub fn run(
             ProbeKind::Begin => begins.push(SpecialProg::load(p, &ctx)?),
             ProbeKind::End => ends.push(SpecialProg::load(p, &ctx)?),
             _ => {
-                let a = probes::attach(p, &ctx)?;
+                let a = crate::timings::time("attach_probes", || probes::attach(p, &ctx))?;
                 if opts.verbose {
                     match &a.via {
                         Some(via) => {
@@ -335,7 +353,8 @@ pub fn run(
     }
 
     if reason.is_none() {
-        arming.arm().map_err(RunError::Arming)?;
+        crate::timings::time("arm", || arming.arm()).map_err(RunError::Arming)?;
+        report_timings(opts.verbose);
         if let Some(c) = child.as_mut() {
             c.release();
         }

@@ -151,6 +151,16 @@ pub struct GetIdAttr {
 }
 unsafe impl Pod for GetIdAttr {}
 
+/// BPF_OBJ_PIN / BPF_OBJ_GET.
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ObjPinAttr {
+    pub pathname: u64,
+    pub bpf_fd: u32,
+    pub file_flags: u32,
+}
+unsafe impl Pod for ObjPinAttr {}
+
 /// BPF_OBJ_GET_INFO_BY_FD.
 #[repr(C)]
 #[derive(Debug, Default, Clone, Copy)]
@@ -307,6 +317,19 @@ pub struct LinkInfoRaw {
     pub u: [u64; 8],
 }
 unsafe impl Pod for LinkInfoRaw {}
+
+/// `struct bpf_btf_info` (`name`, `name_len` and `kernel_btf` since 5.11).
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct BtfInfoRaw {
+    pub btf: u64,
+    pub btf_size: u32,
+    pub id: u32,
+    pub name: u64,
+    pub name_len: u32,
+    pub kernel_btf: u32,
+}
+unsafe impl Pod for BtfInfoRaw {}
 
 /// `struct perf_event_attr` as of PERF_ATTR_SIZE_VER8 (136 bytes). Bitfield flags are one
 /// `u64` (see [`crate::sys::perf::PerfFlags`]).

@@ -21,6 +21,10 @@ pub enum Cmd {
     MapGetNextKey = 4,
     #[doc(alias = "BPF_PROG_LOAD")]
     ProgLoad = 5,
+    #[doc(alias = "BPF_OBJ_PIN")]
+    ObjPin = 6,
+    #[doc(alias = "BPF_OBJ_GET")]
+    ObjGet = 7,
     #[doc(alias = "BPF_PROG_TEST_RUN")]
     ProgTestRun = 10,
     #[doc(alias = "BPF_PROG_GET_NEXT_ID")]
@@ -63,6 +67,8 @@ impl Cmd {
             Cmd::MapDeleteElem => "BPF_MAP_DELETE_ELEM",
             Cmd::MapGetNextKey => "BPF_MAP_GET_NEXT_KEY",
             Cmd::ProgLoad => "BPF_PROG_LOAD",
+            Cmd::ObjPin => "BPF_OBJ_PIN",
+            Cmd::ObjGet => "BPF_OBJ_GET",
             Cmd::ProgTestRun => "BPF_PROG_TEST_RUN",
             Cmd::ProgGetNextId => "BPF_PROG_GET_NEXT_ID",
             Cmd::MapGetNextId => "BPF_MAP_GET_NEXT_ID",

@@ -5,7 +5,8 @@
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 
 use super::attr::{
-    as_bytes_mut, str_until_nul, GetIdAttr, InfoAttr, LinkInfoRaw, MapInfoRaw, Pod, ProgInfoRaw,
+    as_bytes_mut, str_until_nul, BtfInfoRaw, GetIdAttr, InfoAttr, LinkInfoRaw, MapInfoRaw, Pod,
+    ProgInfoRaw,
 };
 use super::call::{bpf, bpf_fd, ptr, Cmd};
 use super::error::{Errno, SysError};
@@ -199,4 +200,53 @@ pub fn map_fd_by_id(id: u32) -> Result<Option<OwnedFd>, SysError> {
 /// BPF_LINK_GET_FD_BY_ID.
 pub fn link_fd_by_id(id: u32) -> Result<Option<OwnedFd>, SysError> {
     fd_by_id(ObjKind::Link, id)
+}
+
+/// `struct bpf_btf_info`, the parts strobe reads.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BtfInfo {
+    pub id: u32,
+    /// `vmlinux`, a module's name, or empty (user-loaded BTF; kernels before 5.11 name none).
+    pub name: String,
+    /// The kernel's own BTF (vmlinux or a module's), not loaded by a program.
+    pub kernel_btf: bool,
+}
+
+/// BPF_OBJ_GET_INFO_BY_FD on a BTF object, with its name.
+pub fn btf_info(fd: BorrowedFd<'_>) -> Result<BtfInfo, SysError> {
+    let mut name = [0u8; 64];
+    let mut r = BtfInfoRaw {
+        name: ptr(name.as_mut_ptr()),
+        name_len: name.len() as u32,
+        ..Default::default()
+    };
+    let mut a = InfoAttr {
+        bpf_fd: fd.as_raw_fd() as u32,
+        info_len: std::mem::size_of::<BtfInfoRaw>() as u32,
+        info: ptr(as_bytes_mut(&mut r).as_mut_ptr()),
+    };
+    bpf(Cmd::ObjGetInfoByFd, &mut a).map_err(|e| SysError::bare(Cmd::ObjGetInfoByFd.name(), e))?;
+    Ok(BtfInfo {
+        id: r.id,
+        name: str_until_nul(&name),
+        kernel_btf: r.kernel_btf != 0,
+    })
+}
+
+/// An fd for the kernel BTF object of module `module` (what `attach_btf_obj_fd` wants for
+/// fentry/fexit on a module function), found by walking BPF_BTF_GET_NEXT_ID and naming each
+/// object; `None` when no loaded module of that name has BTF.
+pub fn module_btf_fd(module: &str) -> Result<Option<OwnedFd>, SysError> {
+    let mut cur = 0;
+    while let Some(id) = next_id(ObjKind::Btf, cur)? {
+        cur = id;
+        let Some(fd) = fd_by_id(ObjKind::Btf, id)? else {
+            continue;
+        };
+        let info = btf_info(std::os::fd::AsFd::as_fd(&fd))?;
+        if info.kernel_btf && info.name == module {
+            return Ok(Some(fd));
+        }
+    }
+    Ok(None)
 }

@@ -16,6 +16,7 @@ pub mod info;
 pub mod link;
 pub mod map;
 pub mod perf;
+pub mod pin;
 pub mod prog;
 pub mod rlimit;
 pub mod test_run;

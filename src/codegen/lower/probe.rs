@@ -335,7 +335,9 @@ fn with_fentry_targets(
             continue;
         }
         let TargetKind::KernelFunc {
-            btf_id: Some(id), ..
+            btf_id: Some(id),
+            module,
+            ..
         } = &target.kind
         else {
             continue;
@@ -351,6 +353,9 @@ fn with_fentry_targets(
         if let Ok(mut c) = crate::loader::CloneTarget::from_proto(t, proto, *id) {
             // `func` prints the target's name (the target-index table).
             c.name = target.name.clone();
+            // A module function's BTF id is in the module's BTF: the loader loads it with
+            // that module's BTF object.
+            c.module = module.clone();
             targets.push(c);
         }
     }

@@ -1,0 +1,382 @@
+//! CO-RE relocations of clang-built objects for `strobe load`: the `.BTF.ext` records clang
+//! emits for `__builtin_preserve_access_index` / `preserve_field_info` / `preserve_type_info`
+//! / `preserve_enum_value`, resolved against the running kernel's BTF and patched into the
+//! program's instructions before it is cloned.
+//!
+//! Input: the object's bytes (its `.BTF` and `.BTF.ext`), a program section's name and
+//! instructions, and the target BTF (vmlinux). Output: the instructions with every relocated
+//! immediate or offset replaced, or a [`CoreError`].
+//!
+//! Supported kinds: field byte offset, byte size, existence and signedness; local and target
+//! type ids; type existence and size; enumerator existence and value. Bitfield shifts and
+//! "type matches" are refused by name. A relocation whose type or field the kernel lacks makes
+//! existence checks 0; any other kind poisons its instruction (a call to helper 0xbad2310, as
+//! libbpf does), so the verifier names it if that code is reachable. Names match by their
+//! essential part (`task_struct___v2` matches `task_struct`); a local member path is followed
+//! in the kernel's type by member names, through anonymous structs and unions.
+//! Format: `Documentation/bpf/btf.rst` (".BTF.ext section") and `llvm-project`'s
+//! `BTFDebug.cpp` (what clang writes); kinds are `enum bpf_core_relo_kind` in uapi `bpf.h`.
+
+use goblin::elf::Elf;
+
+use crate::asm::Insn;
+use crate::btf::{Btf, TypeKind};
+
+/// One `struct bpf_core_relo`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CoreRelo {
+    /// Byte offset of the instruction in its section.
+    pub insn_off: u32,
+    /// Local (the object's BTF) root type.
+    pub type_id: u32,
+    /// Offset of the access string (`0:2:1`) in the object's BTF strings.
+    pub access_str_off: u32,
+    pub kind: u32,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CoreError {
+    #[error("malformed .BTF.ext: {0}")]
+    BadExt(String),
+    #[error("the object's .BTF: {0}")]
+    BadBtf(String),
+    #[error("CO-RE relocation at insn {insn}: {what}")]
+    Relo { insn: usize, what: String },
+}
+
+const FIELD_BYTE_OFFSET: u32 = 0;
+const FIELD_BYTE_SIZE: u32 = 1;
+const FIELD_EXISTS: u32 = 2;
+const FIELD_SIGNED: u32 = 3;
+const TYPE_ID_LOCAL: u32 = 6;
+const TYPE_ID_TARGET: u32 = 7;
+const TYPE_EXISTS: u32 = 8;
+const TYPE_SIZE: u32 = 9;
+const ENUMVAL_EXISTS: u32 = 10;
+const ENUMVAL_VALUE: u32 = 11;
+/// libbpf's poison: a call to a helper that does not exist.
+const POISON_HELPER: i32 = 0xbad2310;
+
+fn u32_at(b: &[u8], off: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(off..off + 4)?.try_into().ok()?))
+}
+
+/// The CO-RE relocations of section `section` in ELF `bytes`, with the object's BTF; `None`
+/// when the object has no `.BTF.ext` CO-RE records for it.
+pub fn section_relos(
+    bytes: &[u8],
+    section: &str,
+) -> Result<Option<(Btf, Vec<CoreRelo>)>, CoreError> {
+    let elf = Elf::parse(bytes).map_err(|e| CoreError::BadExt(e.to_string()))?;
+    let data = |name: &str| {
+        elf.section_headers
+            .iter()
+            .find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(name))
+            .and_then(|s| bytes.get(s.sh_offset as usize..(s.sh_offset + s.sh_size) as usize))
+    };
+    let (Some(btf_bytes), Some(ext)) = (data(".BTF"), data(".BTF.ext")) else {
+        return Ok(None);
+    };
+    let btf = Btf::parse(btf_bytes.to_vec()).map_err(|e| CoreError::BadBtf(e.to_string()))?;
+    let bad = |w: &str| CoreError::BadExt(w.to_string());
+    let hdr_len = u32_at(ext, 4).ok_or_else(|| bad("short header"))? as usize;
+    if u32_at(ext, 0).map(|m| m & 0xffff) != Some(0xeb9f) {
+        return Err(bad("bad magic"));
+    }
+    if hdr_len < 32 {
+        return Ok(None); // no core_relo_off/len: an object without CO-RE
+    }
+    let (off, len) = (
+        u32_at(ext, 24).ok_or_else(|| bad("short header"))? as usize,
+        u32_at(ext, 28).ok_or_else(|| bad("short header"))? as usize,
+    );
+    let sec = ext
+        .get(hdr_len + off..hdr_len + off + len)
+        .ok_or_else(|| bad("core_relo section out of bounds"))?;
+    if sec.is_empty() {
+        return Ok(None);
+    }
+    let rec_size = u32_at(sec, 0).ok_or_else(|| bad("no record size"))? as usize;
+    if rec_size < 16 {
+        return Err(bad("core_relo records shorter than 16 bytes"));
+    }
+    let mut at = 4;
+    let mut found = Vec::new();
+    while at + 8 <= sec.len() {
+        let name_off = u32_at(sec, at).ok_or_else(|| bad("truncated"))?;
+        let n = u32_at(sec, at + 4).ok_or_else(|| bad("truncated"))? as usize;
+        at += 8;
+        let end = n
+            .checked_mul(rec_size)
+            .and_then(|s| s.checked_add(at))
+            .filter(|&e| e <= sec.len())
+            .ok_or_else(|| bad("records run past the section"))?;
+        if btf_str(&btf, name_off) == Some(section) {
+            for r in (at..end).step_by(rec_size) {
+                found.push(CoreRelo {
+                    insn_off: u32_at(sec, r).unwrap_or(0),
+                    type_id: u32_at(sec, r + 4).unwrap_or(0),
+                    access_str_off: u32_at(sec, r + 8).unwrap_or(0),
+                    kind: u32_at(sec, r + 12).unwrap_or(0),
+                });
+            }
+        }
+        at = end;
+    }
+    Ok((!found.is_empty()).then_some((btf, found)))
+}
+
+/// A string of `btf`'s string section by offset (the section names of `.BTF.ext`).
+fn btf_str(btf: &Btf, off: u32) -> Option<&str> {
+    btf.string_at(off)
+}
+
+/// The name without a `___flavor` suffix.
+fn essential(name: &str) -> &str {
+    name.find("___").map_or(name, |i| &name[..i])
+}
+
+/// Applies `relos` (from `local`'s object) to `insns`, resolving against `target`.
+pub fn apply(
+    insns: &mut [Insn],
+    local: &Btf,
+    relos: &[CoreRelo],
+    target: &Btf,
+) -> Result<(), CoreError> {
+    for r in relos {
+        let i = (r.insn_off / 8) as usize;
+        let err = |what: String| CoreError::Relo { insn: i, what };
+        if i >= insns.len() {
+            return Err(err("offset past the program".into()));
+        }
+        let access = btf_str(local, r.access_str_off)
+            .ok_or_else(|| err("bad access string offset".into()))?;
+        match resolve(local, target, r, access).map_err(err)? {
+            Some(v) => patch(insns, i, v).map_err(err)?,
+            None => {
+                insns[i] = Insn::new(0x85, 0, 0, 0, POISON_HELPER);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The relocated value, or `None` when the kernel lacks what a non-existence kind needs.
+fn resolve(local: &Btf, target: &Btf, r: &CoreRelo, access: &str) -> Result<Option<u64>, String> {
+    let lt = local.type_by_id(r.type_id).map_err(|e| e.to_string())?;
+    let idx: Vec<usize> = access
+        .split(':')
+        .map(|s| {
+            s.parse()
+                .map_err(|_| format!("bad access string `{access}`"))
+        })
+        .collect::<Result<_, _>>()?;
+    let name = essential(lt.name);
+    let candidates: Vec<u32> = if name.is_empty() {
+        vec![]
+    } else {
+        target
+            .find_types_named(name)
+            .into_iter()
+            .filter(|&id| same_kind(local, r.type_id, target, id))
+            .collect()
+    };
+    let exists = |found: bool| Ok(Some(u64::from(found)));
+    match r.kind {
+        TYPE_ID_LOCAL => Ok(Some(u64::from(r.type_id))),
+        TYPE_ID_TARGET => Ok(candidates.first().map(|&id| u64::from(id))),
+        TYPE_EXISTS => exists(!candidates.is_empty()),
+        TYPE_SIZE => match candidates.first() {
+            Some(&id) => Ok(Some(u64::from(
+                target.size_of(id).map_err(|e| e.to_string())?,
+            ))),
+            None => Ok(None),
+        },
+        ENUMVAL_EXISTS | ENUMVAL_VALUE => {
+            let i = *idx.first().ok_or("empty access string")?;
+            let local_name = local
+                .enumerators(r.type_id)
+                .map_err(|e| e.to_string())?
+                .iter()
+                .nth(i)
+                .map(|e| essential(e.name).to_string())
+                .ok_or_else(|| format!("enumerator {i} out of range"))?;
+            let value = candidates.iter().find_map(|&id| {
+                target
+                    .enumerators(id)
+                    .ok()?
+                    .iter()
+                    .find_map(|e| (essential(e.name) == local_name).then_some(e.value))
+            });
+            match (r.kind, value) {
+                (ENUMVAL_EXISTS, v) => exists(v.is_some()),
+                (_, Some(v)) => Ok(Some(v as u64)),
+                (_, None) => Ok(None),
+            }
+        }
+        FIELD_BYTE_OFFSET | FIELD_BYTE_SIZE | FIELD_EXISTS | FIELD_SIGNED => {
+            let path = local_path(local, r.type_id, &idx)?;
+            let field = candidates
+                .iter()
+                .find_map(|&id| target_field(target, id, &path).ok().flatten());
+            match (r.kind, field) {
+                (FIELD_EXISTS, f) => exists(f.is_some()),
+                (_, None) => Ok(None),
+                (FIELD_BYTE_OFFSET, Some((bits, _))) if bits % 8 != 0 => {
+                    Err("bitfield offsets need shifts, which strobe does not relocate".into())
+                }
+                (FIELD_BYTE_OFFSET, Some((bits, _))) => Ok(Some(u64::from(bits / 8))),
+                (FIELD_BYTE_SIZE, Some((_, ty))) => match ty {
+                    0 => Ok(None),
+                    _ => Ok(Some(u64::from(
+                        target.size_of(ty).map_err(|e| e.to_string())?,
+                    ))),
+                },
+                (_, Some((_, ty))) => Ok(Some(u64::from(matches!(
+                    target.classify(ty),
+                    Ok(crate::btf::TypeClass::Int { signed: true, .. }
+                        | crate::btf::TypeClass::Enum { signed: true, .. })
+                )))),
+            }
+        }
+        other => Err(format!(
+            "relocation kind {other} (bitfield shifts, type matches) is not supported"
+        )),
+    }
+}
+
+/// Whether local type `l` and target type `t` are the same kind of type (struct, union, enum,
+/// …), after typedefs and qualifiers on neither side (CO-RE roots are named types).
+fn same_kind(local: &Btf, l: u32, target: &Btf, t: u32) -> bool {
+    let kind = |b: &Btf, id| b.type_by_id(id).ok().and_then(|t| t.kind.kind());
+    let (a, b) = (kind(local, l), kind(target, t));
+    a.is_some() && (a == b || (enumish(a) && enumish(b)))
+}
+
+fn enumish(k: Option<crate::btf::Kind>) -> bool {
+    matches!(k, Some(crate::btf::Kind::Enum | crate::btf::Kind::Enum64))
+}
+
+/// One step of a local access path.
+#[derive(Debug)]
+enum Step {
+    /// Element `n` of an array (or of the root pointer).
+    Index(usize),
+    Member(String),
+}
+
+/// The access string as member names and array indexes, read in the local BTF.
+fn local_path(local: &Btf, root: u32, idx: &[usize]) -> Result<Vec<Step>, String> {
+    let mut steps = vec![Step::Index(*idx.first().ok_or("empty access string")?)];
+    let mut ty = root;
+    for &i in &idx[1..] {
+        let t = local.resolve(ty).map_err(|e| e.to_string())?;
+        match t.kind {
+            TypeKind::Struct(m) | TypeKind::Union(m) => {
+                let m = m.get(i).ok_or_else(|| format!("member {i} out of range"))?;
+                if m.name.is_empty() {
+                    return Err("anonymous members in an access path are not relocated".into());
+                }
+                steps.push(Step::Member(essential(m.name).to_string()));
+                ty = m.type_id;
+            }
+            TypeKind::Array(a) => {
+                steps.push(Step::Index(i));
+                ty = a.elem;
+            }
+            _ => return Err(format!("access step {i} into a non-composite type")),
+        }
+    }
+    Ok(steps)
+}
+
+/// Bit offset and type of `path` in target type `root`, `None` when a member is missing.
+fn target_field(target: &Btf, root: u32, path: &[Step]) -> Result<Option<(u32, u32)>, String> {
+    let e = |e: crate::btf::BtfError| e.to_string();
+    let mut bits: u64 = 0;
+    let mut ty = root;
+    for (n, step) in path.iter().enumerate() {
+        match step {
+            Step::Index(i) if n == 0 => {
+                bits += *i as u64 * u64::from(target.size_of(ty).map_err(e)?) * 8;
+            }
+            Step::Index(i) => {
+                let TypeKind::Array(a) = target.resolve(ty).map_err(e)?.kind else {
+                    return Ok(None);
+                };
+                bits += *i as u64 * u64::from(target.size_of(a.elem).map_err(e)?) * 8;
+                ty = a.elem;
+            }
+            Step::Member(name) => {
+                let t = target.resolve(ty).map_err(e)?;
+                if !matches!(t.kind, TypeKind::Struct(_) | TypeKind::Union(_)) {
+                    return Ok(None);
+                }
+                let Some(m) = target.find_member(t.id, name).map_err(e)? else {
+                    return Ok(None);
+                };
+                bits += u64::from(m.bit_offset);
+                ty = m.type_id;
+            }
+        }
+    }
+    let bits = u32::try_from(bits).map_err(|_| "offset overflow".to_string())?;
+    Ok(Some((bits, ty)))
+}
+
+/// Puts `v` where instruction `i` keeps its constant: the offset of a load/store, the
+/// immediate of an ALU op, or both halves of an `ld_imm64`.
+fn patch(insns: &mut [Insn], i: usize, v: u64) -> Result<(), String> {
+    let code = insns[i].code;
+    match code & 0x07 {
+        // BPF_LDX, BPF_ST, BPF_STX: the offset field.
+        0x01..=0x03 => {
+            insns[i].off = i16::try_from(v).map_err(|_| format!("offset {v} exceeds 16 bits"))?;
+        }
+        // BPF_ALU, BPF_ALU64 with a constant operand.
+        0x04 | 0x07 if code & 0x08 == 0 => {
+            insns[i].imm = i32::try_from(v).map_err(|_| format!("value {v} exceeds 32 bits"))?;
+        }
+        // ld_imm64.
+        0x00 if code == 0x18 && i + 1 < insns.len() => {
+            insns[i].imm = v as u32 as i32;
+            insns[i + 1].imm = (v >> 32) as u32 as i32;
+        }
+        _ => {
+            return Err(format!(
+                "cannot relocate instruction with opcode {code:#04x}"
+            ))
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn essential_names_drop_the_flavor_suffix() {
+        assert_eq!(essential("task_struct___v2"), "task_struct");
+        assert_eq!(essential("task_struct"), "task_struct");
+        assert_eq!(essential("a___b___c"), "a");
+    }
+
+    #[test]
+    fn patch_writes_load_offsets_alu_immediates_and_both_ld_imm64_halves() {
+        let mut insns = vec![
+            Insn::new(0x61, 1, 2, 4, 0),  // r1 = *(u32 *)(r2 + 4)
+            Insn::new(0xb7, 1, 0, 0, 20), // r1 = 20
+            Insn::new(0x18, 1, 0, 0, 0),  // r1 = 0 ll
+            Insn::new(0, 0, 0, 0, 0),
+            Insn::new(0x05, 0, 0, 1, 0), // goto +1
+        ];
+        patch(&mut insns, 0, 1264).unwrap();
+        patch(&mut insns, 1, 1752).unwrap();
+        patch(&mut insns, 2, 0x1_0000_0002).unwrap();
+        assert_eq!((insns[0].off, insns[1].imm), (1264, 1752));
+        assert_eq!((insns[2].imm, insns[3].imm), (2, 1));
+        assert!(patch(&mut insns, 4, 1).is_err());
+        assert!(patch(&mut insns, 0, 1 << 20).is_err());
+    }
+}
