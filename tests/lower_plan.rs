@@ -193,3 +193,53 @@ fn stacks_of_different_depths_cannot_share_a_map_slot() {
     assert!(e.contains("Argument mismatch"), "{e}");
     compiled("BEGIN { @[kstack(3)] = count(); @[kstack(3)] = count(); }");
 }
+
+#[test]
+fn usdt_sites_become_usdt_kinds_with_arguments_read_from_their_registers() {
+    let mut k = MockKernel::fixture();
+    let second = strobe::kernel::info::UsdtNote {
+        provider: "libc".into(),
+        name: "setjmp".into(),
+        args: "8@%rax -4@-8(%rbp)".into(),
+        pc: 0x2000,
+        base: 0,
+        semaphore: 0,
+    };
+    k.binaries
+        .get_mut("/usr/lib/libc.so.6")
+        .unwrap()
+        .2
+        .push(second);
+    let src = SourceFile::new(
+        "t.bt",
+        "usdt:/usr/lib/libc.so.6:libc:setjmp { @[arg1] = count(); }",
+    );
+    let s = compile(&src, &k, &CheckOptions::default())
+        .script
+        .expect("compiles");
+    // One program per site: each reads its own site's argument description.
+    assert_eq!(s.probes.len(), 2);
+    let pcs: Vec<u64> = s
+        .probes
+        .iter()
+        .map(|p| match &p.kind {
+            ProbeKind::Usdt { note, .. } => note.pc,
+            k => panic!("{k:?}"),
+        })
+        .collect();
+    assert_eq!(pcs, [0x1000, 0x2000]);
+    let calls = |i: usize| {
+        s.probes[i]
+            .template
+            .insns
+            .iter()
+            .filter(|x| x.code == 0x85)
+            .count()
+    };
+    // The second site's arg1 is in user memory: one more helper call (probe_read_user).
+    assert_eq!(calls(1), calls(0) + 1);
+    assert!(
+        error_of("usdt:/usr/lib/libc.so.6:libc:setjmp { @ = arg3; }")
+            .contains("this USDT probe has 3 arguments")
+    );
+}

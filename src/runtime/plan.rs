@@ -140,7 +140,14 @@ pub enum ProbeKind {
         targets: Vec<crate::loader::CloneTarget>,
         fexit: bool,
     },
-    /// `usdt:` and `watchpoint:` are recognised but not run yet.
+    /// `usdt:BINARY:PROVIDER:NAME`: one probe site (one `.note.stapsdt` note) of a binary;
+    /// its arguments are already lowered into the template. The runtime maps the note's
+    /// addresses to file offsets (through `/proc/PID/root` with `-p`).
+    Usdt {
+        binary: PathBuf,
+        note: crate::kernel::info::UsdtNote,
+    },
+    /// `watchpoint:` is recognised but not run yet.
     Unsupported {
         what: String,
     },
@@ -170,6 +177,7 @@ impl ProbeKind {
             ProbeKind::Tracepoint { .. } => ProgType::Tracepoint,
             ProbeKind::Uprobe { .. } | ProbeKind::Kprobe { .. } => ProgType::Kprobe,
             ProbeKind::Fentry { .. } => ProgType::Tracing,
+            ProbeKind::Usdt { .. } => ProgType::Kprobe,
             ProbeKind::Unsupported { .. } => ProgType::RawTracepoint,
         }
     }

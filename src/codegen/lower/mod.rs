@@ -27,6 +27,7 @@ pub mod maps;
 pub mod probe;
 pub mod stmt;
 pub mod store;
+pub mod usdt;
 
 use std::collections::HashMap;
 
@@ -137,6 +138,8 @@ pub(crate) enum ArgsSource {
     Regs,
     /// fentry/fexit: 8-byte argument slots at per-target offsets (relocations).
     Fentry,
+    /// usdt: one site's argument descriptions (`pt_regs` registers, user memory, constants).
+    Usdt(Vec<Result<crate::kernel::usdt::UsdtArg, crate::kernel::usdt::UsdtArgError>>),
 }
 
 /// The lowering of one probe block.
