@@ -243,3 +243,24 @@ fn usdt_sites_become_usdt_kinds_with_arguments_read_from_their_registers() {
             .contains("this USDT probe has 3 arguments")
     );
 }
+
+#[test]
+fn watchpoints_become_breakpoint_kinds_with_the_mode_bits() {
+    let s = compiled(
+        "watchpoint:0x1000:8:rw { @ = count(); } asyncwatchpoint:4096:4:w { } watchpoint:0x2000:8:x { }",
+    );
+    let kinds: Vec<(u64, u64, u32)> = s
+        .probes
+        .iter()
+        .map(|p| match p.kind {
+            ProbeKind::Watchpoint {
+                address,
+                len,
+                bp_type,
+            } => (address, len, bp_type),
+            ref k => panic!("{k:?}"),
+        })
+        .collect();
+    // HW_BREAKPOINT_R = 1, _W = 2, _X = 4.
+    assert_eq!(kinds, [(0x1000, 8, 3), (4096, 4, 2), (0x2000, 8, 4)]);
+}

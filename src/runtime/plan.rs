@@ -147,7 +147,14 @@ pub enum ProbeKind {
         binary: PathBuf,
         note: crate::kernel::info::UsdtNote,
     },
-    /// `watchpoint:` is recognised but not run yet.
+    /// `watchpoint:ADDR:LEN:MODE` / `asyncwatchpoint:`: a hardware breakpoint perf event
+    /// (`bp_type` is `HW_BREAKPOINT_R|W|X` bits) in the `-p` process, else on every CPU.
+    Watchpoint {
+        address: u64,
+        len: u64,
+        bp_type: u32,
+    },
+    /// Kinds recognised but not run yet (`iter:`, …).
     Unsupported {
         what: String,
     },
@@ -178,6 +185,7 @@ impl ProbeKind {
             ProbeKind::Uprobe { .. } | ProbeKind::Kprobe { .. } => ProgType::Kprobe,
             ProbeKind::Fentry { .. } => ProgType::Tracing,
             ProbeKind::Usdt { .. } => ProgType::Kprobe,
+            ProbeKind::Watchpoint { .. } => ProgType::PerfEvent,
             ProbeKind::Unsupported { .. } => ProgType::RawTracepoint,
         }
     }

@@ -53,6 +53,10 @@ macro_rules! stapsdt_asm {
 #[link_section = ".probes"]
 pub static mut strobe_test_guarded_semaphore: u16 = 0;
 
+/// Written once per [`fire`]: the `watchpoint:` tests watch it.
+#[no_mangle]
+pub static strobe_test_watched: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Fires every probe of the fixture once with values derived from `i`:
 /// - `strobe_test:args`: `-4@%eXX` = -5 - i (i32), `8@%rXX` = 1000 + i, `-4@$-7` (constant),
 ///   `-4@4(%rXX)` = -(i+1) read through memory, `1@%XXl` = 200 (u8), `-2@%XXw` = -300.
@@ -92,4 +96,5 @@ pub fn fire(i: u64) {
         }
     }
     std::hint::black_box(&mem);
+    strobe_test_watched.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 }

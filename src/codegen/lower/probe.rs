@@ -240,6 +240,21 @@ fn run_kind(
                 retprobe: at.kind == ProbeKind::Uretprobe,
             }
         }
+        (
+            ProbeKind::Watchpoint | ProbeKind::AsyncWatchpoint,
+            AttachSpec::Watchpoint { address, len, mode },
+        ) => RunKind::Watchpoint {
+            address: num(*address, span, params)?,
+            len: num(*len, span, params)?,
+            // HW_BREAKPOINT_R = 1, _W = 2, _X = 4 (include/uapi/linux/hw_breakpoint.h).
+            bp_type: mode.chars().fold(0, |t, c| {
+                t | match c {
+                    'r' => 1,
+                    'w' => 2,
+                    _ => 4,
+                }
+            }),
+        },
         (ProbeKind::Usdt, _) => {
             let Some(TargetKind::Usdt { path, note }) = at.targets.first().map(|t| &t.kind) else {
                 return Ok(None);

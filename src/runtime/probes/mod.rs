@@ -15,6 +15,7 @@ mod special;
 mod tracepoint;
 mod uprobe;
 mod usdt;
+mod watchpoint;
 
 use std::os::fd::{AsFd, RawFd};
 
@@ -113,6 +114,11 @@ pub fn attach(probe: &ProbeSpec, ctx: &AttachContext<'_>) -> Result<Attachment, 
             retprobe,
         } => uprobe::attach(probe, binary, func, *retprobe, ctx),
         ProbeKind::Usdt { binary, note } => usdt::attach(probe, binary, note, ctx),
+        ProbeKind::Watchpoint {
+            address,
+            len,
+            bp_type,
+        } => watchpoint::attach(probe, *address, *len, *bp_type, ctx),
         ProbeKind::Kprobe { funcs, retprobe } => kernel::kprobe(probe, funcs, *retprobe, ctx),
         ProbeKind::Fentry { targets, .. } => kernel::fentry(probe, targets, ctx),
         ProbeKind::Unsupported { what } => Err(ProbeError::Unsupported {
