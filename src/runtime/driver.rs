@@ -249,6 +249,19 @@ pub fn run(
         None => None,
     };
     let pid = opts.pid.or(child.as_ref().map(Child::pid));
+    if let (Some(pid), Some((i, spec))) = (pid, script.map_with_role(&MapRole::PidFilter)) {
+        // Kernel probes' process filter (`codegen::lower::pid_filter`), set before arming.
+        maps[i]
+            .update(
+                &0u32.to_ne_bytes(),
+                &(pid as u32).to_ne_bytes(),
+                crate::sys::UpdateFlags::empty(),
+            )
+            .map_err(|source| RunError::MapCreate {
+                map: spec.name.clone(),
+                source,
+            })?;
+    }
     let ctx = AttachContext {
         maps: &map_fds,
         pid,
@@ -278,7 +291,15 @@ pub fn run(
                 for r in &a.refused {
                     eprintln!("strobe: warning: {}: {r}", p.name);
                 }
-                attached += a.attached;
+                // bpftrace counts a per-CPU perf event probe (profile, software, hardware,
+                // a watchpoint without -p) once in `Attaching N probes`, not once per CPU.
+                attached += match p.kind {
+                    ProbeKind::Profile { .. }
+                    | ProbeKind::Software { .. }
+                    | ProbeKind::Hardware { .. }
+                    | ProbeKind::Watchpoint { .. } => a.attached.min(1),
+                    _ => a.attached,
+                };
                 objects.extend(a.objects);
                 continue;
             }

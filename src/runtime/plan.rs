@@ -67,6 +67,9 @@ pub enum MapRole {
     DropCounter,
     /// Anything else the program needs (scratch space, stack maps): never printed.
     Internal,
+    /// One-entry array of `u32`: the process (tgid) kernel probes are limited to, 0 for any;
+    /// the runtime writes the `-p` pid or the `-c` command's pid before arming.
+    PidFilter,
 }
 
 /// How a script map's values are stored and printed.

@@ -24,6 +24,7 @@ pub mod elapsed;
 pub mod expr;
 pub mod listing;
 pub mod maps;
+pub mod pid_filter;
 pub mod probe;
 pub mod stmt;
 pub mod store;
@@ -229,6 +230,9 @@ pub fn lower(
     let mut need_start = uses_elapsed;
     if uses_elapsed {
         maps.push(elapsed::start_map());
+    }
+    if opts.pid_filter {
+        maps.push(pid_filter::map());
     }
     for checked in &cp.probes {
         probes.extend(probe::lower_probe(

@@ -83,6 +83,10 @@ pub(crate) fn lower_probe(
             super::elapsed::record_start(&mut lw.b);
             *need_start = false;
         }
+        if opts.pid_filter && super::pid_filter::applies(at.kind) {
+            let exit = lw.exit;
+            super::pid_filter::emit(&mut lw.b, exit);
+        }
         super::stmt::init_vars(&mut lw, checked);
         if let Some(pred) = &probe.predicate {
             lw.b.set_span(pred.span);
