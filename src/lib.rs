@@ -4,6 +4,7 @@
 //! Data flows one way: script text → AST → checked AST → templates → loaded programs → links →
 //! events → printed output. See README.md's architecture section for where each stage lives.
 
+pub mod api;
 pub mod asm;
 pub mod btf;
 pub mod builtins;
@@ -22,3 +23,5 @@ pub mod template;
 #[doc(hidden)]
 pub mod testkit;
 pub mod timings;
+
+pub use api::{Finished, Script, ScriptError, Session};

@@ -254,3 +254,74 @@ fn macros_and_fns_inline_without_subprograms() {
     );
     assert!(s.probes[0].template.funcs.is_empty());
 }
+
+#[test]
+fn usdt_sites_become_usdt_kinds_with_arguments_read_from_their_registers() {
+    let mut k = MockKernel::fixture();
+    let second = strobe::kernel::info::UsdtNote {
+        provider: "libc".into(),
+        name: "setjmp".into(),
+        args: "8@%rax -4@-8(%rbp)".into(),
+        pc: 0x2000,
+        base: 0,
+        semaphore: 0,
+    };
+    k.binaries
+        .get_mut("/usr/lib/libc.so.6")
+        .unwrap()
+        .2
+        .push(second);
+    let src = SourceFile::new(
+        "t.bt",
+        "usdt:/usr/lib/libc.so.6:libc:setjmp { @[arg1] = count(); }",
+    );
+    let s = compile(&src, &k, &CheckOptions::default())
+        .script
+        .expect("compiles");
+    // One program per site: each reads its own site's argument description.
+    assert_eq!(s.probes.len(), 2);
+    let pcs: Vec<u64> = s
+        .probes
+        .iter()
+        .map(|p| match &p.kind {
+            ProbeKind::Usdt { note, .. } => note.pc,
+            k => panic!("{k:?}"),
+        })
+        .collect();
+    assert_eq!(pcs, [0x1000, 0x2000]);
+    let calls = |i: usize| {
+        s.probes[i]
+            .template
+            .insns
+            .iter()
+            .filter(|x| x.code == 0x85)
+            .count()
+    };
+    // The second site's arg1 is in user memory: one more helper call (probe_read_user).
+    assert_eq!(calls(1), calls(0) + 1);
+    assert!(
+        error_of("usdt:/usr/lib/libc.so.6:libc:setjmp { @ = arg3; }")
+            .contains("this USDT probe has 3 arguments")
+    );
+}
+
+#[test]
+fn watchpoints_become_breakpoint_kinds_with_the_mode_bits() {
+    let s = compiled(
+        "watchpoint:0x1000:8:rw { @ = count(); } asyncwatchpoint:4096:4:w { } watchpoint:0x2000:8:x { }",
+    );
+    let kinds: Vec<(u64, u64, u32)> = s
+        .probes
+        .iter()
+        .map(|p| match p.kind {
+            ProbeKind::Watchpoint {
+                address,
+                len,
+                bp_type,
+            } => (address, len, bp_type),
+            ref k => panic!("{k:?}"),
+        })
+        .collect();
+    // HW_BREAKPOINT_R = 1, _W = 2, _X = 4.
+    assert_eq!(kinds, [(0x1000, 8, 3), (4096, 4, 2), (0x2000, 8, 4)]);
+}

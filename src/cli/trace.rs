@@ -248,6 +248,7 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
     let check_opts = crate::sema::CheckOptions {
         params: input.params.clone(),
         unsafe_mode: opts.unsafe_mode,
+        pid_filter: opts.pid.is_some() || opts.cmd.is_some(),
         ..crate::sema::CheckOptions::from_env()
     };
     let checked = crate::timings::time("check", || {

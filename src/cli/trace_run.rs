@@ -65,6 +65,7 @@ pub fn run_options(a: &TraceArgs) -> Result<RunOptions, String> {
         unsafe_mode: a.unsafe_mode,
         command: a.cmd.as_deref().map(crate::runtime::child::split_command),
         pid,
+        ..Default::default()
     })
 }
 

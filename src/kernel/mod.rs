@@ -4,3 +4,4 @@ pub mod features;
 pub mod info;
 pub mod kallsyms;
 pub mod tracefs;
+pub mod usdt;

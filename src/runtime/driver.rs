@@ -62,6 +62,10 @@ pub struct RunOptions {
     pub command: Option<Vec<String>>,
     /// `-p`: the process to trace.
     pub pid: Option<i32>,
+    /// Ends the run from another thread (the library API's `Session::stop`).
+    pub stop: Option<super::stop::StopHandle>,
+    /// Told the number of attached probes once every probe is attached and armed.
+    pub on_armed: Option<std::sync::mpsc::Sender<usize>>,
 }
 
 /// Why the run ended.
@@ -73,6 +77,8 @@ pub enum ExitReason {
     Signal(i32),
     /// `-c`'s command exited.
     CommandExited,
+    /// [`RunOptions::stop`] was used.
+    Stopped,
 }
 
 /// What a finished run reports.
@@ -85,6 +91,8 @@ pub struct RunOutcome {
     pub drops: u64,
     /// `-c`'s command's pid.
     pub child_pid: Option<i32>,
+    /// The non-empty script maps as they were printed at exit.
+    pub maps: Vec<super::format::maps::MapSnapshot>,
 }
 
 /// Why a run failed.
@@ -267,6 +275,19 @@ pub fn run(
         None => None,
     };
     let pid = opts.pid.or(child.as_ref().map(Child::pid));
+    if let (Some(pid), Some((i, spec))) = (pid, script.map_with_role(&MapRole::PidFilter)) {
+        // Kernel probes' process filter (`codegen::lower::pid_filter`), set before arming.
+        maps[i]
+            .update(
+                &0u32.to_ne_bytes(),
+                &(pid as u32).to_ne_bytes(),
+                crate::sys::UpdateFlags::empty(),
+            )
+            .map_err(|source| RunError::MapCreate {
+                map: spec.name.clone(),
+                source,
+            })?;
+    }
     let ctx = AttachContext {
         maps: &map_fds,
         pid,
@@ -296,7 +317,15 @@ pub fn run(
                 for r in &a.refused {
                     eprintln!("strobe: warning: {}: {r}", p.name);
                 }
-                attached += a.attached;
+                // bpftrace counts a per-CPU perf event probe (profile, software, hardware,
+                // a watchpoint without -p) once in `Attaching N probes`, not once per CPU.
+                attached += match p.kind {
+                    ProbeKind::Profile { .. }
+                    | ProbeKind::Software { .. }
+                    | ProbeKind::Hardware { .. }
+                    | ProbeKind::Watchpoint { .. } => a.attached.min(1),
+                    _ => a.attached,
+                };
                 objects.extend(a.objects);
                 continue;
             }
@@ -358,9 +387,12 @@ pub fn run(
         if let Some(c) = child.as_mut() {
             c.release();
         }
+        if let Some(tx) = &opts.on_armed {
+            let _ = tx.send(attached);
+        }
         reason = Some(event_loop(
             &mut buffers,
-            &signals,
+            (&signals, opts.stop.as_ref()),
             &mut child,
             &mut sink,
             out,
@@ -415,6 +447,7 @@ pub fn run(
         lost,
         drops,
         child_pid,
+        maps: snaps,
     })
 }
 
@@ -454,10 +487,12 @@ fn handle_pending(
 const TOKEN_BUFFERS: u64 = 0;
 const TOKEN_SIGNALS: u64 = 1;
 const TOKEN_CHILD: u64 = 2;
+const TOKEN_STOP: u64 = 3;
 
 fn event_loop(
     buffers: &mut BufferSet,
-    signals: &SignalFd,
+    // What else ends the loop: signals, and the library API's stop switch.
+    (signals, stop): (&SignalFd, Option<&super::stop::StopHandle>),
     child: &mut Option<Child>,
     sink: &mut EventSink<'_>,
     out: &mut dyn Write,
@@ -476,6 +511,9 @@ fn event_loop(
     };
     add(buffers.as_fd(), TOKEN_BUFFERS)?;
     add(signals.as_fd(), TOKEN_SIGNALS)?;
+    if let Some(s) = stop {
+        add(s.as_fd(), TOKEN_STOP)?;
+    }
     if let Some(fd) = child.as_ref().and_then(Child::pidfd) {
         add(fd, TOKEN_CHILD)?;
     }
@@ -501,6 +539,9 @@ fn event_loop(
         }
         if handle_pending(buffers, sink, out, buf, mode)? {
             return Ok(ExitReason::Exit);
+        }
+        if stop.is_some_and(|s| s.is_stopped()) {
+            return Ok(ExitReason::Stopped);
         }
         if ready.contains(&TOKEN_CHILD) && child.as_mut().is_some_and(|c| c.exited().is_some()) {
             return Ok(ExitReason::CommandExited);

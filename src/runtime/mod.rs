@@ -15,4 +15,5 @@ pub mod probes;
 pub mod ringbuf;
 pub mod signals;
 pub mod snapshot;
+pub mod stop;
 pub mod symbolize;

@@ -67,6 +67,9 @@ pub enum MapRole {
     DropCounter,
     /// Anything else the program needs (scratch space, stack maps): never printed.
     Internal,
+    /// One-entry array of `u32`: the process (tgid) kernel probes are limited to, 0 for any;
+    /// the runtime writes the `-p` pid or the `-c` command's pid before arming.
+    PidFilter,
 }
 
 /// How a script map's values are stored and printed.
@@ -140,7 +143,21 @@ pub enum ProbeKind {
         targets: Vec<crate::loader::CloneTarget>,
         fexit: bool,
     },
-    /// `usdt:` and `watchpoint:` are recognised but not run yet.
+    /// `usdt:BINARY:PROVIDER:NAME`: one probe site (one `.note.stapsdt` note) of a binary;
+    /// its arguments are already lowered into the template. The runtime maps the note's
+    /// addresses to file offsets (through `/proc/PID/root` with `-p`).
+    Usdt {
+        binary: PathBuf,
+        note: crate::kernel::info::UsdtNote,
+    },
+    /// `watchpoint:ADDR:LEN:MODE` / `asyncwatchpoint:`: a hardware breakpoint perf event
+    /// (`bp_type` is `HW_BREAKPOINT_R|W|X` bits) in the `-p` process, else on every CPU.
+    Watchpoint {
+        address: u64,
+        len: u64,
+        bp_type: u32,
+    },
+    /// Kinds recognised but not run yet (`iter:`, …).
     Unsupported {
         what: String,
     },
@@ -170,6 +187,8 @@ impl ProbeKind {
             ProbeKind::Tracepoint { .. } => ProgType::Tracepoint,
             ProbeKind::Uprobe { .. } | ProbeKind::Kprobe { .. } => ProgType::Kprobe,
             ProbeKind::Fentry { .. } => ProgType::Tracing,
+            ProbeKind::Usdt { .. } => ProgType::Kprobe,
+            ProbeKind::Watchpoint { .. } => ProgType::PerfEvent,
             ProbeKind::Unsupported { .. } => ProgType::RawTracepoint,
         }
     }

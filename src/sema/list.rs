@@ -127,9 +127,14 @@ fn list_kind(
         return;
     };
     for ap in points {
-        let Ok(targets) = expand(&ap, k) else {
+        let Ok(mut targets) = expand(&ap, k) else {
             continue;
         };
+        if kind == ProbeKind::Usdt {
+            // bpftrace lists USDT probes sorted, once however many sites a probe has.
+            targets.sort_by(|a, b| a.name.cmp(&b.name));
+            targets.dedup_by(|a, b| a.name == b.name);
+        }
         for t in &targets {
             out.push(t.name.clone());
             if verbose {

@@ -75,6 +75,8 @@ pub struct CheckOptions {
     pub max_map_keys: u64,
     /// Default `kstack`/`ustack` layout; `config = { stack_mode = perf }` overrides it.
     pub stack_mode: crate::runtime::format::stack::StackMode,
+    /// `-p PID` or `-c CMD`: kernel probes get a process filter (`codegen::lower::pid_filter`).
+    pub pid_filter: bool,
 }
 
 impl Default for CheckOptions {
@@ -85,6 +87,7 @@ impl Default for CheckOptions {
             max_strlen: DEFAULT_MAX_STRLEN,
             max_map_keys: DEFAULT_MAX_MAP_KEYS,
             stack_mode: Default::default(),
+            pid_filter: false,
         }
     }
 }

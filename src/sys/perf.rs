@@ -187,6 +187,24 @@ impl PerfEvent {
         PerfEvent::open(&attr, pid, cpu, None, "uprobe")
     }
 
+    /// A uprobe at file offset `offset` of `path` whose USDT semaphore (a `u16` at file offset
+    /// `ref_ctr_offset`) the kernel increments in every process that maps the file while the
+    /// probe exists (Linux 4.20+, the uprobe PMU's `format/ref_ctr_offset`, `config:32-63`).
+    pub fn uprobe_with_ref_ctr(
+        path: &Path,
+        offset: u64,
+        ref_ctr_offset: u64,
+        pid: i32,
+        cpu: i32,
+    ) -> Result<PerfEvent, SysError> {
+        let c_path = CString::new(path.as_os_str().as_bytes())
+            .map_err(|_| invalid("perf_event_open", "path contains NUL"))?;
+        let mut attr = dynamic_probe_attr("uprobe", false, ptr(c_path.as_ptr()), offset)?;
+        let shift = pmu_format_start("uprobe", "ref_ctr_offset").unwrap_or(32);
+        attr.config |= ref_ctr_offset << shift;
+        PerfEvent::open(&attr, pid, cpu, None, "uprobe")
+    }
+
     /// A kprobe (or kretprobe) on `func` + `offset` through the kprobe PMU.
     pub fn kprobe(
         func: &str,
@@ -286,6 +304,16 @@ pub fn pmu_type(name: &str) -> Option<u32> {
         .trim()
         .parse()
         .ok()
+}
+
+/// The first config bit of a probe PMU's format field `field` (`config:32-63` → 32).
+pub fn pmu_format_start(pmu: &str, field: &str) -> Option<u32> {
+    let s = std::fs::read_to_string(format!(
+        "/sys/bus/event_source/devices/{pmu}/format/{field}"
+    ))
+    .ok()?;
+    let bits = s.trim().strip_prefix("config:")?;
+    bits.split('-').next()?.parse().ok()
 }
 
 /// The config bit of a probe PMU's `retprobe` format (`config:N`).

@@ -87,6 +87,10 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
             match &lw.args {
                 ArgsSource::Regs if i < 6 => ctx_load(lw, PT_REGS_ARGS[i], it),
                 ArgsSource::RawTracepoint(_) => bi::ctx_u64(&mut lw.b, i as u32, it),
+                ArgsSource::Usdt(args) => {
+                    let args = args.clone();
+                    super::usdt::lower_arg(lw, &args, i, it, e.span)?
+                }
                 _ => return Err(LowerError::unsupported(format!("`{n}` here"), e.span)),
             }
         }

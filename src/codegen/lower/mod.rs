@@ -29,10 +29,12 @@ pub mod listing;
 pub mod loops;
 pub mod mapfns;
 pub mod maps;
+pub mod pid_filter;
 pub mod probe;
 pub mod requires;
 pub mod stmt;
 pub mod store;
+pub mod usdt;
 
 use std::collections::HashMap;
 
@@ -145,6 +147,8 @@ pub(crate) enum ArgsSource {
     Regs,
     /// fentry/fexit: 8-byte argument slots at per-target offsets (relocations).
     Fentry,
+    /// usdt: one site's argument descriptions (`pt_regs` registers, user memory, constants).
+    Usdt(Vec<Result<crate::kernel::usdt::UsdtArg, crate::kernel::usdt::UsdtArgError>>),
 }
 
 /// The lowering of one probe block.
@@ -245,6 +249,9 @@ pub fn lower(
     let mut need_start = uses_elapsed;
     if uses_elapsed {
         maps.push(elapsed::start_map());
+    }
+    if opts.pid_filter {
+        maps.push(pid_filter::map());
     }
     for checked in &cp.probes {
         probes.extend(probe::lower_probe(

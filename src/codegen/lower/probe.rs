@@ -32,7 +32,17 @@ pub(crate) fn lower_probe(
         return Ok(Vec::new());
     };
     let mut out = Vec::new();
-    for (i, (at, ap)) in checked.attach.iter().zip(&probe.attach_points).enumerate() {
+    // A usdt attach point is lowered once per probe site: each site's arguments live in
+    // different registers (`usdt_sites`).
+    let points: Vec<_> = checked
+        .attach
+        .iter()
+        .zip(&probe.attach_points)
+        .enumerate()
+        .flat_map(|(i, (at, ap))| usdt_sites(at).into_iter().map(move |at| (i, (at, ap))))
+        .collect();
+    for (i, (at, ap)) in points {
+        let at = &*at;
         let kind = run_kind(at, &ap.spec, ap.span, &opts.params)?;
         let Some(kind) = kind else { continue };
         let (attach, args) = context(at, kernel, ap.span)?;
@@ -81,6 +91,10 @@ pub(crate) fn lower_probe(
         if *need_start && matches!(kind, RunKind::Begin) {
             super::elapsed::record_start(&mut lw.b);
             *need_start = false;
+        }
+        if opts.pid_filter && super::pid_filter::applies(at.kind) {
+            let exit = lw.exit;
+            super::pid_filter::emit(&mut lw.b, exit);
         }
         super::stmt::init_vars(&mut lw, checked);
         if let Some(pred) = &probe.predicate {
@@ -242,6 +256,30 @@ fn run_kind(
                 retprobe: at.kind == ProbeKind::Uretprobe,
             }
         }
+        (
+            ProbeKind::Watchpoint | ProbeKind::AsyncWatchpoint,
+            AttachSpec::Watchpoint { address, len, mode },
+        ) => RunKind::Watchpoint {
+            address: num(*address, span, params)?,
+            len: num(*len, span, params)?,
+            // HW_BREAKPOINT_R = 1, _W = 2, _X = 4 (include/uapi/linux/hw_breakpoint.h).
+            bp_type: mode.chars().fold(0, |t, c| {
+                t | match c {
+                    'r' => 1,
+                    'w' => 2,
+                    _ => 4,
+                }
+            }),
+        },
+        (ProbeKind::Usdt, _) => {
+            let Some(TargetKind::Usdt { path, note }) = at.targets.first().map(|t| &t.kind) else {
+                return Ok(None);
+            };
+            RunKind::Usdt {
+                binary: path.clone(),
+                note: note.clone(),
+            }
+        }
         (ProbeKind::Kprobe | ProbeKind::Kretprobe, _) => RunKind::Kprobe {
             funcs: at
                 .targets
@@ -400,8 +438,33 @@ fn context(
         ProbeKind::Kretprobe => (AttachKind::Kprobe { retprobe: true }, ArgsSource::Regs),
         ProbeKind::Fentry => (AttachKind::Fentry, ArgsSource::Fentry),
         ProbeKind::Fexit => (AttachKind::Fexit, ArgsSource::Fentry),
+        ProbeKind::Usdt => {
+            let args = match at.targets.first().map(|t| &t.kind) {
+                Some(TargetKind::Usdt { note, .. }) => crate::kernel::usdt::parse_args(&note.args),
+                _ => Vec::new(),
+            };
+            (
+                AttachKind::Uprobe { retprobe: false },
+                ArgsSource::Usdt(args),
+            )
+        }
         _ => (AttachKind::RawTracepoint, ArgsSource::None),
     })
+}
+
+/// The attach points to lower for `at`: itself, or for `usdt:` one per probe site (target).
+fn usdt_sites(at: &AttachTargets) -> Vec<std::borrow::Cow<'_, AttachTargets>> {
+    if at.kind != ProbeKind::Usdt || at.targets.len() < 2 {
+        return vec![std::borrow::Cow::Borrowed(at)];
+    }
+    at.targets
+        .iter()
+        .map(|t| {
+            let mut one = at.clone();
+            one.targets = vec![t.clone()];
+            std::borrow::Cow::Owned(one)
+        })
+        .collect()
 }
 
 /// A raw tracepoint's argument names, from BTF's `btf_trace_<name>` typedef (a pointer to a

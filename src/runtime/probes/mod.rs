@@ -14,6 +14,8 @@ mod rawtracepoint;
 mod special;
 mod tracepoint;
 mod uprobe;
+mod usdt;
+mod watchpoint;
 
 use std::os::fd::{AsFd, RawFd};
 
@@ -111,6 +113,12 @@ pub fn attach(probe: &ProbeSpec, ctx: &AttachContext<'_>) -> Result<Attachment, 
             func,
             retprobe,
         } => uprobe::attach(probe, binary, func, *retprobe, ctx),
+        ProbeKind::Usdt { binary, note } => usdt::attach(probe, binary, note, ctx),
+        ProbeKind::Watchpoint {
+            address,
+            len,
+            bp_type,
+        } => watchpoint::attach(probe, *address, *len, *bp_type, ctx),
         ProbeKind::Kprobe { funcs, retprobe } => kernel::kprobe(probe, funcs, *retprobe, ctx),
         ProbeKind::Fentry { targets, .. } => kernel::fentry(probe, targets, ctx),
         ProbeKind::Unsupported { what } => Err(ProbeError::Unsupported {
