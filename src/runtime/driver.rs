@@ -336,6 +336,13 @@ pub fn run(
 
     if reason.is_none() {
         arming.arm().map_err(RunError::Arming)?;
+        // Test harnesses (bpftrace's runtime-test convention) start their `AFTER` workloads
+        // when this line appears: the probes are armed from here on.
+        if std::env::var_os(crate::testkit::cases::NOTIFY_ATTACHED).is_some() {
+            flush(out, &mut buf, true);
+            let _ = writeln!(out, "{}", crate::testkit::cases::NOTIFY_ATTACHED);
+            let _ = out.flush();
+        }
         if let Some(c) = child.as_mut() {
             c.release();
         }
