@@ -169,6 +169,24 @@ impl Drop for ArmedGuard {
     }
 }
 
+/// Each target's full probe name, by target index: the first target's name (`p.name`, e.g.
+/// `fentry:vmlinux:vfs_read`) with its last component replaced by the target. Empty for kinds
+/// with one target.
+fn target_probe_names(p: &super::plan::ProbeSpec) -> Vec<String> {
+    let prefix = p.name.rsplit_once(':').map_or("", |(a, _)| a);
+    let with = |t: &str| format!("{prefix}:{t}");
+    match &p.kind {
+        ProbeKind::Fentry { targets, .. } => targets.iter().map(|t| with(&t.name)).collect(),
+        ProbeKind::Kprobe { funcs, .. } => funcs.iter().map(|f| with(f)).collect(),
+        ProbeKind::RawTracepoint { targets } => targets.iter().map(|t| with(t)).collect(),
+        ProbeKind::Tracepoint { targets } => targets
+            .iter()
+            .map(|(c, n)| format!("tracepoint:{c}:{n}"))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// The kernel's name for a map: `[A-Za-z0-9_.]`, at most 15 characters.
 pub fn kernel_map_name(name: &str) -> String {
     let s: String = name
@@ -262,6 +280,11 @@ pub fn run(
     let mut probe_names = HashMap::new();
     for (i, p) in script.probes.iter().enumerate() {
         probe_names.insert(probe_id(i, 0), p.name.clone());
+        // The `probe` builtin of a wildcard is the target's index (the TargetIndex relocation
+        // or the multi-link cookie): name every target, not only the first.
+        for (k, name) in target_probe_names(p).into_iter().enumerate() {
+            probe_names.insert(probe_id(i, k as u32), name);
+        }
         match p.kind {
             ProbeKind::Begin => begins.push(SpecialProg::load(p, &ctx)?),
             ProbeKind::End => ends.push(SpecialProg::load(p, &ctx)?),

@@ -5,7 +5,7 @@
 # no BPF program or link is left and that a new script still attaches and counts.
 # usage: stress.sh ROUNDS   (strobe from $STROBE; prints timings, also to the console)
 S=${STROBE:-strobe}
-P='fentry:vfs_* { @[func] = count(); } interval:s:1 { exit(); }'
+P='fentry:vfs_* { @[probe] = count(); } interval:s:1 { exit(); }'
 now() { cut -d' ' -f1 /proc/uptime; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 strobes() { for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = strobe ] && echo "${p#/proc/}"; done; }

@@ -9,6 +9,7 @@ sig=$1 secs=$2 work=$3
 shift 3
 S=${STROBE:-strobe}
 out=/tmp/example.out
+: >$out
 __STROBE_NOTIFY_PROBES_ATTACHED=1 $S /examples/"$@" >$out 2>&1 &
 p=$!
 i=0
