@@ -169,12 +169,19 @@ impl Drop for ArmedGuard {
     }
 }
 
-/// Each target's full probe name, by target index: the first target's name (`p.name`, e.g.
-/// `fentry:vmlinux:vfs_read`) with its last component replaced by the target. Empty for kinds
-/// with one target.
+/// Each target's full probe name, by target index: the target's own full name, or the first
+/// target's name (`p.name`, e.g. `kprobe:vfs_read`) with its last component replaced by the
+/// target. Empty for kinds with one target.
 fn target_probe_names(p: &super::plan::ProbeSpec) -> Vec<String> {
     let prefix = p.name.rsplit_once(':').map_or("", |(a, _)| a);
-    let with = |t: &str| format!("{prefix}:{t}");
+    // fentry targets already carry their full name (`fentry:vmlinux:vfs_read`).
+    let with = |t: &str| {
+        if t.contains(':') {
+            t.to_string()
+        } else {
+            format!("{prefix}:{t}")
+        }
+    };
     match &p.kind {
         ProbeKind::Fentry { targets, .. } => targets.iter().map(|t| with(&t.name)).collect(),
         ProbeKind::Kprobe { funcs, .. } => funcs.iter().map(|f| with(f)).collect(),
