@@ -306,7 +306,8 @@ pub fn run(
                     }
                 }
                 for r in &a.refused {
-                    eprintln!("strobe: warning: {}: {r}", p.name);
+                    // A refusal names its own target; `p.name` is only the first one's.
+                    eprintln!("strobe: warning: {r}");
                 }
                 attached += a.attached;
                 objects.extend(a.objects);
