@@ -177,6 +177,31 @@ impl Drop for ArmedGuard {
     }
 }
 
+/// Each target's full probe name, by target index: the target's own full name, or the first
+/// target's name (`p.name`, e.g. `kprobe:vfs_read`) with its last component replaced by the
+/// target. Empty for kinds with one target.
+fn target_probe_names(p: &super::plan::ProbeSpec) -> Vec<String> {
+    let prefix = p.name.rsplit_once(':').map_or("", |(a, _)| a);
+    // fentry targets already carry their full name (`fentry:vmlinux:vfs_read`).
+    let with = |t: &str| {
+        if t.contains(':') {
+            t.to_string()
+        } else {
+            format!("{prefix}:{t}")
+        }
+    };
+    match &p.kind {
+        ProbeKind::Fentry { targets, .. } => targets.iter().map(|t| with(&t.name)).collect(),
+        ProbeKind::Kprobe { funcs, .. } => funcs.iter().map(|f| with(f)).collect(),
+        ProbeKind::RawTracepoint { targets } => targets.iter().map(|t| with(t)).collect(),
+        ProbeKind::Tracepoint { targets } => targets
+            .iter()
+            .map(|(c, n)| format!("tracepoint:{c}:{n}"))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// The kernel's name for a map: `[A-Za-z0-9_.]`, at most 15 characters.
 pub fn kernel_map_name(name: &str) -> String {
     let s: String = name
@@ -301,6 +326,11 @@ pub fn run(
     let mut probe_names = HashMap::new();
     for (i, p) in script.probes.iter().enumerate() {
         probe_names.insert(probe_id(i, 0), p.name.clone());
+        // The `probe` builtin of a wildcard is the target's index (the TargetIndex relocation
+        // or the multi-link cookie): name every target, not only the first.
+        for (k, name) in target_probe_names(p).into_iter().enumerate() {
+            probe_names.insert(probe_id(i, k as u32), name);
+        }
         match p.kind {
             ProbeKind::Begin => begins.push(SpecialProg::load(p, &ctx)?),
             ProbeKind::End => ends.push(SpecialProg::load(p, &ctx)?),
@@ -315,7 +345,8 @@ pub fn run(
                     }
                 }
                 for r in &a.refused {
-                    eprintln!("strobe: warning: {}: {r}", p.name);
+                    // A refusal names its own target; `p.name` is only the first one's.
+                    eprintln!("strobe: warning: {r}");
                 }
                 // bpftrace counts a per-CPU perf event probe (profile, software, hardware,
                 // a watchpoint without -p) once in `Attaching N probes`, not once per CPU.
@@ -384,6 +415,13 @@ pub fn run(
     if reason.is_none() {
         crate::timings::time("arm", || arming.arm()).map_err(RunError::Arming)?;
         report_timings(opts.verbose);
+        // Test harnesses (bpftrace's runtime-test convention) start their `AFTER` workloads
+        // when this line appears: the probes are armed from here on.
+        if std::env::var_os(crate::testkit::cases::NOTIFY_ATTACHED).is_some() {
+            flush(out, &mut buf, true);
+            let _ = writeln!(out, "{}", crate::testkit::cases::NOTIFY_ATTACHED);
+            let _ = out.flush();
+        }
         if let Some(c) = child.as_mut() {
             c.release();
         }

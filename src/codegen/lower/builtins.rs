@@ -254,6 +254,15 @@ pub(crate) fn usym(lw: &mut Lower<'_>, e: &Expr, addr: Value) -> Result<Val, Low
     Ok(Val::Mem(p))
 }
 
+/// Whether kprobe programs may call bpf_get_func_ip (5.15+). Lowering makes no syscalls, so
+/// the kernel's BTF answers: the helper's implementation `bpf_get_func_ip_kprobe` is a BTF
+/// function exactly on the kernels that have it. Without BTF, assume a current kernel.
+fn kprobe_has_get_func_ip(lw: &Lower<'_>) -> bool {
+    lw.kernel
+        .btf(None)
+        .map_or(true, |b| b.find_func("bpf_get_func_ip_kprobe").is_some())
+}
+
 /// `func`: the probed function — its address, printed as a symbol (kprobe: `bpf_get_func_ip`;
 /// uprobe: the instruction pointer at entry).
 fn func(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, LowerError> {
@@ -262,6 +271,18 @@ fn func(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, LowerError> {
         (K::Uprobe | K::Uretprobe, Type::USym) => {
             let ip = ctx_load(lw, PT_REGS_IP, IntTy::U64);
             usym(lw, e, ip)
+        }
+        // Before 5.15 kprobe programs have no bpf_get_func_ip; the kprobe's own address is
+        // the saved ip minus the int3 length: the int3 handler, the optimized (jump) kprobe
+        // and the ftrace-based kprobe all set `regs->ip = addr + 1` before calling the BPF
+        // program (arch/x86/kernel/kprobes/{core,opt,ftrace}.c). The kretprobe's saved ip is
+        // its trampoline, so kretprobes keep the helper (and are refused there).
+        (K::Kprobe, _) if !kprobe_has_get_func_ip(lw) => {
+            let r = lw.b.vreg();
+            let ctx = lw.b.ctx();
+            lw.b.load(Size::Dw, r, ctx, PT_REGS_IP);
+            lw.b.alu(true, crate::asm::isa::AluOp::Sub, r, 1);
+            Ok(Val::Int(Value::Reg(r), IntTy::U64))
         }
         // bpf_get_func_ip: the probed function's address for kprobes (5.15+) and, from the
         // trampoline's saved ip, for fentry/fexit (5.15+); older kernels refuse the load.

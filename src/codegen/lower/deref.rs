@@ -105,14 +105,11 @@ fn read_at(
     };
     let p = lw.place(size.next_multiple_of(8), e.span)?;
     crate::codegen::emit::mem::zero(&mut lw.b, p, size.next_multiple_of(8));
-    match t {
-        Type::Str { .. } => {
-            crate::codegen::emit::strings::read_str(&mut lw.b, user, p, size, addr);
-        }
-        _ => {
-            crate::codegen::emit::builtins::read_mem(&mut lw.b, user, p, size, addr);
-        }
-    }
+    // A char array in memory (`char comm[16]`, also `__u8 u6_addr8[16]`, which is typed as a
+    // string) is read whole, as bpftrace does: a string read would stop at the first NUL and
+    // lose the bytes after it, which ntop() and indexing need (a v4-mapped IPv6 address
+    // starts with ten zero bytes). Printing still stops at the NUL.
+    crate::codegen::emit::builtins::read_mem(&mut lw.b, user, p, size, addr);
     Ok(super::store::load_val(lw, p, t))
 }
 
