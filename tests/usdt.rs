@@ -235,7 +235,11 @@ fn semaphore_is_raised_while_attached_and_provider_wildcards_match() {
     );
     let got = script_lines(&o);
     let e = exe();
-    assert!(got.contains(&"@g: 4".to_string()), "{got:?}");
+    // exit() at the 4th hit; hits already in flight on a loaded host may still count.
+    let g = got
+        .iter()
+        .find_map(|l| l.strip_prefix("@g: ")?.parse::<u64>().ok());
+    assert!(matches!(g, Some(n) if n >= 4), "{got:?}");
     for p in ["other_provider:args", "strobe_test:args"] {
         let prefix = format!("@[usdt:{e}:{p}]: ");
         assert!(got.iter().any(|l| l.starts_with(&prefix)), "{p}: {got:?}");

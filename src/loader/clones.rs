@@ -134,7 +134,16 @@ pub fn load_clones(
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(t) = targets.get(i) else { break };
             let ns = (&clone_ns, &load_ns);
-            match load_one(template, funcs.as_ref(), map_fds, i, t, &module_objs, &mut buf, ns) {
+            match load_one(
+                template,
+                funcs.as_ref(),
+                map_fds,
+                i,
+                t,
+                &module_objs,
+                &mut buf,
+                ns,
+            ) {
                 Ok(r) => {
                     if opts.strict && r.is_err() {
                         stop.store(true, Ordering::Relaxed);

@@ -139,7 +139,11 @@ fn judge(case: &Case, dir: &Path, opts: &RunOptions, details: &mut Vec<String>) 
             (c, shown)
         }
     };
-    cmd.env(NOTIFY_ATTACHED, "1");
+    // Only a case with an `AFTER` workload needs the marker; elsewhere it would be one more
+    // line in output that RUN commands post-process.
+    if case.after.is_some() {
+        cmd.env(NOTIFY_ATTACHED, "1");
+    }
     cmd.envs(case.env.iter().map(|(k, v)| (k, v)));
     details.push(format!("command: {shown}"));
 
