@@ -134,13 +134,7 @@ pub(crate) fn drop_dead_stack_stores(items: &mut Vec<MItem>) -> bool {
             }
         }
     }
-    let any = drop.iter().any(|&d| d);
-    let mut k = 0;
-    items.retain(|_| {
-        k += 1;
-        !drop[k - 1]
-    });
-    any
+    super::stores::remove_marked(items, &drop)
 }
 
 #[cfg(test)]

@@ -67,6 +67,11 @@ pub(crate) fn drop_redundant_stores(items: &mut Vec<MItem>) -> bool {
             drop[i + 1] = true;
         }
     }
+    remove_marked(items, &drop)
+}
+
+/// Removes the items whose `drop` flag is set; whether any was.
+pub(crate) fn remove_marked(items: &mut Vec<MItem>, drop: &[bool]) -> bool {
     let any = drop.iter().any(|&d| d);
     let mut k = 0;
     items.retain(|_| {

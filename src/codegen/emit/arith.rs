@@ -176,51 +176,25 @@ pub fn binop(b: &mut Builder, op: BinOp, lhs: Value, rhs: Value, ty: IntTy) -> V
                 }
             }
         }
-        BinOp::Div | BinOp::Mod if !ty.signed => unsigned_divmod(b, op, r, rhs),
-        BinOp::Div | BinOp::Mod if b.signed_division => sdiv_smod(b, op, r, rhs),
+        BinOp::Div | BinOp::Mod if !ty.signed => native_divmod(b, op, false, r, rhs),
+        BinOp::Div | BinOp::Mod if b.signed_division => native_divmod(b, op, true, r, rhs),
         BinOp::Div | BinOp::Mod => signed_divmod(b, op, r, rhs),
     }
     normalize(b, r, ty);
     Value::Reg(r)
 }
 
-/// `r = r / rhs` or `r % rhs`, unsigned, 0 when rhs is 0.
-fn unsigned_divmod(b: &mut Builder, op: BinOp, r: VReg, rhs: Value) {
-    let aop = if op == BinOp::Div {
-        AluOp::Div
-    } else {
-        AluOp::Mod
-    };
-    match rhs {
-        Value::Imm(0) => b.mov(r, 0),
-        Value::Imm(_) => {
-            let s = rhs.src(b);
-            b.alu(true, aop, r, s);
-        }
-        // Division by zero already gives 0 in BPF; modulo would leave `r`.
-        Value::Reg(d) if op == BinOp::Div => b.alu(true, aop, r, d),
-        Value::Reg(d) => {
-            let done = b.label();
-            let nonzero = b.label();
-            b.jmp64(JmpOp::Jne, d, 0, nonzero);
-            b.mov(r, 0);
-            b.ja(done);
-            b.bind(nonzero);
-            b.alu(true, aop, r, d);
-            b.bind(done);
-        }
-    }
-}
-
-/// Signed `r / rhs` or `r % rhs` with ISA v4 `sdiv`/`smod` (kernel 6.6+). The ISA already
-/// gives `x s/ 0 = 0` and `MIN s/ -1 = MIN`, `MIN s% -1 = 0`
-/// (Documentation/bpf/standardization/instruction-set.rst); only `x s% 0`, which the ISA
-/// leaves as `x`, needs a check to give bpftrace's 0.
-fn sdiv_smod(b: &mut Builder, op: BinOp, r: VReg, rhs: Value) {
-    let aop = if op == BinOp::Div {
-        AluOp::Sdiv
-    } else {
-        AluOp::Smod
+/// `r = r / rhs` or `r % rhs` with one ALU instruction, 0 when rhs is 0: unsigned, or signed
+/// with ISA v4 `sdiv`/`smod` (kernel 6.6+). The ISA already gives `x / 0 = 0` (and for the
+/// signed forms `MIN s/ -1 = MIN`, `MIN s% -1 = 0`; Documentation/bpf/standardization/
+/// instruction-set.rst); only `x % 0`, which the ISA leaves as `x`, needs a check to give
+/// bpftrace's 0.
+fn native_divmod(b: &mut Builder, op: BinOp, signed: bool, r: VReg, rhs: Value) {
+    let aop = match (op == BinOp::Div, signed) {
+        (true, false) => AluOp::Div,
+        (false, false) => AluOp::Mod,
+        (true, true) => AluOp::Sdiv,
+        (false, true) => AluOp::Smod,
     };
     match rhs {
         Value::Imm(0) => b.mov(r, 0),
