@@ -169,6 +169,9 @@ pub(crate) enum Op {
     Exit {
         value: Src,
     },
+    /// No instruction: `slot` is in use up to here (its address went to memory that a
+    /// helper call reads, which the stack allocator does not follow).
+    KeepAlive(Slot),
 }
 
 /// An operation with where it came from.
@@ -295,6 +298,12 @@ impl Builder {
             pinned: false,
         });
         Slot(self.slots.len() as u32 - 1)
+    }
+
+    /// Marks `slot` as in use up to this point (see [`Op::KeepAlive`]); cheaper in stack
+    /// than [`Builder::pin`] when the address escapes only for a while.
+    pub fn keep_alive(&mut self, slot: Slot) {
+        self.push(Op::KeepAlive(slot));
     }
 
     /// Keeps `slot` alive for the whole program. Needed when its address is stored in memory

@@ -60,7 +60,8 @@ impl Op {
             | Op::LdImm64Reloc { .. }
             | Op::SlotAddr { .. }
             | Op::Ja { .. }
-            | Op::Bind(_) => {}
+            | Op::Bind(_)
+            | Op::KeepAlive(_) => {}
         }
     }
 
@@ -143,7 +144,7 @@ impl Op {
                 }
             }
             Op::Exit { value } => s(value),
-            Op::Ja { .. } | Op::Bind(_) => {}
+            Op::Ja { .. } | Op::Bind(_) | Op::KeepAlive(_) => {}
         }
     }
 

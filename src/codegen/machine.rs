@@ -187,6 +187,7 @@ impl Emitter<'_> {
             }
             Op::Ja { target } => self.push_full(Insn::ja(0), None, Some(target)),
             Op::Bind(l) => self.out.push(MItem::Label(l)),
+            Op::KeepAlive(_) => {}
             Op::Call {
                 helper,
                 ref args,

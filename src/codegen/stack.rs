@@ -35,7 +35,8 @@ fn refs(op: &Op, mut f: impl FnMut(Slot)) {
         | Op::Store {
             base: Mem::Slot(s), ..
         }
-        | Op::SlotAddr { slot: s, .. } => f(*s),
+        | Op::SlotAddr { slot: s, .. }
+        | Op::KeepAlive(s) => f(*s),
         Op::Call { args, .. } => {
             for a in args {
                 if let Arg::Slot(s, _) = a {

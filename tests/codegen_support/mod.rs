@@ -154,14 +154,19 @@ impl Env {
             },
         )
         .unwrap_or_else(|e| panic!("instantiate: {e}"));
-        let prog = Prog::load(&ProgLoadOptions::new(ProgType::RawTracepoint, &insns))
-            .unwrap_or_else(|e| {
-                panic!(
-                    "verifier refused the program: {e}\n{}\n--- listing ---\n{}",
-                    e.log,
-                    strobe::asm::disassemble(&c.template.insns)
-                )
-            });
+        // Programs with callbacks (subprograms) load with their function BTF.
+        let funcs = strobe::loader::subprogs::FuncBtfObj::load(&c.template);
+        let mut opts = ProgLoadOptions::new(ProgType::RawTracepoint, &insns);
+        if let Some(f) = &funcs {
+            f.apply(&mut opts);
+        }
+        let prog = Prog::load(&opts).unwrap_or_else(|e| {
+            panic!(
+                "verifier refused the program: {e}\n{}\n--- listing ---\n{}",
+                e.log,
+                strobe::asm::disassemble(&c.template.insns)
+            )
+        });
         Loaded { prog, compiled: c }
     }
 

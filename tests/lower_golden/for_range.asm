@@ -1,13 +1,13 @@
 # BEGIN { $t = 0; for ($i : 1..cpu) { $t += $i; } @t = $t; }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 49 instructions
+# rawtracepoint template, 48 instructions
 # map 0: @t
 # map 1: drops
 # relocations:
-#   insn   24: map fd @t
-#   insn   33: map value drops + 0
+#   insn   23: map fd @t
+#   insn   32: map value drops + 0
     # t.bt:1: BEGIN { $t = 0; for ($i : 1..cpu) { $t += $i; } @t = $t; }
-    *(u64 *)(r10 - 48) = 0
+    *(u64 *)(r10 - 16) = 0
     *(u64 *)(r10 - 8) = 0
     call 8 # bpf_get_smp_processor_id
     r0 -= 1
@@ -21,32 +21,31 @@ L8:
     r0 += -8
     *(u64 *)(r10 - 24) = r0
     *(u64 *)(r10 - 16) = 1
-    r2 = func(L39) ll
+    r2 = func(L38) ll
     r3 = r10
     r3 += -40
     r4 = 0
     call 181 # bpf_loop
     r0 = *(u64 *)(r10 - 40)
-    if r0 != 0 goto L37
+    if r0 != 0 goto L36
 L21:
     r0 = *(u64 *)(r10 - 8)
-    *(u64 *)(r10 - 48) = r0
-    *(u64 *)(r10 - 56) = 0
+    *(u64 *)(r10 - 16) = 0
     r1 = map_fd(0) ll
     r2 = r10
-    r2 += -56
+    r2 += -16
     r3 = r10
-    r3 += -48
+    r3 += -8
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L37
+    if r0 == 0 goto L36
     r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L37:
+L36:
     r0 = 0
     exit
-L39:
+L38:
     r0 = *(u64 *)(r2 + 16)
     r3 = *(u64 *)(r2 + 24)
     r3 += r1

@@ -7,7 +7,8 @@
 //! per captured variable holding the address of its place (a stack address of the caller's
 //! frame, which the verifier follows into the callee: kernel 5.13+), then the caller's extra
 //! words (a range's start). Captured variables are the enclosing variables the body names;
-//! their slots are pinned, because their addresses live in memory.
+//! their slots are kept in use until the call returns ([`Op::KeepAlive`](crate::codegen)),
+//! because their addresses live in memory the stack allocator does not look into.
 //!
 //! In the callback: `break` returns 1 (stop), `continue` and the body's end return 0, and a
 //! probe exit sets the flag and returns 1; after the helper call the caller tests the flag and
@@ -29,11 +30,20 @@ use crate::syntax::visit::{walk_expr, walk_stmt, Visitor};
 const FLAG: i32 = 0;
 const CTX: i32 = 8;
 const FIRST_CAPTURE: i32 = 16;
+/// Flag values: the body left the probe (`exit()`, `return` in a probe) or returned from
+/// the inlined fn around the loop.
+const EXITED: i32 = 1;
+const RETURNED: i32 = 2;
 
 /// A callback ready to be called: its subprogram index and the caller's context struct.
 pub(crate) struct Callback {
     pub func: usize,
     pub ctx: Slot,
+    /// The body may `return` from the inlined fn around the loop.
+    pub fn_return: bool,
+    /// Slots whose addresses the context struct holds (itself included): in use until
+    /// the helper call returns.
+    keep: Vec<Slot>,
 }
 
 /// What the callback's prologue gets: its parameters and the context struct pointer.
@@ -60,16 +70,18 @@ pub(crate) fn build(
     fill_extra: impl FnOnce(&mut Lower<'_>, Slot, i32) -> Result<(), LowerError>,
     prologue: impl FnOnce(&mut Lower<'_>, &Entry) -> Result<(), LowerError>,
 ) -> Result<Callback, LowerError> {
-    if lw.fn_ret.is_some() {
-        if let Some(span) = first_return(body) {
-            // The callback can only leave the probe; leaving the inlined fn would need a
-            // second flag.
+    // `return` in the body of an inlined fn: the callback writes the result through a
+    // pointer and sets the flag to RETURNED; the caller then goes to the fn's end.
+    let fn_ret = lw.fn_ret.clone().filter(|_| first_return(body).is_some());
+    if let (Some(r), Some(span)) = (&fn_ret, first_return(body)) {
+        if r.in_register() {
             return Err(LowerError::unsupported(
                 "`return` inside a loop of a fn",
                 span,
             ));
         }
     }
+    let result = fn_ret.as_ref().and_then(|r| r.result_place());
     // Captures, in the caller.
     let mut captured: Vec<(VarSlot, Place)> = Vec::new();
     for slot in super::inline::named_slots(lw, body) {
@@ -80,7 +92,10 @@ pub(crate) fn build(
             captured.push((slot, p));
         }
     }
-    let extra_off = FIRST_CAPTURE + 8 * captured.len() as i32;
+    // The result's place travels as one more capture.
+    let result_word = FIRST_CAPTURE + 8 * captured.len() as i32;
+    let ncaptures = captured.len() + result.is_some() as usize;
+    let extra_off = FIRST_CAPTURE + 8 * ncaptures as i32;
     // The callback.
     let (cb, params) = Builder::subprog(nparams);
     let mut saved = Saved {
@@ -100,6 +115,9 @@ pub(crate) fn build(
         body,
         prologue,
         saved.b.span(),
+        fn_ret
+            .as_ref()
+            .map(|r| (r, result.map(|p| (result_word, p.off)))),
     );
     let cb = std::mem::replace(&mut lw.b, std::mem::take(&mut saved.b));
     lw.vars = saved.vars;
@@ -110,32 +128,45 @@ pub(crate) fn build(
     let uses_ctx = r?;
     lw.subprogs.push(cb);
     // The context struct, filled in the caller now that the callback says what it reads.
-    let words = 2 + captured.len() as u32 + extra;
+    let words = 2 + ncaptures as u32 + extra;
     let cslot = lw.b.slot(8 * words, 8);
-    lw.b.pin(cslot);
+    let mut keep = vec![cslot];
     lw.b.store(Size::Dw, cslot, FLAG, 0);
     if uses_ctx {
         let pctx = lw.b.ctx();
         lw.b.store(Size::Dw, cslot, CTX, pctx);
     }
     for (i, (_, p)) in captured.iter().enumerate() {
-        let off = FIRST_CAPTURE + 8 * i as i32;
-        match p.base {
-            Base::Slot(s) => {
-                lw.b.pin(s);
-                let a = lw.b.vreg();
-                lw.b.slot_addr(a, s, 0);
-                lw.b.store(Size::Dw, cslot, off, a);
-            }
-            Base::Ptr(r) => lw.b.store(Size::Dw, cslot, off, r),
-        }
+        keep.extend(store_address(lw, cslot, FIRST_CAPTURE + 8 * i as i32, *p));
+    }
+    if let Some(p) = result {
+        keep.extend(store_address(lw, cslot, result_word, p));
     }
     fill_extra(lw, cslot, extra_off)?;
 
     Ok(Callback {
         func: lw.subprogs.len() - 1,
         ctx: cslot,
+        fn_return: fn_ret.is_some(),
+        keep,
     })
+}
+
+/// Stores the address of `p`'s base (not counting `p.off`) at `off` of the context struct;
+/// returns the stack slot whose address escaped.
+fn store_address(lw: &mut Lower<'_>, cslot: Slot, off: i32, p: Place) -> Option<Slot> {
+    match p.base {
+        Base::Slot(s) => {
+            let a = lw.b.vreg();
+            lw.b.slot_addr(a, s, 0);
+            lw.b.store(Size::Dw, cslot, off, a);
+            Some(s)
+        }
+        Base::Ptr(r) => {
+            lw.b.store(Size::Dw, cslot, off, r);
+            None
+        }
+    }
 }
 
 /// The callback's code: entry loads, the prologue, the body, the three ways out.
@@ -149,6 +180,7 @@ fn lower_body(
     body: &Block,
     prologue: impl FnOnce(&mut Lower<'_>, &Entry) -> Result<(), LowerError>,
     span: crate::diag::Span,
+    fn_ret: Option<(&super::inline::FnReturn, Option<(i32, i32)>)>,
 ) -> Result<bool, LowerError> {
     lw.b.set_span(span);
     lw.lazy_vars = true;
@@ -164,7 +196,16 @@ fn lower_body(
     let stop = lw.b.label();
     let next = lw.b.label();
     let quit = lw.b.label();
+    let returned = lw.b.label();
     lw.exit = quit;
+    if let Some((r, word)) = fn_ret {
+        let place = word.map(|(word, off)| {
+            let p = lw.b.vreg();
+            lw.b.load(Size::Dw, p, Mem::Reg(ctxp), word);
+            Place::ptr(p, off)
+        });
+        lw.fn_ret = Some(r.in_callback(returned, place));
+    }
     lw.loops = vec![LoopLabels { exit: stop, next }];
     prologue(
         lw,
@@ -180,7 +221,10 @@ fn lower_body(
     lw.b.bind(stop);
     lw.b.exit(1);
     lw.b.bind(quit);
-    lw.b.store(Size::Dw, ctxp, FLAG, 1);
+    lw.b.store(Size::Dw, ctxp, FLAG, EXITED);
+    lw.b.exit(1);
+    lw.b.bind(returned);
+    lw.b.store(Size::Dw, ctxp, FLAG, RETURNED);
     lw.b.exit(1);
     // The program's context pointer is loaded for helpers that need it; most bodies do not.
     Ok(!lw.b.remove_if_unused(pc))
@@ -190,6 +234,14 @@ fn lower_body(
 pub(crate) fn after_call(lw: &mut Lower<'_>, cb: &Callback) {
     let flag = lw.b.vreg();
     lw.b.load(Size::Dw, flag, cb.ctx, FLAG);
+    for &s in &cb.keep {
+        lw.b.keep_alive(s);
+    }
+    if cb.fn_return {
+        if let Some(end) = lw.fn_ret.as_ref().map(|r| r.end()) {
+            lw.b.jmp64(JmpOp::Jeq, flag, RETURNED, end);
+        }
+    }
     let exit = lw.exit;
     lw.b.jmp64(JmpOp::Jne, flag, 0, exit);
 }
@@ -201,6 +253,22 @@ struct Saved {
     exit: crate::codegen::Label,
     lazy: bool,
     fn_ret: Option<super::inline::FnReturn>,
+}
+
+/// Whether a `return` in `b` sits inside a `for` loop (and so runs in a callback).
+pub(crate) fn returns_from_loop(b: &Block) -> bool {
+    struct Finder(bool);
+    impl Visitor for Finder {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if let StmtKind::For { body, .. } = &s.kind {
+                self.0 |= first_return(body).is_some();
+            }
+            walk_stmt(self, s)
+        }
+    }
+    let mut f = Finder(false);
+    f.visit_block(b);
+    f.0
 }
 
 /// The span of the first `return` in `b`.

@@ -649,8 +649,14 @@ pub(crate) fn increment(
     let post = matches!(op, UnaryOp::PostInc | UnaryOp::PostDec);
     match &inner.kind {
         ExprKind::Var(name) => {
-            let slot = super::stmt::var_slot_of(lw, inner.id, name)
+            let slot = lw
+                .cp
+                .var_slots
+                .get(&inner.id)
+                .copied()
+                .or_else(|| lw.scopes.lookup(name))
                 .ok_or_else(|| LowerError::unsupported("++ of an undeclared variable", e.span))?;
+            let slot = super::stmt::var_slot_of(lw, inner.id, name).unwrap_or(slot);
             let t = lw.var_type(slot);
             let it = int_ty(&t).unwrap_or(IntTy::I64);
             let old = super::stmt::read_var(lw, slot).value();

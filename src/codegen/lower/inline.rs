@@ -54,6 +54,37 @@ enum Ret {
     Mem(Place),
 }
 
+impl FnReturn {
+    /// The memory the result is written to (`None`: no result, or one in a register).
+    pub(crate) fn result_place(&self) -> Option<Place> {
+        match self.value {
+            Some(Ret::Mem(p)) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// Whether the result lives in a register (which a callback cannot write).
+    pub(crate) fn in_register(&self) -> bool {
+        matches!(self.value, Some(Ret::Int(..)))
+    }
+
+    /// Where the inlined fn ends, in the frame that inlined it.
+    pub(crate) fn end(&self) -> Label {
+        self.end
+    }
+
+    /// The same return seen from a loop callback: `return` writes the result at `place` (the
+    /// caller's, through a pointer) and goes to `end`, which tells the caller.
+    pub(crate) fn in_callback(&self, end: Label, place: Option<Place>) -> FnReturn {
+        FnReturn {
+            end,
+            value: place.map(Ret::Mem),
+            ty: self.ty.clone(),
+            chain: self.chain.clone(),
+        }
+    }
+}
+
 /// The map a name means here: a macro's `@param` is the caller's map.
 pub(crate) fn map_alias(lw: &Lower<'_>, name: &str) -> String {
     lw.macros
@@ -241,10 +272,12 @@ fn call_fn(
     }
     let ty = lw.type_of(e.id);
     let end = lw.b.label();
+    // A `return` inside a loop runs in a callback, which can only write memory.
+    let in_memory = super::callback::returns_from_loop(&f.body);
     let value = match int_ty(&ty) {
-        Some(it) => Some(Ret::Int(lw.b.constant(0), it)),
+        Some(it) if !in_memory => Some(Ret::Int(lw.b.constant(0), it)),
         None if ty.is_none() => None,
-        None => {
+        _ => {
             let size = ty
                 .field_type()
                 .map_or(8, |f| f.size() as u32)
@@ -291,7 +324,7 @@ fn call_fn(
     lw.b.bind(end);
     Ok(match value {
         Some(Ret::Int(r, it)) => Val::Int(Value::Reg(r), it),
-        Some(Ret::Mem(p)) => Val::Mem(p),
+        Some(Ret::Mem(p)) => super::store::load_val(lw, p, &ty),
         None => Val::None,
     })
 }

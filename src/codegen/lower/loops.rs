@@ -217,7 +217,6 @@ fn reduce_cpus(lw: &mut Lower<'_>, map_name: &str, key: VReg, agg: AggKind) -> V
     let func = lw.subprogs.len() - 1;
     let b = &mut lw.b;
     let slot = b.slot(24, 8);
-    b.pin(slot);
     b.store(Size::Dw, slot, KEY, key);
     b.store(Size::Dw, slot, ACC, 0);
     b.store(Size::Dw, slot, HAVE, 0);
@@ -232,6 +231,7 @@ fn reduce_cpus(lw: &mut Lower<'_>, map_name: &str, key: VReg, agg: AggKind) -> V
     );
     let out = b.vreg();
     b.load(Size::Dw, out, slot, ACC);
+    b.keep_alive(slot);
     Value::Reg(out)
 }
 
