@@ -57,21 +57,15 @@ pub(crate) fn lower_call(
                 }),
             }
         }
+        // The checker resolved the symbol in every target's binary (`sema::uaddr`); this
+        // probe's attach point has one binary.
         "uaddr" => {
             let sym = str_lit(&args[0]);
-            let addr = lw
-                .user_binary
-                .clone()
-                .and_then(|p| lw.kernel.elf_symbol_address(&p, &sym).map(|a| (p, a)));
-            match addr {
-                Some((_, (a, _))) => Ok(Val::Int(Value::Imm(a as i64), IntTy::U64)),
+            let binary = lw.user_binary.clone().unwrap_or_default();
+            match lw.kernel.elf_symbol_address(&binary, &sym) {
+                Some((a, _)) => Ok(Val::Int(Value::Imm(a as i64), IntTy::U64)),
                 None => Err(LowerError::Kernel {
-                    what: format!(
-                        "Could not resolve symbol: {}:{sym}",
-                        lw.user_binary
-                            .as_ref()
-                            .map_or(String::new(), |p| p.display().to_string())
-                    ),
+                    what: format!("Could not resolve symbol: {}:{sym}", binary.display()),
                     span: e.span,
                 }),
             }
