@@ -50,7 +50,12 @@ fn buf(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     } else {
         match t {
             Type::Array { elem, len } => elem.size() * len,
-            Type::Str { size } => *size,
+            // bpftrace's words (a string is not an array to it either).
+            Type::Str { .. } => {
+                return Err(RuleError::call(
+                    "buf() expects a length argument for non-array type string",
+                ))
+            }
             _ => {
                 return Err(RuleError::call(
                     "buf() needs a length when its first argument is not an array",

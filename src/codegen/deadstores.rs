@@ -8,7 +8,8 @@
 //! that may read the stack or leave the straight line:
 //! - a load from `r10` overlapping the bytes, or a load or atomic through any other register
 //!   (it may hold a stack address: `r1 = r10; r1 += -16`);
-//! - a helper call (its arguments may point into the stack);
+//! - a helper call with a memory argument (it may point into the stack; helpers taking only
+//!   integers, the context or maps are stepped over);
 //! - a jump (the store's value could be read on the other path).
 //!
 //! Input: the items of one program. Output: the same program, never longer. Invariant: a
@@ -50,6 +51,25 @@ fn fp_store(i: &Insn) -> Option<(i32, i32)> {
     } else {
         None
     }
+}
+
+const CALL_HELPER: u8 = 0x85;
+
+/// Whether helper `id` takes no memory argument (only integers, the context, maps), so it
+/// cannot read the stack (`get_current_pid_tgid`, `ktime_get_ns`, `send_signal`…). Helpers
+/// that dereference an arbitrary address (`probe_read*`) also take a destination buffer,
+/// so they are never in this set.
+fn reads_no_memory(id: i32) -> bool {
+    use crate::asm::isa::{ArgKind, Helper};
+    u32::try_from(id)
+        .ok()
+        .and_then(Helper::from_id)
+        .filter(|h| h.id() != 0)
+        .is_some_and(|h| {
+            h.args()
+                .iter()
+                .all(|(k, _)| matches!(k, ArgKind::Scalar | ArgKind::Ctx | ArgKind::Map))
+        })
 }
 
 /// What scanning learns from one instruction about the live bytes `[lo, hi)` of a store.
@@ -94,6 +114,7 @@ fn step(i: &Insn, live: &mut [bool], lo: i32) -> Step {
             Step::Go
         }
         CLASS_JMP if i.code & 0xf0 == OP_EXIT => Step::Exit,
+        CLASS_JMP if i.code == CALL_HELPER && i.src() == 0 && reads_no_memory(i.imm) => Step::Go,
         CLASS_JMP | CLASS_JMP32 => Step::Keep,
         _ => Step::Go,
     }
@@ -205,6 +226,21 @@ mod tests {
             let out = run(vec![s, between, later, Insn::exit()]);
             assert!(out.contains(&s), "{between:?}");
         }
+    }
+
+    #[test]
+    fn helpers_without_memory_arguments_do_not_read_the_stack() {
+        let s = Insn::store_imm(Size::Dw, Reg::R10, -8, 0);
+        // bpf_get_current_pid_tgid (14) takes nothing; bpf_map_lookup_elem (1) takes a key.
+        let out = run(vec![
+            s,
+            Insn::call_helper_id(14),
+            Insn::store_reg(Size::Dw, Reg::R10, -8, Reg::R0),
+            Insn::exit(),
+        ]);
+        assert!(!out.contains(&s));
+        assert!(reads_no_memory(14) && reads_no_memory(109));
+        assert!(!reads_no_memory(1) && !reads_no_memory(113) && !reads_no_memory(0));
     }
 
     #[test]

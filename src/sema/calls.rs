@@ -327,6 +327,10 @@ impl Checker<'_> {
         };
         let r = (b.ty)(&ctx);
         self.cx = cx;
+        let r = match r {
+            Ok(_) if b.name == "uaddr" => self.uaddr_type(args),
+            r => r,
+        };
         match r {
             Ok(t) => t,
             Err(err) => {

@@ -46,6 +46,7 @@ mod resolve;
 mod resources;
 mod typeck;
 pub mod types;
+mod uaddr;
 
 pub use program::{
     AttachTargets, CheckedProbe, CheckedProgram, FormatId, FormatSite, MapId, MapInfo, VarSlot,

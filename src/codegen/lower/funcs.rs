@@ -57,21 +57,15 @@ pub(crate) fn lower_call(
                 }),
             }
         }
+        // The checker resolved the symbol in every target's binary (`sema::uaddr`); this
+        // probe's attach point has one binary.
         "uaddr" => {
             let sym = str_lit(&args[0]);
-            let addr = lw
-                .user_binary
-                .clone()
-                .and_then(|p| lw.kernel.elf_symbol_address(&p, &sym).map(|a| (p, a)));
-            match addr {
-                Some((_, (a, _))) => Ok(Val::Int(Value::Imm(a as i64), IntTy::U64)),
+            let binary = lw.user_binary.clone().unwrap_or_default();
+            match lw.kernel.elf_symbol_address(&binary, &sym) {
+                Some((a, _)) => Ok(Val::Int(Value::Imm(a as i64), IntTy::U64)),
                 None => Err(LowerError::Kernel {
-                    what: format!(
-                        "Could not resolve symbol: {}:{sym}",
-                        lw.user_binary
-                            .as_ref()
-                            .map_or(String::new(), |p| p.display().to_string())
-                    ),
+                    what: format!("Could not resolve symbol: {}:{sym}", binary.display()),
                     span: e.span,
                 }),
             }
@@ -191,29 +185,10 @@ fn buf(lw: &mut Lower<'_>, e: &Expr, args: &[Expr], t: &Type) -> Result<Val, Low
             super::store::copy(lw, p.at(4), from, n);
             clamp(lw, len, n)
         }
-        (Val::Int(ptr, _), Value::Imm(n)) => {
-            if n > 0 {
-                crate::codegen::emit::builtins::read_mem(&mut lw.b, user, p.at(4), n as u32, ptr);
-            }
-            len
-        }
-        (Val::Int(ptr, _), Value::Reg(_)) => {
-            let n = clamp(lw, len, capacity);
-            let h = if user {
-                Helper::ProbeReadUser
-            } else {
-                Helper::ProbeReadKernel
-            };
-            let d = p.at(4).arg(&mut lw.b);
-            let (Value::Reg(nr), src) = (n, ptr) else {
-                return Err(LowerError::unsupported("buf() length", e.span));
-            };
-            let s = match src {
-                Value::Imm(v) => Arg::Imm(v),
-                Value::Reg(r) => Arg::Reg(r),
-            };
-            lw.b.call(h, &[d, Arg::Reg(nr), s]);
-            n
+        // Through a pointer: the emit primitive stores the clamped length and reads.
+        (Val::Int(ptr, _), len) => {
+            crate::codegen::emit::strings::read_buf(&mut lw.b, user, p, capacity, ptr, len);
+            return Ok(Val::Mem(p));
         }
         (Val::None, _) => Value::Imm(0),
     };
