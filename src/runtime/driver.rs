@@ -282,7 +282,9 @@ pub fn run(
     let mut attached = 0usize;
     let mut probe_names = HashMap::new();
     for (i, p) in script.probes.iter().enumerate() {
-        probe_names.insert(probe_id(i, 0), p.name.clone());
+        for (t, name) in p.target_names().into_iter().enumerate() {
+            probe_names.insert(probe_id(i, t as u32), name);
+        }
         match p.kind {
             ProbeKind::Begin => begins.push(SpecialProg::load(p, &ctx)?),
             ProbeKind::End => ends.push(SpecialProg::load(p, &ctx)?),
