@@ -25,6 +25,7 @@ use std::time::Duration;
 use super::child::Child;
 use super::epoll::{BufferSet, Epoll};
 use super::events::{EventSink, Step};
+use super::format::maps::MapSnapshot;
 use super::format::{OutputFormat, Printer};
 use super::plan::{probe_id, CompiledScript, MapRole, PlanError, ProbeKind};
 use super::probes::{self, AttachContext, ProbeError, SpecialProg};
@@ -400,14 +401,18 @@ pub fn run(
     if lost > 0 {
         printer.lost_events(&mut buf, lost);
     }
-    let snaps: Vec<_> = script
+    let all: Vec<_> = script
         .maps
         .iter()
         .zip(&maps)
-        .filter_map(|(s, m)| snapshot::snapshot(s, m, &symbolizer).ok().flatten())
+        .filter_map(|(s, m)| Some((s, snapshot::snapshot(s, m, &symbolizer).ok().flatten()?)))
+        .collect();
+    printer.exit_maps(&mut buf, &exit_shapes(&all));
+    let snaps: Vec<_> = all
+        .into_iter()
+        .map(|(_, s)| s)
         .filter(|s| !s.entries.is_empty())
         .collect();
-    printer.exit_maps(&mut buf, &snaps);
     let drops = match script.map_with_role(&MapRole::DropCounter) {
         Some((i, _)) => LostCounter::new(maps[i].as_fd(), 0)?.read().unwrap_or(0),
         None => 0,
@@ -432,6 +437,39 @@ pub fn run(
         child_pid,
         maps: snaps,
     })
+}
+
+/// The maps as bpftrace 0.17 prints them at exit, empty ones included: an empty map is a
+/// blank line (two for `avg`/`stats`, which print a blank line of their own), and an empty
+/// key-less `count()` map prints `@name: 0` — what bpftrace 0.17 does after `clear()`,
+/// `delete()` or for a map the script never wrote (checked on the build host).
+fn exit_shapes(all: &[(&super::plan::MapSpec, MapSnapshot)]) -> Vec<MapSnapshot> {
+    use super::format::agg::{Agg, AggKind};
+    use super::format::maps::MapValue;
+    use super::plan::MapValueSpec;
+    let mut out = Vec::new();
+    for (spec, snap) in all {
+        if !snap.entries.is_empty() {
+            out.push(snap.clone());
+            continue;
+        }
+        match &spec.role {
+            MapRole::Script {
+                key,
+                value: MapValueSpec::Agg(AggKind::Count),
+            } if key.is_empty() => {
+                let mut s = snap.clone();
+                s.entries.push((Vec::new(), MapValue::Agg(Agg::Count(0))));
+                out.push(s);
+            }
+            MapRole::Script {
+                value: MapValueSpec::Agg(AggKind::Avg { .. } | AggKind::Stats { .. }),
+                ..
+            } => out.extend([snap.clone(), snap.clone()]),
+            _ => out.push(snap.clone()),
+        }
+    }
+    out
 }
 
 fn flush(out: &mut dyn Write, buf: &mut Vec<u8>, force: bool) {
