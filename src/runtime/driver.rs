@@ -371,6 +371,10 @@ pub fn run(
         if let Some(c) = child.as_mut() {
             c.release();
         }
+        // Test hook: a panic while armed must disarm (panic hook) and detach (unwinding).
+        if std::env::var_os("STROBE_TEST_PANIC_WHEN_ARMED").is_some() {
+            panic!("internal error: test panic requested by STROBE_TEST_PANIC_WHEN_ARMED");
+        }
         if let Some(tx) = &opts.on_armed {
             let _ = tx.send(attached);
         }
