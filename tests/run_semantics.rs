@@ -484,8 +484,9 @@ strobe
         expect: r#"Attaching 1 probe...
 
 
+
 "#,
-        bpftrace: false,
+        bpftrace: true,
     },
     Case {
         script: r#"BEGIN { @x[1] = count(); zero(@x); exit(); }"#,
@@ -503,8 +504,9 @@ strobe
 @x[2]: 6
 
 
+
 "#,
-        bpftrace: false,
+        bpftrace: true,
     },
     Case {
         script: r#"BEGIN { print(42); print("str"); exit(); }"#,
@@ -772,8 +774,9 @@ one
 @x[3]: 30
 
 
+
 "#,
-        bpftrace: false,
+        bpftrace: true,
     },
     Case {
         script: r#"BEGIN { @x[1] = 1000; @x[2] = 2000; print(@x, 0, 10); clear(@x); exit(); }"#,
@@ -782,8 +785,9 @@ one
 @x[2]: 200
 
 
+
 "#,
-        bpftrace: false,
+        bpftrace: true,
     },
     Case {
         script: r#"BEGIN { @h = hist(0); @h = hist(1); @h = hist(2); @h = hist(3); @h = hist(4); @h = hist(7); @h = hist(8); exit(); }"#,

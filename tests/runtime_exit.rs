@@ -110,3 +110,37 @@ fn unknown_plan_is_an_input_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
 }
+
+#[test]
+fn failing_attach_half_way_detaches_what_was_attached() {
+    if !have_bpf("failing_attach_half_way_detaches_what_was_attached") {
+        return;
+    }
+    let (child, tag) = start("halfway");
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("strobe_no_such_category"), "{err}");
+    assert_eq!(leftover_progs(&tag), Vec::<String>::new());
+}
+
+#[test]
+fn panic_while_armed_disarms_and_leaves_nothing_in_the_kernel() {
+    if !have_bpf("panic_while_armed_disarms_and_leaves_nothing_in_the_kernel") {
+        return;
+    }
+    let child = Command::new(env!("CARGO_BIN_EXE_strobe"))
+        .args(["--x-plan", "forever"])
+        .env("STROBE_TEST_PANIC_WHEN_ARMED", "1")
+        .env("RUST_BACKTRACE", "0")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("strobe starts");
+    let tag = format!("sx{:x}0", child.id());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("STROBE_TEST_PANIC_WHEN_ARMED"), "{err}");
+    assert_eq!(leftover_progs(&tag), Vec::<String>::new());
+}

@@ -409,6 +409,16 @@ pub fn by_name(spec: &str) -> Option<CompiledScript> {
         "maps" => count_and_hist(&tag),
         "flood" => flood(&tag, arg.parse().ok()?),
         "full" => full_map(&tag),
+        // An interval probe that attaches, then a tracepoint that does not exist: the run
+        // fails half-way through attaching (leak tests).
+        "halfway" => {
+            let mut s = interval_count(&tag, 100, 0);
+            let mut p =
+                tracepoint_count(&tag, "strobe_no_such_category", "missing").probes[0].clone();
+            p.name = "tracepoint:strobe_no_such_category:missing".into();
+            s.probes.push(p);
+            s
+        }
         _ => return None,
     })
 }

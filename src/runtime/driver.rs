@@ -25,6 +25,7 @@ use std::time::Duration;
 use super::child::Child;
 use super::epoll::{BufferSet, Epoll};
 use super::events::{EventSink, Step};
+use super::format::maps::MapSnapshot;
 use super::format::{OutputFormat, Printer};
 use super::plan::{probe_id, CompiledScript, MapRole, PlanError, ProbeKind};
 use super::probes::{self, AttachContext, ProbeError, SpecialProg};
@@ -177,31 +178,6 @@ impl Drop for ArmedGuard {
     }
 }
 
-/// Each target's full probe name, by target index: the target's own full name, or the first
-/// target's name (`p.name`, e.g. `kprobe:vfs_read`) with its last component replaced by the
-/// target. Empty for kinds with one target.
-fn target_probe_names(p: &super::plan::ProbeSpec) -> Vec<String> {
-    let prefix = p.name.rsplit_once(':').map_or("", |(a, _)| a);
-    // fentry targets already carry their full name (`fentry:vmlinux:vfs_read`).
-    let with = |t: &str| {
-        if t.contains(':') {
-            t.to_string()
-        } else {
-            format!("{prefix}:{t}")
-        }
-    };
-    match &p.kind {
-        ProbeKind::Fentry { targets, .. } => targets.iter().map(|t| with(&t.name)).collect(),
-        ProbeKind::Kprobe { funcs, .. } => funcs.iter().map(|f| with(f)).collect(),
-        ProbeKind::RawTracepoint { targets } => targets.iter().map(|t| with(t)).collect(),
-        ProbeKind::Tracepoint { targets } => targets
-            .iter()
-            .map(|(c, n)| format!("tracepoint:{c}:{n}"))
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
 /// The kernel's name for a map: `[A-Za-z0-9_.]`, at most 15 characters.
 pub fn kernel_map_name(name: &str) -> String {
     let s: String = name
@@ -325,11 +301,8 @@ pub fn run(
     let mut attached = 0usize;
     let mut probe_names = HashMap::new();
     for (i, p) in script.probes.iter().enumerate() {
-        probe_names.insert(probe_id(i, 0), p.name.clone());
-        // The `probe` builtin of a wildcard is the target's index (the TargetIndex relocation
-        // or the multi-link cookie): name every target, not only the first.
-        for (k, name) in target_probe_names(p).into_iter().enumerate() {
-            probe_names.insert(probe_id(i, k as u32), name);
+        for (t, name) in p.target_names().into_iter().enumerate() {
+            probe_names.insert(probe_id(i, t as u32), name);
         }
         match p.kind {
             ProbeKind::Begin => begins.push(SpecialProg::load(p, &ctx)?),
@@ -425,6 +398,10 @@ pub fn run(
         if let Some(c) = child.as_mut() {
             c.release();
         }
+        // Test hook: a panic while armed must disarm (panic hook) and detach (unwinding).
+        if std::env::var_os("STROBE_TEST_PANIC_WHEN_ARMED").is_some() {
+            panic!("internal error: test panic requested by STROBE_TEST_PANIC_WHEN_ARMED");
+        }
         if let Some(tx) = &opts.on_armed {
             let _ = tx.send(attached);
         }
@@ -455,14 +432,18 @@ pub fn run(
     if lost > 0 {
         printer.lost_events(&mut buf, lost);
     }
-    let snaps: Vec<_> = script
+    let all: Vec<_> = script
         .maps
         .iter()
         .zip(&maps)
-        .filter_map(|(s, m)| snapshot::snapshot(s, m, &symbolizer).ok().flatten())
+        .filter_map(|(s, m)| Some((s, snapshot::snapshot(s, m, &symbolizer).ok().flatten()?)))
+        .collect();
+    printer.exit_maps(&mut buf, &exit_shapes(&all));
+    let snaps: Vec<_> = all
+        .into_iter()
+        .map(|(_, s)| s)
         .filter(|s| !s.entries.is_empty())
         .collect();
-    printer.exit_maps(&mut buf, &snaps);
     let drops = match script.map_with_role(&MapRole::DropCounter) {
         Some((i, _)) => LostCounter::new(maps[i].as_fd(), 0)?.read().unwrap_or(0),
         None => 0,
@@ -487,6 +468,39 @@ pub fn run(
         child_pid,
         maps: snaps,
     })
+}
+
+/// The maps as bpftrace 0.17 prints them at exit, empty ones included: an empty map is a
+/// blank line (two for `avg`/`stats`, which print a blank line of their own), and an empty
+/// key-less `count()` map prints `@name: 0` — what bpftrace 0.17 does after `clear()`,
+/// `delete()` or for a map the script never wrote (checked on the build host).
+fn exit_shapes(all: &[(&super::plan::MapSpec, MapSnapshot)]) -> Vec<MapSnapshot> {
+    use super::format::agg::{Agg, AggKind};
+    use super::format::maps::MapValue;
+    use super::plan::MapValueSpec;
+    let mut out = Vec::new();
+    for (spec, snap) in all {
+        if !snap.entries.is_empty() {
+            out.push(snap.clone());
+            continue;
+        }
+        match &spec.role {
+            MapRole::Script {
+                key,
+                value: MapValueSpec::Agg(AggKind::Count),
+            } if key.is_empty() => {
+                let mut s = snap.clone();
+                s.entries.push((Vec::new(), MapValue::Agg(Agg::Count(0))));
+                out.push(s);
+            }
+            MapRole::Script {
+                value: MapValueSpec::Agg(AggKind::Avg { .. } | AggKind::Stats { .. }),
+                ..
+            } => out.extend([snap.clone(), snap.clone()]),
+            _ => out.push(snap.clone()),
+        }
+    }
+    out
 }
 
 fn flush(out: &mut dyn Write, buf: &mut Vec<u8>, force: bool) {

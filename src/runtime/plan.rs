@@ -163,6 +163,42 @@ pub enum ProbeKind {
     },
 }
 
+impl ProbeSpec {
+    /// What `probe` prints for each target index this probe's programs are instantiated
+    /// with: one name per expanded tracepoint, raw tracepoint or fentry clone (their
+    /// programs carry the target's index), else the probe's own name.
+    pub fn target_names(&self) -> Vec<String> {
+        let renamed = |last: &str| match self.name.rsplit_once(':') {
+            Some((prefix, _)) => format!("{prefix}:{last}"),
+            None => last.to_string(),
+        };
+        match &self.kind {
+            ProbeKind::Tracepoint { targets } if targets.len() > 1 => targets
+                .iter()
+                .map(|(c, n)| format!("tracepoint:{c}:{n}"))
+                .collect(),
+            ProbeKind::RawTracepoint { targets } if targets.len() > 1 => {
+                targets.iter().map(|n| renamed(n)).collect()
+            }
+            ProbeKind::Fentry { targets, .. } if !targets.is_empty() => {
+                targets.iter().map(|t| t.name.clone()).collect()
+            }
+            // One kprobe_multi link or one perf event per function: `probe` is the index.
+            ProbeKind::Kprobe { funcs, .. } if funcs.len() > 1 => funcs
+                .iter()
+                .map(|f| {
+                    if f.contains(':') {
+                        f.clone()
+                    } else {
+                        renamed(f)
+                    }
+                })
+                .collect(),
+            _ => vec![self.name.clone()],
+        }
+    }
+}
+
 /// How often a sampling perf event fires.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sampling {

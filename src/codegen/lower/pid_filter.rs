@@ -7,7 +7,7 @@
 //! CPU's timer whatever process is there, is left alone.)
 //!
 //! The pid is not known when compiling with `-c` (the command starts later), so it lives in
-//! a one-entry array map ([`PID_MAP`], role [`MapRole::PidFilter`]) that the runtime fills
+//! a one-entry array map (`strobe_pid`, role [`MapRole::PidFilter`]) that the runtime fills
 //! before arming; 0 means no filter.
 
 use crate::asm::isa::{AluOp, Helper, JmpOp, Size};
