@@ -261,7 +261,15 @@ fn pid_filter_traces_only_that_process() {
     let o = strobe(&["-p", &pid, "-e", &script]);
     let _ = (a.kill(), b.kill(), a.wait(), b.wait());
     assert!(o.status.success(), "{}", text(&o.stderr));
-    assert_eq!(script_lines(&o), [format!("@[{pid}]: 5")]);
+    // Only the -p process is counted; exit() at its 5th hit (hits in flight may still count).
+    let got = script_lines(&o);
+    let n = match got.as_slice() {
+        [l] => l
+            .strip_prefix(&format!("@[{pid}]: "))
+            .and_then(|v| v.parse::<u64>().ok()),
+        _ => None,
+    };
+    assert!(matches!(n, Some(n) if n >= 5), "{got:?}");
 }
 
 #[test]

@@ -45,7 +45,11 @@ fn slots_alive_at_the_same_time_do_not_overlap() {
     let s2 = b.slot(8, 8);
     b.store(Size::Dw, s1, 0, 1);
     b.store(Size::Dw, s2, 0, 2);
-    b.call_void(Helper::KtimeGetNs, &[Arg::Slot(s1, 0), Arg::Slot(s2, 0)]);
+    // A helper that reads its pointer arguments, so the stores are live (not dead stores).
+    b.call_void(
+        Helper::ProbeReadKernel,
+        &[Arg::Slot(s1, 0), Arg::Slot(s2, 0)],
+    );
     b.exit(0);
     let c = finish(b, &opts()).unwrap();
     assert_eq!(c.stack_size, 24);

@@ -151,7 +151,7 @@ fn prog_runs_strobe_with_dash_e_and_env() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
     let r = run_with(
-        "NAME a\nPROG BEGIN { exit(); }\nEXPECT argc=2 1=-e 2=BEGIN { exit(); } notify=1\n",
+        "NAME a\nPROG BEGIN { exit(); }\nEXPECT argc=2 1=-e 2=BEGIN { exit(); } notify=\n",
         &opts(&fake.to_string_lossy()),
     );
     let _ = std::fs::remove_file(&fake);
