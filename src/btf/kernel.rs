@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::{Btf, BtfError, Bytes, Glob};
+use super::{Btf, BtfError, Bytes, Glob, Trust};
 
 /// Where the kernel exposes its own BTF.
 pub const VMLINUX_PATH: &str = "/sys/kernel/btf/vmlinux";
@@ -37,7 +37,7 @@ fn read(path: &Path) -> Result<Bytes, BtfError> {
 impl Btf {
     /// Parses the running kernel's BTF.
     pub fn from_vmlinux() -> Result<Btf, BtfError> {
-        Btf::from_file(VMLINUX_PATH)
+        Btf::build_as(read(Path::new(VMLINUX_PATH))?, None, Trust::Kernel)
     }
 
     /// Parses a standalone BTF file.
@@ -52,7 +52,8 @@ impl Btf {
 
     /// Parses module `name`'s BTF (`/sys/kernel/btf/<name>`) over vmlinux's.
     pub fn from_module(name: &str, vmlinux: &Arc<Btf>) -> Result<Btf, BtfError> {
-        Btf::from_split_file(module_path(name)?, vmlinux)
+        let bytes = read(&module_path(name)?)?;
+        Btf::build_as(bytes, Some(vmlinux.clone()), Trust::Kernel)
     }
 }
 

@@ -50,6 +50,16 @@ pub use types::{
 use index::FuncEntry;
 use raw::{info_kind, info_vlen, u32_at, Header, TYPE_LEN};
 
+/// How much of a blob [`Btf::build_as`] checks. The running kernel's own BTF (sysfs) was
+/// checked by the kernel when it loaded it (`btf_parse` in `kernel/bpf/btf.c` rejects bad name
+/// offsets), so its member names are not checked again: in a TCG guest that loop cost about as
+/// much as reading the file. Names stay infallible either way (a bad offset reads as "").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Trust {
+    Untrusted,
+    Kernel,
+}
+
 /// The blob's storage: read into memory, or mapped from a file.
 enum Bytes {
     Owned(Vec<u8>),
@@ -112,6 +122,10 @@ impl Btf {
     }
 
     fn build(bytes: Bytes, base: Option<Arc<Btf>>) -> Result<Btf, BtfError> {
+        Btf::build_as(bytes, base, Trust::Untrusted)
+    }
+
+    fn build_as(bytes: Bytes, base: Option<Arc<Btf>>, trust: Trust) -> Result<Btf, BtfError> {
         if bytes.len() > u32::MAX as usize {
             return Err(BtfError::SectionOutOfBounds {
                 section: "blob",
@@ -145,13 +159,13 @@ impl Btf {
             bytes: Bytes::Owned(Vec::new()),
         };
         btf.bytes = bytes;
-        crate::timings::time("btf_walk", || btf.index_types(hdr.types))?;
+        crate::timings::time("btf_walk", || btf.index_types(hdr.types, trust))?;
         Ok(btf)
     }
 
     /// Walks the type section once: records each type's offset and validates its extent and
     /// every name offset it carries.
-    fn index_types(&mut self, (start, end): (usize, usize)) -> Result<(), BtfError> {
+    fn index_types(&mut self, (start, end): (usize, usize), trust: Trust) -> Result<(), BtfError> {
         let b: &[u8] = &self.bytes;
         // A record is at least 12 bytes; reserve for the common case without trusting vlen.
         let mut offsets = Vec::with_capacity((end - start) / 24);
@@ -187,7 +201,7 @@ impl Btf {
                 Kind::Enum | Kind::FuncProto => 8,
                 _ => 0,
             };
-            if stride != 0 {
+            if stride != 0 && trust == Trust::Untrusted {
                 let mut m = off + TYPE_LEN;
                 while m < rec_end {
                     self.check_name(idu, u32_at(b, m))?;

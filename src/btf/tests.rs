@@ -595,3 +595,22 @@ fn wildcard_scan_before_the_name_index_equals_the_indexed_lookup() {
         assert!(pat.starts_with("strobe_") || !a.is_empty(), "{pat}");
     }
 }
+
+#[test]
+fn kernel_btf_parsed_without_member_checks_reads_the_same_as_checked() {
+    let Ok(trusted) = Btf::from_vmlinux() else {
+        crate::testkit::skip(
+            "kernel_btf_parsed_without_member_checks_reads_the_same_as_checked",
+            "no /sys/kernel/btf/vmlinux",
+        );
+        return;
+    };
+    let checked = Btf::parse(std::fs::read(crate::btf::VMLINUX_PATH).unwrap()).unwrap();
+    assert_eq!(trusted.own_type_count(), checked.own_type_count());
+    let id = checked.find_struct("task_struct").unwrap();
+    assert_eq!(trusted.find_struct("task_struct"), Some(id));
+    assert_eq!(
+        trusted.member_names(id).unwrap(),
+        checked.member_names(id).unwrap()
+    );
+}

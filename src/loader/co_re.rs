@@ -19,7 +19,7 @@
 
 use goblin::elf::Elf;
 
-use crate::asm::Insn;
+use crate::asm::{decode, Decoded, Insn, Operand};
 use crate::btf::{Btf, TypeKind};
 
 /// One `struct bpf_core_relo`.
@@ -154,7 +154,7 @@ pub fn apply(
         match resolve(local, target, r, access).map_err(err)? {
             Some(v) => patch(insns, i, v).map_err(err)?,
             None => {
-                insns[i] = Insn::new(0x85, 0, 0, 0, POISON_HELPER);
+                insns[i] = Insn::call_helper_id(POISON_HELPER);
             }
         }
     }
@@ -327,26 +327,22 @@ fn target_field(target: &Btf, root: u32, path: &[Step]) -> Result<Option<(u32, u
 /// Puts `v` where instruction `i` keeps its constant: the offset of a load/store, the
 /// immediate of an ALU op, or both halves of an `ld_imm64`.
 fn patch(insns: &mut [Insn], i: usize, v: u64) -> Result<(), String> {
-    let code = insns[i].code;
-    match code & 0x07 {
-        // BPF_LDX, BPF_ST, BPF_STX: the offset field.
-        0x01..=0x03 => {
-            insns[i].off = i16::try_from(v).map_err(|_| format!("offset {v} exceeds 16 bits"))?;
+    let off = || i16::try_from(v).map_err(|_| format!("offset {v} exceeds 16 bits"));
+    match decode(insns, i).map_err(|e| e.to_string())? {
+        Decoded::Load { .. } | Decoded::Store { .. } | Decoded::Atomic { .. } => {
+            insns[i].off = off()?;
         }
-        // BPF_ALU, BPF_ALU64 with a constant operand.
-        0x04 | 0x07 if code & 0x08 == 0 => {
+        Decoded::Alu {
+            src: Operand::Imm(_),
+            ..
+        } => {
             insns[i].imm = i32::try_from(v).map_err(|_| format!("value {v} exceeds 32 bits"))?;
         }
-        // ld_imm64.
-        0x00 if code == 0x18 && i + 1 < insns.len() => {
+        Decoded::LdImm64 { .. } => {
             insns[i].imm = v as u32 as i32;
             insns[i + 1].imm = (v >> 32) as u32 as i32;
         }
-        _ => {
-            return Err(format!(
-                "cannot relocate instruction with opcode {code:#04x}"
-            ))
-        }
+        other => return Err(format!("cannot relocate {other:?}")),
     }
     Ok(())
 }
@@ -354,6 +350,8 @@ fn patch(insns: &mut [Insn], i: usize, v: u64) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::asm::isa::Size;
+    use crate::asm::Reg;
 
     #[test]
     fn essential_names_drop_the_flavor_suffix() {
@@ -365,12 +363,11 @@ mod tests {
     #[test]
     fn patch_writes_load_offsets_alu_immediates_and_both_ld_imm64_halves() {
         let mut insns = vec![
-            Insn::new(0x61, 1, 2, 4, 0),  // r1 = *(u32 *)(r2 + 4)
-            Insn::new(0xb7, 1, 0, 0, 20), // r1 = 20
-            Insn::new(0x18, 1, 0, 0, 0),  // r1 = 0 ll
-            Insn::new(0, 0, 0, 0, 0),
-            Insn::new(0x05, 0, 0, 1, 0), // goto +1
+            Insn::load(Size::W, Reg::R1, Reg::R2, 4),
+            Insn::mov64_imm(Reg::R1, 20),
         ];
+        insns.extend(Insn::ld_imm64(Reg::R1, 0));
+        insns.push(Insn::ja(1));
         patch(&mut insns, 0, 1264).unwrap();
         patch(&mut insns, 1, 1752).unwrap();
         patch(&mut insns, 2, 0x1_0000_0002).unwrap();

@@ -33,6 +33,7 @@ base() { # pattern [name]
 # medians): BENCH_ROUNDS (default 3) for vfs_*, one fewer (at least 1) for tcp_*, whose
 # background detach takes ~1 minute per run.
 rounds=${BENCH_ROUNDS:-3}
+settle # a background detach of an earlier case must not overlap the first run
 for pat in 'vfs_*' 'tcp_*'; do
   n=$rounds
   [ "$pat" = 'tcp_*' ] && [ "$n" -gt 1 ] && n=$((n - 1))
