@@ -125,6 +125,11 @@ pub fn load_clones(
     let module_objs = module_objs(targets);
     // Programs with loop callbacks: one function BTF object shared by every clone's load.
     let funcs = super::subprogs::FuncBtfObj::load(template);
+    let shared = Shared {
+        map_fds,
+        funcs: funcs.as_ref(),
+        module_objs: &module_objs,
+    };
     let mut outcomes: Vec<(usize, Outcome)> = Vec::with_capacity(targets.len());
 
     // Worker loop: load targets until none is left (or a stop), handing each result to `sink`.
@@ -134,16 +139,7 @@ pub fn load_clones(
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(t) = targets.get(i) else { break };
             let ns = (&clone_ns, &load_ns);
-            match load_one(
-                template,
-                funcs.as_ref(),
-                map_fds,
-                i,
-                t,
-                &module_objs,
-                &mut buf,
-                ns,
-            ) {
+            match load_one(template, &shared, i, t, &mut buf, ns) {
                 Ok(r) => {
                     if opts.strict && r.is_err() {
                         stop.store(true, Ordering::Relaxed);
@@ -232,21 +228,27 @@ pub fn load_clones(
     Ok(res)
 }
 
+/// What every clone's load uses alike.
+struct Shared<'a> {
+    map_fds: &'a [RawFd],
+    /// The function BTF object of a template with subprograms (loop callbacks).
+    funcs: Option<&'a super::subprogs::FuncBtfObj>,
+    module_objs: &'a ModuleObjs,
+}
+
 /// Instantiate and load target `i`: its program, or the kernel's refusal.
 fn load_one(
     t: &Template,
-    funcs: Option<&super::subprogs::FuncBtfObj>,
-    map_fds: &[RawFd],
+    shared: &Shared<'_>,
     i: usize,
     target: &CloneTarget,
-    module_objs: &ModuleObjs,
     buf: &mut Vec<crate::asm::Insn>,
     (clone_ns, load_ns): (&AtomicU64, &AtomicU64),
 ) -> Result<Result<Prog, Refusal>, LoaderError> {
     let t0 = Instant::now();
     let values = TargetValues {
         index: i as u32,
-        map_fds,
+        map_fds: shared.map_fds,
         arg_slots: &target.arg_slots,
         ret_slot: target.ret_slot,
         btf_ids: &target.btf_ids,
@@ -267,7 +269,7 @@ fn load_one(
     let mut o = ProgLoadOptions::new(t.prog_type(), buf);
     o.name = &t.name;
     o.license = &t.license;
-    if let Some(f) = funcs {
+    if let Some(f) = shared.funcs {
         f.apply(&mut o);
     }
     match t.attach {
@@ -276,7 +278,7 @@ fn load_one(
             o.attach_btf_id = target.btf_id;
             o.attach_btf_obj_fd = match (&target.btf_obj, &target.module) {
                 (Some(fd), _) => Some(fd.as_fd()),
-                (None, Some(m)) => match module_objs.get(m) {
+                (None, Some(m)) => match shared.module_objs.get(m) {
                     Some(Ok(fd)) => Some(fd.as_fd()),
                     Some(Err(why)) => return Ok(Err(refused(Errno::ENOENT, why.clone()))),
                     None => panic!("internal error: module {m} missing from the BTF object table"),
