@@ -255,7 +255,7 @@ fn kptr(c: &CallCtx<'_>) -> Result<Type, RuleError> {
 
 fn strerror(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     c.want_int(0, false)?;
-    Ok(Type::Str { size: 64 })
+    Ok(Type::Strerror)
 }
 
 pub const BUILTINS: &[Builtin] = &[

@@ -7,7 +7,7 @@
 //! that userspace turns into text. `kaddr`/`uaddr` are constants resolved now (kallsyms, the
 //! uprobe binary's ELF symbols), as bpftrace resolves them at compile time.
 
-use super::calls::reads_user;
+use super::calls::reads_user_expr;
 use super::expr::lower_expr;
 use super::{Lower, LowerError, Val};
 use crate::asm::isa::{Helper, JmpOp, Size};
@@ -29,6 +29,9 @@ pub(crate) const NAMES: &[&str] = &[
     "reg",
     "signal",
     "override",
+    "strerror",
+    "kptr",
+    "uptr",
 ];
 
 /// Lowers call `name(args)` (one of [`NAMES`]).
@@ -47,6 +50,11 @@ pub(crate) fn lower_call(
         // The cgroup id; userspace finds its paths.
         "cgroup_path" => Ok(Val::Int(lower_expr(lw, &args[0])?.value(), IntTy::U64)),
         "macaddr" => macaddr(lw, e, &args[0]),
+        // Address-space annotations: the value is unchanged; reads through it use the
+        // kernel/user helpers (the type's space, or `calls::reads_user_expr`).
+        "kptr" | "uptr" => lower_expr(lw, &args[0]),
+        // The errno as is; userspace prints the C library's message for it.
+        "strerror" => Ok(Val::Int(lower_expr(lw, &args[0])?.value(), IntTy::U64)),
         "kaddr" => {
             let sym = str_lit(&args[0]);
             match lw.kernel.kernel_symbol_address(&sym) {
@@ -164,7 +172,7 @@ fn buf(lw: &mut Lower<'_>, e: &Expr, args: &[Expr], t: &Type) -> Result<Val, Low
     zero(&mut lw.b, p, size.next_multiple_of(8));
     let src = &args[0];
     let st = lw.type_of(src.id);
-    let user = reads_user(lw, &st);
+    let user = reads_user_expr(lw, src);
     // The length: a folded constant, the array's size, or a run-time value.
     let len = match args.get(1) {
         Some(l) => match lw.cp.consts.get(&l.id) {
@@ -208,8 +216,7 @@ fn clamp(lw: &mut Lower<'_>, len: Value, max: u32) -> Value {
 
 /// `macaddr(src)`: 6 bytes from an array value or read through a pointer.
 fn macaddr(lw: &mut Lower<'_>, e: &Expr, a: &Expr) -> Result<Val, LowerError> {
-    let at = lw.type_of(a.id);
-    let user = reads_user(lw, &at);
+    let user = reads_user_expr(lw, a);
     let p = lw.place(8, e.span)?;
     match lower_expr(lw, a)? {
         Val::Mem(from) => super::store::copy(lw, p, from, 6),
