@@ -32,6 +32,7 @@ pub(crate) const NAMES: &[&str] = &[
     "strerror",
     "kptr",
     "uptr",
+    "cgroupid",
 ];
 
 /// Lowers call `name(args)` (one of [`NAMES`]).
@@ -53,6 +54,22 @@ pub(crate) fn lower_call(
         // Address-space annotations: the value is unchanged; reads through it use the
         // kernel/user helpers (the type's space, or `calls::reads_user_expr`).
         "kptr" | "uptr" => lower_expr(lw, &args[0]),
+        // Resolved now, as bpftrace resolves it at compile time.
+        "cgroupid" => {
+            let path = str_lit(&args[0]);
+            match crate::sys::cgroup_id::cgroup_id(&path) {
+                Ok(id) => Ok(Val::Int(Value::Imm(id as i64), IntTy::U64)),
+                Err(err) => Err(LowerError::Kernel {
+                    what: format!(
+                        "Failed to get `cgroupid` for path: \"{path}\": {}",
+                        crate::runtime::format::decode::strerror_text(
+                            err.raw_os_error().unwrap_or(0)
+                        )
+                    ),
+                    span: e.span,
+                }),
+            }
+        }
         // The errno as is; userspace prints the C library's message for it.
         "strerror" => Ok(Val::Int(lower_expr(lw, &args[0])?.value(), IntTy::U64)),
         "kaddr" => {
