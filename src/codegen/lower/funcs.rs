@@ -33,6 +33,7 @@ pub(crate) const NAMES: &[&str] = &[
     "kptr",
     "uptr",
     "cgroupid",
+    "debugf",
 ];
 
 /// Lowers call `name(args)` (one of [`NAMES`]).
@@ -54,6 +55,7 @@ pub(crate) fn lower_call(
         // Address-space annotations: the value is unchanged; reads through it use the
         // kernel/user helpers (the type's space, or `calls::reads_user_expr`).
         "kptr" | "uptr" => lower_expr(lw, &args[0]),
+        "debugf" => debugf(lw, e, args),
         // Resolved now, as bpftrace resolves it at compile time.
         "cgroupid" => {
             let path = str_lit(&args[0]);
@@ -280,4 +282,35 @@ pub(crate) fn address_of(lw: &mut Lower<'_>, e: &Expr, inner: &Expr) -> Result<V
         }
     }
     Ok(Val::Int(Value::Reg(r), IntTy::U64))
+}
+
+/// `debugf(fmt, a, b, c)`: one `bpf_trace_printk` with the format on the stack; integers are
+/// passed as they are, strings as the address of their bytes (for `%s`), as bpftrace does.
+/// The checker allowed at most three arguments.
+fn debugf(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
+    let fmt = match &args[0].kind {
+        ExprKind::Str(s) => s.clone(),
+        _ => {
+            return Err(LowerError::unsupported(
+                "debugf with a non-literal format",
+                e.span,
+            ))
+        }
+    };
+    let size = (fmt.len() as u32 + 1).next_multiple_of(8);
+    let p = lw.place(size, e.span)?;
+    crate::codegen::emit::mem::write_str(&mut lw.b, p, &fmt, size);
+    let mut call = vec![p.arg(&mut lw.b), Arg::Imm(fmt.len() as i64 + 1)];
+    for a in &args[1..] {
+        let v = lower_expr(lw, a)?;
+        call.push(match v {
+            Val::Mem(m) => m.arg(&mut lw.b),
+            v => match v.value() {
+                Value::Imm(n) => Arg::Imm(n),
+                Value::Reg(r) => Arg::Reg(r),
+            },
+        });
+    }
+    lw.b.call(Helper::TracePrintk, &call);
+    Ok(Val::None)
 }
