@@ -266,6 +266,16 @@ pub(crate) fn lower_call(
             let v = crate::codegen::emit::strings::strncmp(&mut lw.b, a, b, n);
             Ok(Val::Int(v, IntTy::U64))
         }
+        "strcontains" => {
+            let (at, bt) = (lw.type_of(args[0].id), lw.type_of(args[1].id));
+            let a = lower_expr(lw, &args[0])?;
+            let a = super::store::spill(lw, a, &at);
+            let b = lower_expr(lw, &args[1])?;
+            let b = super::store::spill(lw, b, &bt);
+            let (hs, ns) = (at.size() as u32, bt.size() as u32);
+            let v = crate::codegen::emit::strings::contains(&mut lw.b, a, hs, b, ns);
+            Ok(Val::Int(v, IntTy::U8))
+        }
         "nsecs" => {
             let v = match args.first().map(|a| &a.kind) {
                 Some(ExprKind::Ident(m)) if m == "boot" => {
