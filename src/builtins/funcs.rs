@@ -178,7 +178,8 @@ fn strcontains(c: &CallCtx<'_>) -> Result<Type, RuleError> {
             ));
         }
     }
-    Ok(Type::Bool)
+    // A uint64 0/1 in bpftrace 0.17 (`print` shows 1, not true).
+    Ok(Type::U64)
 }
 
 fn path(c: &CallCtx<'_>) -> Result<Type, RuleError> {

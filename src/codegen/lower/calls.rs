@@ -274,7 +274,7 @@ pub(crate) fn lower_call(
             let b = super::store::spill(lw, b, &bt);
             let (hs, ns) = (at.size() as u32, bt.size() as u32);
             let v = crate::codegen::emit::strings::contains(&mut lw.b, a, hs, b, ns);
-            Ok(Val::Int(v, IntTy::U8))
+            Ok(Val::Int(v, IntTy::U64))
         }
         "nsecs" => {
             let v = match args.first().map(|a| &a.kind) {
