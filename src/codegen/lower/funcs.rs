@@ -34,6 +34,7 @@ pub(crate) const NAMES: &[&str] = &[
     "uptr",
     "cgroupid",
     "debugf",
+    "pton",
 ];
 
 /// Lowers call `name(args)` (one of [`NAMES`]).
@@ -56,6 +57,18 @@ pub(crate) fn lower_call(
         // kernel/user helpers (the type's space, or `calls::reads_user_expr`).
         "kptr" | "uptr" => lower_expr(lw, &args[0]),
         "debugf" => debugf(lw, e, args),
+        // The checker parsed the address; its bytes go on the stack as a uint8 array.
+        "pton" => {
+            let s = match lw.cp.str_consts.get(&args[0].id) {
+                Some(s) => String::from_utf8_lossy(s).into_owned(),
+                None => str_lit(&args[0]),
+            };
+            let bytes = crate::builtins::pton_bytes(&s)
+                .ok_or_else(|| LowerError::unsupported("pton of an unchecked address", e.span))?;
+            let p = lw.place(bytes.len() as u32, e.span)?;
+            crate::codegen::emit::mem::write_bytes(&mut lw.b, p, &bytes);
+            Ok(Val::Mem(p))
+        }
         // Resolved now, as bpftrace resolves it at compile time.
         "cgroupid" => {
             let path = str_lit(&args[0]);
