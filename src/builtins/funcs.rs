@@ -178,7 +178,8 @@ fn strcontains(c: &CallCtx<'_>) -> Result<Type, RuleError> {
             ));
         }
     }
-    Ok(Type::Bool)
+    // A uint64 0/1 in bpftrace 0.17 (`print` shows 1, not true).
+    Ok(Type::U64)
 }
 
 fn path(c: &CallCtx<'_>) -> Result<Type, RuleError> {
@@ -253,9 +254,32 @@ fn kptr(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     })
 }
 
+/// The bytes of an IPv4/IPv6 address in text, in network order (`pton`).
+pub fn pton_bytes(s: &str) -> Option<Vec<u8>> {
+    match s.parse::<std::net::IpAddr>().ok()? {
+        std::net::IpAddr::V4(a) => Some(a.octets().to_vec()),
+        std::net::IpAddr::V6(a) => Some(a.octets().to_vec()),
+    }
+}
+
+/// `pton("addr")` (bpftrace 0.18+): the address as `uint8[4]` or `uint8[16]`, at compile time.
+fn pton(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    let s = c.str_arg(0, "the address")?;
+    let bytes = pton_bytes(&s).ok_or_else(|| {
+        RuleError::arg(
+            0,
+            format!("pton() expects a string argument of an IPv4/IPv6 address, got {s}"),
+        )
+    })?;
+    Ok(Type::Array {
+        elem: Box::new(Type::U8),
+        len: bytes.len(),
+    })
+}
+
 fn strerror(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     c.want_int(0, false)?;
-    Ok(Type::Str { size: 64 })
+    Ok(Type::Strerror)
 }
 
 pub const BUILTINS: &[Builtin] = &[
@@ -312,4 +336,5 @@ pub const BUILTINS: &[Builtin] = &[
     func("kptr", 1, 1, kptr, "mark a pointer as kernel"),
     func("uptr", 1, 1, kptr, "mark a pointer as user"),
     func("strerror", 1, 1, strerror, "errno as text"),
+    func("pton", 1, 1, pton, "IPv4/IPv6 address text as bytes"),
 ];

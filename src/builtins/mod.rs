@@ -16,6 +16,7 @@ mod maps;
 mod output;
 mod values;
 
+pub use funcs::pton_bytes;
 pub use output::{signal_number, SIGNALS};
 
 use crate::sema::context::ProbeContext;

@@ -9,6 +9,17 @@ fn none(_: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(Type::None)
 }
 
+/// `debugf` becomes one `bpf_trace_printk`, which takes at most three arguments (bpftrace
+/// 0.17's limit and message).
+fn debugf(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    if c.args.len() > 4 {
+        return Err(RuleError::call(
+            "debugf: Cannot use more than 3 conversion specifiers",
+        ));
+    }
+    Ok(Type::None)
+}
+
 fn exit(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     if !c.arg_types.is_empty() {
         c.want_int(0, false)?;
@@ -142,7 +153,7 @@ pub const BUILTINS: &[Builtin] = &[
         "debugf",
         1,
         64,
-        none,
+        debugf,
         "formatted output to the trace pipe",
     )),
     fmt(func("cat", 1, 64, none, "print a file's contents")),

@@ -128,6 +128,14 @@ impl Checker<'_> {
             );
             return false;
         }
+        if b.name == "debugf" {
+            // bpftrace 0.17's warning: the trace pipe is global and printk is slow.
+            self.warn(
+                span,
+                "The debugf() builtin is not recommended for production use. For more \
+                 information see bpf_trace_printk in bpf-helpers(7).",
+            );
+        }
         let shown = if b.form == Form::Function {
             format!("{}()", b.name)
         } else if b.name.ends_with('N') {

@@ -145,6 +145,8 @@ pub enum Type {
     },
     /// `probe`: the index of the probe's target, printed as its full name.
     Probe,
+    /// `strerror(errno)`: an errno printed as the C library's message for it.
+    Strerror,
     /// A `count()`, `sum()`, `hist()`… result: only ever a map value.
     Agg(AggKind),
 }
@@ -297,6 +299,7 @@ impl Type {
                 filter: filter.clone(),
             },
             Type::Probe => FieldType::Probe,
+            Type::Strerror => FieldType::Strerror,
         })
     }
 
@@ -429,6 +432,7 @@ impl fmt::Display for Type {
             Type::MacAddr => f.write_str("mac_address"),
             Type::Timestamp { .. } => f.write_str("timestamp"),
             Type::Username => f.write_str("username"),
+            Type::Strerror => f.write_str("strerror_t"),
             Type::CgroupPath { .. } => f.write_str("cgroup_path_t"),
             Type::Probe => f.write_str("probe_t"),
             Type::Agg(a) => write!(f, "{}_t", agg_family(a)),

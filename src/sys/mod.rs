@@ -9,6 +9,7 @@
 pub mod attr;
 pub mod btf_load;
 pub mod call;
+pub mod cgroup_id;
 pub mod diagnose;
 pub mod env;
 pub mod error;

@@ -48,6 +48,45 @@ pub fn strncmp(b: &mut Builder, a: Place, c: Place, n: u32) -> Value {
     Value::Reg(out)
 }
 
+/// `strcontains(h, n)`: 1 when the string at `n` (buffer of `nsize` bytes) occurs in the string
+/// at `h` (buffer of `hsize` bytes), else 0; an empty needle is in every string. Unrolled over
+/// both buffers (sizes are known at compile time), so every kernel's verifier accepts it
+/// without loop support; a needle filling its buffer without a NUL counts all of its bytes.
+pub fn contains(b: &mut Builder, h: Place, hsize: u32, n: Place, nsize: u32) -> Value {
+    let out = b.constant(0);
+    let found = b.label();
+    let done = b.label();
+    for i in 0..hsize as i32 {
+        let next = b.label();
+        for j in 0..nsize as i32 {
+            let y = b.vreg();
+            b.load(Size::B, y, n.mem(), n.off + j);
+            b.jmp64(JmpOp::Jeq, y, 0, found);
+            if i + j >= hsize as i32 {
+                // The needle runs past the haystack's buffer here and at every later start.
+                b.ja(done);
+                break;
+            }
+            let x = b.vreg();
+            b.load(Size::B, x, h.mem(), h.off + i + j);
+            b.jmp64(JmpOp::Jne, x, y, next);
+        }
+        if i + nsize as i32 <= hsize as i32 {
+            b.ja(found);
+        }
+        b.bind(next);
+        // The haystack ended at i: no later start can match a non-empty needle.
+        let x = b.vreg();
+        b.load(Size::B, x, h.mem(), h.off + i);
+        b.jmp64(JmpOp::Jeq, x, 0, done);
+    }
+    b.ja(done);
+    b.bind(found);
+    b.mov(out, 1);
+    b.bind(done);
+    Value::Reg(out)
+}
+
 /// `a == b` for strings in buffers of `size_a` and `size_b` bytes: 1 or 0.
 pub fn str_eq(b: &mut Builder, a: Place, size_a: u32, c: Place, size_b: u32) -> Value {
     let r = strncmp(b, a, c, size_a.min(size_b));

@@ -159,8 +159,7 @@ pub(crate) fn lower_call(
                 _ => " ".into(),
             };
             let elem = lw.max_strlen;
-            let at = lw.type_of(args[0].id);
-            let user = reads_user(lw, &at);
+            let user = reads_user_expr(lw, &args[0]);
             let arr = lower_expr(lw, &args[0])?.value();
             let arr = arr.reg(&mut lw.b);
             let id = lw.script.events.join.len() as u32;
@@ -265,6 +264,16 @@ pub(crate) fn lower_call(
             let b = super::store::spill(lw, b, &bt);
             let n = n.min(at.size() as u32).min(bt.size() as u32);
             let v = crate::codegen::emit::strings::strncmp(&mut lw.b, a, b, n);
+            Ok(Val::Int(v, IntTy::U64))
+        }
+        "strcontains" => {
+            let (at, bt) = (lw.type_of(args[0].id), lw.type_of(args[1].id));
+            let a = lower_expr(lw, &args[0])?;
+            let a = super::store::spill(lw, a, &at);
+            let b = lower_expr(lw, &args[1])?;
+            let b = super::store::spill(lw, b, &bt);
+            let (hs, ns) = (at.size() as u32, bt.size() as u32);
+            let v = crate::codegen::emit::strings::contains(&mut lw.b, a, hs, b, ns);
             Ok(Val::Int(v, IntTy::U64))
         }
         "nsecs" => {
@@ -387,12 +396,11 @@ pub(crate) fn lower_call(
                 _ => lw.max_strlen as u32,
             };
             let a = &args[0];
-            let at = lw.type_of(a.id);
             let v = lower_expr(lw, a)?;
             if let Val::Mem(p) = v {
                 return Ok(Val::Mem(p));
             }
-            let user = reads_user(lw, &at);
+            let user = reads_user_expr(lw, a);
             let slot = lw.b.slot(size, 8);
             let p = Place::new(slot, 0);
             crate::codegen::emit::mem::zero(&mut lw.b, p, size);
@@ -407,6 +415,17 @@ pub(crate) fn lower_call(
             format!("the function `{name}()`"),
             e.span,
         )),
+    }
+}
+
+/// Whether reads through the value of `a` go to user memory: `kptr(x)`/`uptr(x)` say so
+/// explicitly (their integer results carry no address space in [`Type`]); otherwise its type
+/// decides ([`reads_user`]).
+pub(crate) fn reads_user_expr(lw: &Lower<'_>, a: &Expr) -> bool {
+    match &a.kind {
+        ExprKind::Call { name, .. } if name.name == "uptr" => true,
+        ExprKind::Call { name, .. } if name.name == "kptr" => false,
+        _ => reads_user(lw, &lw.type_of(a.id)),
     }
 }
 

@@ -7,7 +7,7 @@
 //! that userspace turns into text. `kaddr`/`uaddr` are constants resolved now (kallsyms, the
 //! uprobe binary's ELF symbols), as bpftrace resolves them at compile time.
 
-use super::calls::reads_user;
+use super::calls::reads_user_expr;
 use super::expr::lower_expr;
 use super::{Lower, LowerError, Val};
 use crate::asm::isa::{Helper, JmpOp, Size};
@@ -29,6 +29,12 @@ pub(crate) const NAMES: &[&str] = &[
     "reg",
     "signal",
     "override",
+    "strerror",
+    "kptr",
+    "uptr",
+    "cgroupid",
+    "debugf",
+    "pton",
 ];
 
 /// Lowers call `name(args)` (one of [`NAMES`]).
@@ -47,6 +53,40 @@ pub(crate) fn lower_call(
         // The cgroup id; userspace finds its paths.
         "cgroup_path" => Ok(Val::Int(lower_expr(lw, &args[0])?.value(), IntTy::U64)),
         "macaddr" => macaddr(lw, e, &args[0]),
+        // Address-space annotations: the value is unchanged; reads through it use the
+        // kernel/user helpers (the type's space, or `calls::reads_user_expr`).
+        "kptr" | "uptr" => lower_expr(lw, &args[0]),
+        "debugf" => debugf(lw, e, args),
+        // The checker parsed the address; its bytes go on the stack as a uint8 array.
+        "pton" => {
+            let s = match lw.cp.str_consts.get(&args[0].id) {
+                Some(s) => String::from_utf8_lossy(s).into_owned(),
+                None => str_lit(&args[0]),
+            };
+            let bytes = crate::builtins::pton_bytes(&s)
+                .ok_or_else(|| LowerError::unsupported("pton of an unchecked address", e.span))?;
+            let p = lw.place(bytes.len() as u32, e.span)?;
+            crate::codegen::emit::mem::write_bytes(&mut lw.b, p, &bytes);
+            Ok(Val::Mem(p))
+        }
+        // Resolved now, as bpftrace resolves it at compile time.
+        "cgroupid" => {
+            let path = str_lit(&args[0]);
+            match crate::sys::cgroup_id::cgroup_id(&path) {
+                Ok(id) => Ok(Val::Int(Value::Imm(id as i64), IntTy::U64)),
+                Err(err) => Err(LowerError::Kernel {
+                    what: format!(
+                        "Failed to get `cgroupid` for path: \"{path}\": {}",
+                        crate::runtime::format::decode::strerror_text(
+                            err.raw_os_error().unwrap_or(0)
+                        )
+                    ),
+                    span: e.span,
+                }),
+            }
+        }
+        // The errno as is; userspace prints the C library's message for it.
+        "strerror" => Ok(Val::Int(lower_expr(lw, &args[0])?.value(), IntTy::U64)),
         "kaddr" => {
             let sym = str_lit(&args[0]);
             match lw.kernel.kernel_symbol_address(&sym) {
@@ -164,7 +204,7 @@ fn buf(lw: &mut Lower<'_>, e: &Expr, args: &[Expr], t: &Type) -> Result<Val, Low
     zero(&mut lw.b, p, size.next_multiple_of(8));
     let src = &args[0];
     let st = lw.type_of(src.id);
-    let user = reads_user(lw, &st);
+    let user = reads_user_expr(lw, src);
     // The length: a folded constant, the array's size, or a run-time value.
     let len = match args.get(1) {
         Some(l) => match lw.cp.consts.get(&l.id) {
@@ -208,8 +248,7 @@ fn clamp(lw: &mut Lower<'_>, len: Value, max: u32) -> Value {
 
 /// `macaddr(src)`: 6 bytes from an array value or read through a pointer.
 fn macaddr(lw: &mut Lower<'_>, e: &Expr, a: &Expr) -> Result<Val, LowerError> {
-    let at = lw.type_of(a.id);
-    let user = reads_user(lw, &at);
+    let user = reads_user_expr(lw, a);
     let p = lw.place(8, e.span)?;
     match lower_expr(lw, a)? {
         Val::Mem(from) => super::store::copy(lw, p, from, 6),
@@ -256,4 +295,35 @@ pub(crate) fn address_of(lw: &mut Lower<'_>, e: &Expr, inner: &Expr) -> Result<V
         }
     }
     Ok(Val::Int(Value::Reg(r), IntTy::U64))
+}
+
+/// `debugf(fmt, a, b, c)`: one `bpf_trace_printk` with the format on the stack; integers are
+/// passed as they are, strings as the address of their bytes (for `%s`), as bpftrace does.
+/// The checker allowed at most three arguments.
+fn debugf(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
+    let fmt = match &args[0].kind {
+        ExprKind::Str(s) => s.clone(),
+        _ => {
+            return Err(LowerError::unsupported(
+                "debugf with a non-literal format",
+                e.span,
+            ))
+        }
+    };
+    let size = (fmt.len() as u32 + 1).next_multiple_of(8);
+    let p = lw.place(size, e.span)?;
+    crate::codegen::emit::mem::write_str(&mut lw.b, p, &fmt, size);
+    let mut call = vec![p.arg(&mut lw.b), Arg::Imm(fmt.len() as i64 + 1)];
+    for a in &args[1..] {
+        let v = lower_expr(lw, a)?;
+        call.push(match v {
+            Val::Mem(m) => m.arg(&mut lw.b),
+            v => match v.value() {
+                Value::Imm(n) => Arg::Imm(n),
+                Value::Reg(r) => Arg::Reg(r),
+            },
+        });
+    }
+    lw.b.call(Helper::TracePrintk, &call);
+    Ok(Val::None)
 }

@@ -110,6 +110,7 @@ pub fn int_ty(t: &Type) -> Option<IntTy> {
         | Type::KSym
         | Type::Probe
         | Type::CgroupPath { .. }
+        | Type::Strerror
         | Type::Username => IntTy::U64,
         Type::Timestamp { .. } => IntTy::U64,
         _ => return None,

@@ -158,7 +158,7 @@ pub(crate) fn write_direct(
                 && lw.type_of(e.id) == (Type::Str { size: *size })
                 && int_ty(&lw.type_of(args[0].id)).is_some() =>
         {
-            let user = super::calls::reads_user(lw, &lw.type_of(args[0].id));
+            let user = super::calls::reads_user_expr(lw, &args[0]);
             let v = super::expr::lower_expr(lw, &args[0])?.value();
             zero(&mut lw.b, dst, *size as u32);
             crate::codegen::emit::strings::read_str(&mut lw.b, user, dst, *size as u32, v);

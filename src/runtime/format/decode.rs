@@ -67,6 +67,8 @@ pub enum FieldType {
     CgroupPath {
         filter: String,
     },
+    /// `strerror(errno)`: `u64` errno, printed as the C library's message.
+    Strerror,
 }
 
 /// Why bytes could not be decoded.
@@ -141,7 +143,8 @@ impl FieldType {
             | FieldType::Username
             | FieldType::Probe
             | FieldType::Timestamp { .. }
-            | FieldType::CgroupPath { .. } => 8,
+            | FieldType::CgroupPath { .. }
+            | FieldType::Strerror => 8,
             FieldType::Str { size } => *size,
             FieldType::Buf { capacity } => align_up(4 + capacity, 4),
             FieldType::Tuple(fs) => struct_size(fs.iter()),
@@ -321,6 +324,7 @@ pub fn decode(ty: &FieldType, b: &[u8], r: &dyn Resolver) -> Result<Value, Decod
             let id = u64_at(b, 0, "cgroup id")?;
             Value::Symbol(r.cgroup_path(id, filter).unwrap_or_default().into())
         }
+        FieldType::Strerror => Value::Symbol(strerror_text(u64_at(b, 0, "errno")? as i32).into()),
         FieldType::Timestamp { format } => {
             let ns = r.wall_from_boot(u64_at(b, 0, "timestamp")?);
             let secs = (ns / 1_000_000_000) as i64;
@@ -362,3 +366,14 @@ fn decode_seq<'a>(
 
 #[cfg(test)]
 mod tests;
+
+/// The C library's message for errno `n` (`strerror(3)`, as bpftrace prints `strerror()`):
+/// "Unknown error N" for numbers it does not know.
+pub fn strerror_text(n: i32) -> String {
+    let s = std::io::Error::from_raw_os_error(n).to_string();
+    // std appends " (os error N)" to the C library's text.
+    match s.rfind(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
