@@ -102,12 +102,7 @@ pub fn finish(mut b: Builder, opts: &FinishOptions) -> Result<Compiled, CodegenE
     t.params = b.params.clone();
     t.consts = b.consts.clone();
     if opts.arming_guard {
-        let before = t.insns.len();
-        t = t.with_arming_guard();
-        let shift = t.insns.len() - before;
-        for c in &mut comments {
-            c.0 += shift;
-        }
+        t = with_guard(&t, &mut comments);
     }
     Ok(Compiled {
         template: t,
@@ -271,4 +266,17 @@ impl Compiled {
         }
         out
     }
+}
+
+/// `t` with the arming guard in front, and the listing comments moved down with the code.
+pub(crate) fn with_guard(
+    t: &crate::template::Template,
+    comments: &mut [(usize, String)],
+) -> crate::template::Template {
+    let guarded = t.with_arming_guard();
+    let shift = guarded.insns.len() - t.insns.len();
+    for c in comments {
+        c.0 += shift;
+    }
+    guarded
 }

@@ -60,12 +60,7 @@ pub fn finish_program(
     resolve_calls(&mut t, &starts);
     t.funcs = starts[1..].to_vec();
     if opts.arming_guard {
-        let before = t.insns.len();
-        t = t.with_arming_guard();
-        let shift = t.insns.len() - before;
-        for c in &mut comments {
-            c.0 += shift;
-        }
+        t = super::finish::with_guard(&t, &mut comments);
     }
     Ok(Compiled {
         template: t,
