@@ -46,6 +46,18 @@ const CASES: &[(&str, &str)] = &[
         r#"1:28: Type mismatch for @x: trying to assign value of type 'sum_t' when map already contains a value of type 'count_t'"#,
     ),
     (
+        r#"kprobe:vfs_read { @x = path(arg0); }"#,
+        r#"1:24: path() is not available in kprobe probes"#,
+    ),
+    (
+        r#"fentry:vfs_read { @x = path(args.count); }"#,
+        r#"1:29: path() only supports pointer or record argument (uint64 provided)"#,
+    ),
+    (
+        r#"fentry:vfs_read { @x = path(args.file, 5000); }"#,
+        r#"1:40: path: size 5000 must be between 1 and 4096"#,
+    ),
+    (
         r#"fentry:vfs_read { @x = retval; }"#,
         r#"1:24: retval is not available in fentry probes"#,
     ),

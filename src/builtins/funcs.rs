@@ -182,10 +182,35 @@ fn strcontains(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(Type::U64)
 }
 
+/// `path(p[, size])`: `p` is a `struct path *` or a `struct path` member (kept by address,
+/// as `args.file->f_path`), which bpf_d_path takes as a BTF pointer; the kernel allows the
+/// helper only in fentry/fexit on a fixed list of functions (`btf_allowlist_d_path`).
 fn path(c: &CallCtx<'_>) -> Result<Type, RuleError> {
-    c.want_int(0, true)?;
-    Ok(Type::Str { size: c.max_strlen })
+    let t = &c.arg_types[0];
+    if !t.is_pointer() && !matches!(t, Type::CStruct(_)) {
+        return Err(RuleError::arg(
+            0,
+            format!("path() only supports pointer or record argument ({t} provided)"),
+        ));
+    }
+    let size = match c.args.get(1) {
+        None => c.max_strlen,
+        Some(_) => {
+            let n = c.int_arg(1, "the size")?;
+            if !(1..=PATH_MAX).contains(&n) {
+                return Err(RuleError::arg(
+                    1,
+                    format!("path: size {n} must be between 1 and {PATH_MAX}"),
+                ));
+            }
+            n as usize
+        }
+    };
+    Ok(Type::Str { size })
 }
+
+/// The kernel's `PATH_MAX`: bpf_d_path cannot produce more.
+const PATH_MAX: i64 = 4096;
 
 fn stack(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     let mut mode = c.stack_mode;
@@ -328,7 +353,11 @@ pub const BUILTINS: &[Builtin] = &[
         strcontains,
         "whether a string contains another",
     ),
-    func("path", 1, 2, path, "full path of a struct path"),
+    Builtin {
+        // bpf_d_path is a tracing-program helper.
+        probes: Probes::Only(&[ProbeKind::Fentry, ProbeKind::Fexit]),
+        ..func("path", 1, 2, path, "full path of a struct path")
+    },
     func("kstack", 0, 2, stack, "kernel stack with mode/limit"),
     func("ustack", 0, 2, stack, "user stack with mode/limit"),
     func("nsecs", 0, 1, nsecs, "time in nanoseconds of a clock"),

@@ -294,7 +294,17 @@ fn load_one(
     let t0 = Instant::now();
     let loaded = Prog::load(&o);
     load_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
-    Ok(loaded.map_err(|e| refused(e.errno(), e.to_string())))
+    Ok(loaded.map_err(|e| {
+        let help = crate::codegen::lower::requires::kernel_requirement(
+            t,
+            e.insn(),
+            e.reason().unwrap_or(""),
+        );
+        match help {
+            Some((_, help)) => refused(e.errno(), format!("{e}; {help}")),
+            None => refused(e.errno(), e.to_string()),
+        }
+    }))
 }
 
 /// Attach loaded target `i`.

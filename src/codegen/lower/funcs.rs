@@ -35,6 +35,7 @@ pub(crate) const NAMES: &[&str] = &[
     "cgroupid",
     "debugf",
     "pton",
+    "path",
 ];
 
 /// Lowers call `name(args)` (one of [`NAMES`]).
@@ -53,6 +54,7 @@ pub(crate) fn lower_call(
         // The cgroup id; userspace finds its paths.
         "cgroup_path" => Ok(Val::Int(lower_expr(lw, &args[0])?.value(), IntTy::U64)),
         "macaddr" => macaddr(lw, e, &args[0]),
+        "path" => path(lw, e, &args[0], &t),
         // Address-space annotations: the value is unchanged; reads through it use the
         // kernel/user helpers (the type's space, or `calls::reads_user_expr`).
         "kptr" | "uptr" => lower_expr(lw, &args[0]),
@@ -178,6 +180,34 @@ pub(crate) fn lower_call(
             e.span,
         )),
     }
+}
+
+/// `path(p)`: bpf_d_path into a zeroed buffer of the result's size (the helper's buffer must be
+/// initialised on 5.10, and a failed call — a path longer than the buffer — leaves it empty).
+/// The verifier wants `p` as the BTF pointer it derived from the context, so the argument is
+/// lowered as an address computation only: `args.file->f_path` is the file pointer plus the
+/// member's offset, never a value read through a helper.
+fn path(lw: &mut Lower<'_>, e: &Expr, arg: &Expr, t: &Type) -> Result<Val, LowerError> {
+    use crate::kernel::features::Helper as H;
+    if let Some(why) = lw.kernel.helper_unavailable(H::DPath) {
+        return Err(LowerError::Kernel {
+            what: format!("BPF_FUNC_d_path not available for your kernel version ({why})"),
+            span: e.span,
+        });
+    }
+    let size = match t {
+        Type::Str { size } => *size as u32,
+        _ => return Err(LowerError::unsupported("path() of this type", e.span)),
+    };
+    let ptr = match lower_expr(lw, arg)?.value() {
+        Value::Imm(n) => Arg::Imm(n),
+        Value::Reg(r) => Arg::Reg(r),
+    };
+    let p = lw.place(size.next_multiple_of(8), e.span)?;
+    zero(&mut lw.b, p, size.next_multiple_of(8));
+    let buf = p.arg(&mut lw.b);
+    lw.b.call_void(Helper::DPath, &[ptr, buf, Arg::Imm(size as i64)]);
+    Ok(Val::Mem(p))
 }
 
 /// A string literal argument's text (the checker requires one).

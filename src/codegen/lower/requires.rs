@@ -49,6 +49,21 @@ pub fn kernel_requirement(
                 .into(),
         ));
     }
+    // Helpers with an `allowed` callback (bpf_d_path) are refused per attach target.
+    if reason.contains("helper call is not allowed in probe") {
+        let call = insn.and_then(|i| t.insns.get(i))?;
+        if call.code == 0x85 && call.imm == Helper::DPath as i32 {
+            return Some((
+                insn,
+                "path() (bpf_d_path) works only in fentry/fexit probes of the functions the \
+                 kernel allows it in (btf_allowlist_d_path: filp_close, vfs_getattr, \
+                 vfs_truncate, vfs_fallocate, dentry_open, security_file_open, \
+                 security_file_permission, security_inode_getattr, …)"
+                    .into(),
+            ));
+        }
+        return None;
+    }
     if !(reason.contains("unknown func") || reason.contains("invalid func")) {
         return None;
     }
@@ -68,6 +83,19 @@ pub fn kernel_requirement(
 mod tests {
     use super::*;
     use crate::template::AttachKind;
+
+    #[test]
+    fn d_path_outside_its_allowlist_names_the_allowed_functions() {
+        let call = crate::asm::Insn::new(0x85, 0, 0, 0, Helper::DPath as i32);
+        let t = Template::new("t", AttachKind::RawTracepoint, vec![call]);
+        let (at, help) =
+            kernel_requirement(&t, Some(0), "helper call is not allowed in probe").unwrap();
+        assert_eq!(at, Some(0));
+        assert!(help.contains("filp_close"), "{help}");
+        let other = crate::asm::Insn::new(0x85, 0, 0, 0, Helper::SendSignal as i32);
+        let t = Template::new("t", AttachKind::RawTracepoint, vec![other]);
+        assert!(kernel_requirement(&t, Some(0), "helper call is not allowed in probe").is_none());
+    }
 
     #[test]
     fn unknown_helper_names_the_kernel_version() {
