@@ -19,7 +19,9 @@ use strobe::runtime::format::decode::FieldType;
 use strobe::runtime::format::hist::HistKind;
 use strobe::sys::MapType;
 
-const GUARD: usize = 6;
+/// The arming guard's instructions: these programs end in `r0 = 0; exit`, which the guard
+/// branches to (`Template::with_arming_guard`).
+const GUARD: usize = 4;
 const COMM: FieldType = FieldType::Str { size: 16 };
 
 fn env() -> Env {

@@ -14,8 +14,10 @@ use crate::asm::{Insn, Reg};
 /// The name of the arming map in [`Template::maps`] (`BPF_OBJ_NAME_LEN` is 16).
 pub const ARM_MAP_NAME: &str = "strobe_arm";
 
-/// Instructions the guard puts in front of the program.
+/// Instructions the guard puts in front of a program that does not end in `r0 = 0; exit`.
 pub(crate) const GUARD_LEN: usize = 6;
+/// Instructions the guard puts in front of a program that does: it branches to that tail.
+pub(crate) const SHORT_GUARD_LEN: usize = 4;
 
 impl Template {
     /// This template with the arming guard in front: `r0 = *(u32 *)map_value(strobe_arm, 0);
@@ -25,15 +27,26 @@ impl Template {
         let mut t = self.clone();
         let arm = t.map_index(ARM_MAP_NAME);
         let [lo, hi] = Insn::ld_map_value(Reg::R0, 0, 0);
-        let guard = [
-            lo,
-            hi,
-            Insn::load(Size::W, Reg::R0, Reg::R0, 0),
-            Insn::jmp_imm(JmpOp::Jne, Reg::R0, 0, 2),
-            Insn::mov64_imm(Reg::R0, 0),
-            Insn::exit(),
-        ];
-        debug_assert_eq!(guard.len(), GUARD_LEN);
+        let load = Insn::load(Size::W, Reg::R0, Reg::R0, 0);
+        // Code generated for a probe ends its main program with `r0 = 0; exit`: the guard
+        // branches there instead of carrying its own copy (two instructions per program).
+        let main_end = self.funcs.first().copied().unwrap_or(self.insns.len());
+        let tail = main_end
+            .checked_sub(2)
+            .filter(|&i| self.insns[i..main_end] == [Insn::mov64_imm(Reg::R0, 0), Insn::exit()])
+            .and_then(|i| i16::try_from(i).ok());
+        let guard: Vec<Insn> = match tail {
+            Some(off) => vec![lo, hi, load, Insn::jmp_imm(JmpOp::Jeq, Reg::R0, 0, off)],
+            None => vec![
+                lo,
+                hi,
+                load,
+                Insn::jmp_imm(JmpOp::Jne, Reg::R0, 0, 2),
+                Insn::mov64_imm(Reg::R0, 0),
+                Insn::exit(),
+            ],
+        };
+        let n = guard.len();
         t.insns = guard
             .iter()
             .copied()
@@ -44,10 +57,10 @@ impl Template {
             Field::Imm,
             RelocKind::MapValue { map: arm, off: 0 },
         ))
-        .chain(self.relocs.iter().map(|r| r.shifted(GUARD_LEN)))
+        .chain(self.relocs.iter().map(|r| r.shifted(n)))
         .collect();
-        t.source_map = self.source_map.shifted(GUARD_LEN);
-        t.funcs = self.funcs.iter().map(|f| f + GUARD_LEN).collect();
+        t.source_map = self.source_map.shifted(n);
+        t.funcs = self.funcs.iter().map(|f| f + n).collect();
         t
     }
 }

@@ -169,6 +169,30 @@ fn arming_guard_shifts_relocs_and_source_map_and_keeps_the_body() {
 }
 
 #[test]
+fn arming_guard_branches_to_a_programs_own_return_0_tail() {
+    let mut t = sample();
+    t.insns.pop();
+    t.insns.push(Insn::mov64_imm(Reg::R0, 0));
+    t.insns.push(Insn::exit());
+    let g = t.with_arming_guard();
+    assert_eq!(g.insns.len(), t.insns.len() + guard::SHORT_GUARD_LEN);
+    assert_eq!(&g.insns[guard::SHORT_GUARD_LEN..], &t.insns[..]);
+    let jump = g.insns[guard::SHORT_GUARD_LEN - 1];
+    let target = (guard::SHORT_GUARD_LEN as i64 + jump.off as i64) as usize;
+    assert_eq!(target, g.insns.len() - 2, "lands on `r0 = 0`");
+    assert_eq!(g.relocs[1].insn, t.relocs[0].insn + guard::SHORT_GUARD_LEN);
+    // With a subprogram after it, the main program's tail is the one before the subprogram.
+    let mut t2 = t.clone();
+    let main_len = t2.insns.len();
+    t2.insns.push(Insn::mov64_imm(Reg::R0, 1));
+    t2.insns.push(Insn::exit());
+    t2.funcs = vec![main_len];
+    let g2 = t2.with_arming_guard();
+    assert_eq!(g2.insns[guard::SHORT_GUARD_LEN - 1], jump);
+    assert_eq!(g2.funcs, vec![main_len + guard::SHORT_GUARD_LEN]);
+}
+
+#[test]
 fn source_map_returns_the_nearest_preceding_entry() {
     let mut m = SourceMap::default();
     m.add(5, Span::new(50, 60));

@@ -1,21 +1,18 @@
 # fentry:vfs_read { @[comm] = sum(args.count); }
 # probe fentry:vmlinux:vfs_read (strobe_p0)
-# fentry template, 34 instructions
+# fentry template, 32 instructions
 # map 0: @
 # map 1: drops
 # map 2: strobe_arm
 # relocations:
 #   insn    0: map value strobe_arm + 0
-#   insn    8: argument slot of `count`
-#   insn   13: map fd @
-#   insn   21: map fd @
-#   insn   28: map value drops + 0
+#   insn    6: argument slot of `count`
+#   insn   11: map fd @
+#   insn   19: map fd @
+#   insn   26: map value drops + 0
     r0 = map_value(0, 0) ll
     r0 = *(u32 *)(r0 + 0)
-    if r0 != 0 goto L6
-    r0 = 0
-    exit
-L6:
+    if r0 == 0 goto L30
     # t.bt:1: fentry:vfs_read { @[comm] = sum(args.count); }
     r6 = r10
     r6 += -16
@@ -26,10 +23,10 @@ L6:
     r2 = r6
     r1 = map_fd(0) ll
     call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L19
+    if r0 == 0 goto L17
     lock *(u64 *)(r0 + 0) += r7
-    goto L32
-L19:
+    goto L30
+L17:
     *(u64 *)(r10 - 24) = r7
     r2 = r6
     r1 = map_fd(0) ll
@@ -37,11 +34,11 @@ L19:
     r3 += -24
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L32
+    if r0 == 0 goto L30
     r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L32:
+L30:
     r0 = 0
     exit
 

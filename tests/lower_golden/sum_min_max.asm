@@ -1,6 +1,6 @@
 # interval:ms:100 { @s = sum(cpu); @m = min(cpu); @M = max(cpu); }
 # probe interval:ms:100 (strobe_p0)
-# rawtracepoint template, 95 instructions
+# rawtracepoint template, 93 instructions
 # map 0: @s
 # map 1: drops
 # map 2: @m
@@ -8,21 +8,18 @@
 # map 4: strobe_arm
 # relocations:
 #   insn    0: map value strobe_arm + 0
-#   insn    9: map fd @s
-#   insn   18: map fd @s
-#   insn   27: map value drops + 0
-#   insn   34: map fd @m
-#   insn   49: map fd @m
-#   insn   58: map value drops + 0
-#   insn   65: map fd @M
-#   insn   80: map fd @M
-#   insn   89: map value drops + 0
+#   insn    7: map fd @s
+#   insn   16: map fd @s
+#   insn   25: map value drops + 0
+#   insn   32: map fd @m
+#   insn   47: map fd @m
+#   insn   56: map value drops + 0
+#   insn   63: map fd @M
+#   insn   78: map fd @M
+#   insn   87: map value drops + 0
     r0 = map_value(0, 0) ll
     r0 = *(u32 *)(r0 + 0)
-    if r0 != 0 goto L6
-    r0 = 0
-    exit
-L6:
+    if r0 == 0 goto L91
     # t.bt:1: interval:ms:100 { @s = sum(cpu); @m = min(cpu); @M = max(cpu); }
     call 8 # bpf_get_smp_processor_id
     r6 = r0
@@ -31,10 +28,10 @@ L6:
     r2 = r10
     r2 += -8
     call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L17
+    if r0 == 0 goto L15
     lock *(u64 *)(r0 + 0) += r6
-    goto L31
-L17:
+    goto L29
+L15:
     *(u64 *)(r10 - 16) = r6
     r1 = map_fd(0) ll
     r2 = r10
@@ -43,11 +40,11 @@ L17:
     r3 += -16
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L31
+    if r0 == 0 goto L29
     r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L31:
+L29:
     call 8 # bpf_get_smp_processor_id
     r6 = r0
     *(u64 *)(r10 - 8) = 0
@@ -55,16 +52,16 @@ L31:
     r2 = r10
     r2 += -8
     call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L47
+    if r0 == 0 goto L45
     r1 = *(u64 *)(r0 + 8)
-    if r1 == 0 goto L44
+    if r1 == 0 goto L42
     r1 = *(u64 *)(r0 + 0)
-    if r6 >= r1 goto L62
-L44:
+    if r6 >= r1 goto L60
+L42:
     *(u64 *)(r0 + 0) = r6
     *(u64 *)(r0 + 8) = 1
-    goto L62
-L47:
+    goto L60
+L45:
     *(u64 *)(r10 - 24) = r6
     *(u64 *)(r10 - 16) = 1
     r1 = map_fd(2) ll
@@ -74,11 +71,11 @@ L47:
     r3 += -24
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L62
+    if r0 == 0 goto L60
     r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L62:
+L60:
     call 8 # bpf_get_smp_processor_id
     r6 = r0
     *(u64 *)(r10 - 8) = 0
@@ -86,16 +83,16 @@ L62:
     r2 = r10
     r2 += -8
     call 1 # bpf_map_lookup_elem
-    if r0 == 0 goto L78
+    if r0 == 0 goto L76
     r1 = *(u64 *)(r0 + 8)
-    if r1 == 0 goto L75
+    if r1 == 0 goto L73
     r1 = *(u64 *)(r0 + 0)
-    if r6 <= r1 goto L93
-L75:
+    if r6 <= r1 goto L91
+L73:
     *(u64 *)(r0 + 0) = r6
     *(u64 *)(r0 + 8) = 1
-    goto L93
-L78:
+    goto L91
+L76:
     *(u64 *)(r10 - 24) = r6
     *(u64 *)(r10 - 16) = 1
     r1 = map_fd(3) ll
@@ -105,11 +102,11 @@ L78:
     r3 += -24
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L93
+    if r0 == 0 goto L91
     r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L93:
+L91:
     r0 = 0
     exit
 
