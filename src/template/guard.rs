@@ -47,6 +47,14 @@ impl Template {
             ],
         };
         let n = guard.len();
+        debug_assert_eq!(
+            n,
+            if tail.is_some() {
+                SHORT_GUARD_LEN
+            } else {
+                GUARD_LEN
+            }
+        );
         t.insns = guard
             .iter()
             .copied()
