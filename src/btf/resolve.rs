@@ -179,6 +179,22 @@ impl Btf {
         }
     }
 
+    /// The value of the enumerator called `name` in any enum of this object (own types, then
+    /// the base's), and the id of its enum: bpftrace lets scripts use the kernel's enum
+    /// constants (`TCP_ESTABLISHED`) as integers. A linear scan (vmlinux has ~2.5k enums);
+    /// it runs only for identifiers nothing else defines.
+    pub fn find_enumerator(&self, name: &str) -> Option<(i128, u32)> {
+        for id in self.first_id..=self.last_id() {
+            let Ok(t) = self.type_by_id(id) else { continue };
+            if let TypeKind::Enum(e) | TypeKind::Enum64(e) = t.kind {
+                if let Some(en) = e.iter().find(|en| en.name == name) {
+                    return Some((en.value, id));
+                }
+            }
+        }
+        self.base.as_ref()?.find_enumerator(name)
+    }
+
     /// Finds member `name` of struct/union `id`, looking through anonymous struct/union
     /// members as C does (`task_struct` reaches fields of unnamed inner structs directly).
     /// `Ok(None)` when there is no such member.

@@ -34,7 +34,7 @@ pub struct TraceArgs {
     #[arg(short = 'd', value_name = "STAGE")]
     pub debug: Vec<String>,
 
-    /// Parse (and, in later versions, check and compile) the script without attaching.
+    /// Parse, check and compile the script without loading or attaching anything.
     #[arg(long = "dry-run")]
     pub dry_run: bool,
 

@@ -90,6 +90,15 @@ impl Checker<'_> {
             self.consts.insert(e.id, v);
             return Type::I64;
         }
+        // The kernel's enum constants, as bpftrace takes them from BTF.
+        let kernel_enum = self
+            .vmlinux
+            .as_deref()
+            .and_then(|b| b.find_enumerator(name));
+        if let Some((v, _)) = kernel_enum {
+            self.consts.insert(e.id, v as i64);
+            return Type::I64;
+        }
         let help = builtins::nearest(name, Form::Value).map(|n| format!("did you mean '{n}'?"));
         if let Some(d) = self.error(e.span, format!("Unknown identifier: '{name}'")) {
             d.help = help;

@@ -95,6 +95,7 @@ fn config_overrides(program: &Program, opts: &mut CheckOptions, diags: &mut Vec<
 }
 
 pub(super) fn parse_define(value: &str) -> Option<Define> {
+    let value = crate::syntax::parser::cond::strip_comments(value);
     let v = value
         .trim()
         .trim_start_matches('(')

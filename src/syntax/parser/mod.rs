@@ -17,6 +17,7 @@
 //! `probe` (attach points, predicate, body), `top` (program, config, macros, functions, map
 //! declarations).
 
+pub(crate) mod cond;
 pub(crate) mod expr;
 pub(crate) mod lex;
 pub mod literal;

@@ -32,11 +32,35 @@ impl Parser<'_> {
             self.bump(n);
             prog.shebang = Some(Span::new(start, self.pos));
         }
-        // C definitions first.
+        // C definitions first, under preprocessor conditionals.
+        let mut cond = super::cond::Conditionals::default();
+        let mut open_ifs: Vec<Span> = Vec::new();
         loop {
             self.skip_layout();
             if self.peek() == Some('#') {
-                prog.c_items.push(CItem::Preprocessor(self.preprocessor()));
+                let p = self.preprocessor();
+                match cond.directive(&p.text[1..]) {
+                    Ok(super::cond::Directive::Other) => {
+                        if let PreprocessorKind::Define { name, value } = &p.kind {
+                            cond.define(name, value);
+                        }
+                        prog.c_items.push(CItem::Preprocessor(p));
+                    }
+                    Ok(super::cond::Directive::Handled) => {
+                        let word = p.text[1..].trim_start();
+                        if word.starts_with("if") {
+                            open_ifs.push(p.span);
+                        } else if word.starts_with("endif") {
+                            open_ifs.pop();
+                        }
+                        if !cond.active() {
+                            self.skip_inactive(&mut cond, &mut open_ifs);
+                        }
+                    }
+                    Err(msg) => {
+                        self.error(p.span, msg);
+                    }
+                }
             } else if self.is_c_definition_start() {
                 match self.c_definition() {
                     Ok(d) => prog.c_items.push(CItem::TypeDef(d)),
@@ -46,6 +70,12 @@ impl Parser<'_> {
             } else {
                 break;
             }
+        }
+        if let Some(span) = open_ifs.first() {
+            self.error(
+                *span,
+                "unterminated conditional: #endif expected before the script's probes",
+            );
         }
         // Then config and imports, in any order.
         loop {
@@ -190,6 +220,35 @@ impl Parser<'_> {
     fn sync_line(&mut self) {
         let n = self.rest().find('\n').unwrap_or(self.rest().len());
         self.pos += n;
+    }
+
+    /// Skips the lines of an inactive conditional branch up to the directive that makes the
+    /// text active again (or the end of the script). Only directive lines are looked at, as a
+    /// C preprocessor does.
+    fn skip_inactive(&mut self, cond: &mut super::cond::Conditionals, open_ifs: &mut Vec<Span>) {
+        while !cond.active() && !self.at_end() {
+            let n = self.rest().find('\n').map_or(self.rest().len(), |i| i + 1);
+            let start = self.pos;
+            let line = self.rest()[..n].trim();
+            if let Some(d) = line.strip_prefix('#') {
+                let span = Span::new(start, start + n);
+                match cond.directive(d) {
+                    Ok(super::cond::Directive::Handled) => {
+                        let word = d.trim_start();
+                        if word.starts_with("if") {
+                            open_ifs.push(span);
+                        } else if word.starts_with("endif") {
+                            open_ifs.pop();
+                        }
+                    }
+                    Ok(super::cond::Directive::Other) => {}
+                    Err(msg) => {
+                        self.error(span, msg);
+                    }
+                }
+            }
+            self.bump(n);
+        }
     }
 
     fn preprocessor(&mut self) -> Preprocessor {
