@@ -185,6 +185,11 @@ fn strcontains(c: &CallCtx<'_>) -> Result<Type, RuleError> {
 /// `path(p[, size])`: `p` is a `struct path *` or a `struct path` member (kept by address,
 /// as `args.file->f_path`), which bpf_d_path takes as a BTF pointer; the kernel allows the
 /// helper only in fentry/fexit on a fixed list of functions (`btf_allowlist_d_path`).
+/// Checked elsewhere; the registry entry gives the name, arity and listing.
+fn folded(_: &CallCtx<'_>) -> Result<Type, RuleError> {
+    Ok(Type::None)
+}
+
 fn path(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     let t = &c.arg_types[0];
     if !t.is_pointer() && !matches!(t, Type::CStruct(_)) {
@@ -307,6 +312,11 @@ fn strerror(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(Type::Strerror)
 }
 
+fn syscall_name(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    c.want_int(0, false)?;
+    Ok(Type::SyscallName)
+}
+
 pub const BUILTINS: &[Builtin] = &[
     func("str", 1, 2, str_, "read a NUL-terminated string"),
     func("buf", 1, 2, buf, "read bytes into a printable buffer"),
@@ -365,5 +375,20 @@ pub const BUILTINS: &[Builtin] = &[
     func("kptr", 1, 1, kptr, "mark a pointer as kernel"),
     func("uptr", 1, 1, kptr, "mark a pointer as user"),
     func("strerror", 1, 1, strerror, "errno as text"),
+    func(
+        "syscall_name",
+        1,
+        1,
+        syscall_name,
+        "system call number as its name",
+    ),
     func("pton", 1, 1, pton, "IPv4/IPv6 address text as bytes"),
+    // Typed and folded by the checker (`sema::getopt`), which needs the command line.
+    func(
+        "getopt",
+        1,
+        3,
+        folded,
+        "named program option given after --",
+    ),
 ];

@@ -92,15 +92,50 @@ pub struct TraceArgs {
 pub struct ScriptInput {
     pub source: SourceFile,
     pub params: Vec<String>,
+    /// `--name[=value]` after `--` (`getopt`).
+    pub named: Vec<(String, Option<String>)>,
+}
+
+/// Splits the arguments after the script: positional ones anywhere, named options
+/// (`--name`, `--name=value`) only after a `--`, as bpftrace takes them.
+/// `after_dashes`: the command line's `--` came before `args` (the parser drops a `--` that
+/// precedes every free argument).
+fn split_params(
+    args: &[String],
+    mut after_dashes: bool,
+) -> (Vec<String>, Vec<(String, Option<String>)>) {
+    let mut positional = Vec::new();
+    let mut named = Vec::new();
+    for a in args {
+        if a == "--" && !after_dashes {
+            after_dashes = true;
+        } else if let Some(opt) = a.strip_prefix("--").filter(|_| after_dashes) {
+            match opt.split_once('=') {
+                Some((n, v)) => named.push((n.to_string(), Some(v.to_string()))),
+                None => named.push((opt.to_string(), None)),
+            }
+        } else {
+            positional.push(a.clone());
+        }
+    }
+    (positional, named)
 }
 
 impl TraceArgs {
+    /// Whether the command line had a `--` that is not among the free arguments: the argument
+    /// parser consumed it, so it came before all of them.
+    fn dashes_dropped(&self) -> bool {
+        std::env::args_os().any(|a| a == "--") && !self.rest.iter().any(|a| a == "--")
+    }
+
     /// Loads the script text (from -e, a file, or stdin for `-`).
     pub fn load(&self) -> Result<ScriptInput, String> {
         if let Some(p) = &self.program {
+            let (params, named) = split_params(&self.rest, self.dashes_dropped());
             return Ok(ScriptInput {
                 source: SourceFile::new("stdin", p.clone()),
-                params: self.rest.clone(),
+                params,
+                named,
             });
         }
         let Some((file, params)) = self.rest.split_first() else {
@@ -121,9 +156,11 @@ impl TraceArgs {
                 )
             })?
         };
+        let (params, named) = split_params(params, self.dashes_dropped());
         Ok(ScriptInput {
             source: SourceFile::new(file.clone(), text),
-            params: params.to_vec(),
+            params,
+            named,
         })
     }
 }
@@ -247,6 +284,7 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
     let kernel = crate::kernel::info::HostKernel::new();
     let check_opts = crate::sema::CheckOptions {
         params: input.params.clone(),
+        named_params: input.named.clone(),
         unsafe_mode: opts.unsafe_mode,
         pid_filter: opts.pid.is_some() || opts.cmd.is_some(),
         ..crate::sema::CheckOptions::from_env()
@@ -263,6 +301,10 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
     let Some(program) = checked.program else {
         return EXIT_INPUT;
     };
+    if input.named.iter().any(|(n, _)| n == "help") {
+        println!("{}", crate::sema::getopt::describe(&program.options));
+        return EXIT_OK;
+    }
     if wants("asm") {
         return match crate::compile::lower_checked(&program, &kernel, &check_opts) {
             Ok(script) => {

@@ -264,6 +264,9 @@ impl Checker<'_> {
         if !self.builtin_allowed(b, name.span) {
             return Type::None;
         }
+        if b.name == "getopt" {
+            return self.getopt(e, args);
+        }
         let mut ts = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
             let t = match (&a.kind, b.takes_map && i == 0) {

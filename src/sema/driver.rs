@@ -134,6 +134,7 @@ pub(super) fn run(program: &Program, kernel: &dyn KernelInfo, opts: &CheckOption
     }
     let probes = second.check_all(&expanded);
     second.check_unassigned_maps();
+    second.check_named_params();
     let mut diagnostics = std::mem::take(&mut second.diags);
     diagnostics.sort_by_key(|d| (d.span.start, !d.is_error()));
     let has_errors = diagnostics.iter().any(Diagnostic::is_error);
@@ -159,6 +160,7 @@ pub(super) fn run(program: &Program, kernel: &dyn KernelInfo, opts: &CheckOption
         script_types: second.script_types,
         probes,
         fn_vars: second.fn_vars,
+        options: second.getopts,
         warnings: diagnostics
             .iter()
             .filter(|d| !d.is_error())
@@ -224,6 +226,7 @@ impl<'a> Checker<'a> {
             fn_ret: None,
             fn_vars: HashMap::new(),
             warned: Default::default(),
+            getopts: Vec::new(),
             contexts: HashMap::new(),
             typed_vars: Default::default(),
             unassigned: Default::default(),

@@ -39,6 +39,7 @@ pub mod ctypes;
 mod driver;
 pub mod expand;
 mod fields;
+pub mod getopt;
 pub mod imports;
 pub mod list;
 pub mod program;
@@ -68,6 +69,8 @@ pub const DEFAULT_MAX_MAP_KEYS: u64 = 4096;
 pub struct CheckOptions {
     /// `$1`… as given after the script.
     pub params: Vec<String>,
+    /// `--name[=value]` given after `--` (read by `getopt`), in command-line order.
+    pub named_params: Vec<(String, Option<String>)>,
     /// `--unsafe`.
     pub unsafe_mode: bool,
     /// String size; a script's `config = { max_strlen = N }` overrides it.
@@ -84,6 +87,7 @@ impl Default for CheckOptions {
     fn default() -> Self {
         CheckOptions {
             params: Vec::new(),
+            named_params: Vec::new(),
             unsafe_mode: false,
             max_strlen: DEFAULT_MAX_STRLEN,
             max_map_keys: DEFAULT_MAX_MAP_KEYS,

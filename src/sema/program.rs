@@ -115,6 +115,8 @@ pub struct CheckedProgram {
     pub warnings: Vec<Diagnostic>,
     /// Each user function's variables (parameters first), by function name.
     pub fn_vars: HashMap<String, VarTable>,
+    /// Named options the script reads with `getopt`.
+    pub options: Vec<super::getopt::NamedOption>,
 }
 
 impl CheckedProgram {

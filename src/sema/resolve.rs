@@ -79,6 +79,8 @@ pub(super) struct Checker<'a> {
     pub typed_vars: std::collections::HashSet<VarSlot>,
     /// `let $x;` declarations not assigned yet (warned about at the end of the probe).
     pub unassigned: std::collections::HashSet<VarSlot>,
+    /// `getopt` options, in order of first use.
+    pub getopts: Vec<super::getopt::NamedOption>,
     /// Reported once per name per probe (args fields missing in some targets).
     pub warned: std::collections::HashSet<String>,
 }

@@ -147,6 +147,8 @@ pub enum Type {
     Probe,
     /// `strerror(errno)`: an errno printed as the C library's message for it.
     Strerror,
+    /// `syscall_name(nr)`: a system call number printed as its name.
+    SyscallName,
     /// A `count()`, `sum()`, `hist()`… result: only ever a map value.
     Agg(AggKind),
 }
@@ -300,6 +302,7 @@ impl Type {
             },
             Type::Probe => FieldType::Probe,
             Type::Strerror => FieldType::Strerror,
+            Type::SyscallName => FieldType::SyscallName,
         })
     }
 
@@ -433,6 +436,7 @@ impl fmt::Display for Type {
             Type::Timestamp { .. } => f.write_str("timestamp"),
             Type::Username => f.write_str("username"),
             Type::Strerror => f.write_str("strerror_t"),
+            Type::SyscallName => f.write_str("syscall_name_t"),
             Type::CgroupPath { .. } => f.write_str("cgroup_path_t"),
             Type::Probe => f.write_str("probe_t"),
             Type::Agg(a) => write!(f, "{}_t", agg_family(a)),

@@ -30,6 +30,7 @@ pub(crate) const NAMES: &[&str] = &[
     "signal",
     "override",
     "strerror",
+    "syscall_name",
     "kptr",
     "uptr",
     "cgroupid",
@@ -88,7 +89,7 @@ pub(crate) fn lower_call(
             }
         }
         // The errno as is; userspace prints the C library's message for it.
-        "strerror" => Ok(Val::Int(lower_expr(lw, &args[0])?.value(), IntTy::U64)),
+        "strerror" | "syscall_name" => Ok(Val::Int(lower_expr(lw, &args[0])?.value(), IntTy::U64)),
         "kaddr" => {
             let sym = str_lit(&args[0]);
             match lw.kernel.kernel_symbol_address(&sym) {

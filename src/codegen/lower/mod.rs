@@ -111,6 +111,7 @@ pub fn int_ty(t: &Type) -> Option<IntTy> {
         | Type::Probe
         | Type::CgroupPath { .. }
         | Type::Strerror
+        | Type::SyscallName
         | Type::Username => IntTy::U64,
         Type::Timestamp { .. } => IntTy::U64,
         _ => return None,

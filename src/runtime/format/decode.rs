@@ -69,6 +69,8 @@ pub enum FieldType {
     },
     /// `strerror(errno)`: `u64` errno, printed as the C library's message.
     Strerror,
+    /// `syscall_name(nr)`: `u64` system call number, printed as its name.
+    SyscallName,
 }
 
 /// Why bytes could not be decoded.
@@ -144,7 +146,8 @@ impl FieldType {
             | FieldType::Probe
             | FieldType::Timestamp { .. }
             | FieldType::CgroupPath { .. }
-            | FieldType::Strerror => 8,
+            | FieldType::Strerror
+            | FieldType::SyscallName => 8,
             FieldType::Str { size } => *size,
             FieldType::Buf { capacity } => align_up(4 + capacity, 4),
             FieldType::Tuple(fs) => struct_size(fs.iter()),
@@ -325,6 +328,10 @@ pub fn decode(ty: &FieldType, b: &[u8], r: &dyn Resolver) -> Result<Value, Decod
             Value::Symbol(r.cgroup_path(id, filter).unwrap_or_default().into())
         }
         FieldType::Strerror => Value::Symbol(strerror_text(u64_at(b, 0, "errno")? as i32).into()),
+        FieldType::SyscallName => {
+            let nr = u64_at(b, 0, "syscall number")? as i32;
+            Value::Symbol(super::syscalls::name(nr).into())
+        }
         FieldType::Timestamp { format } => {
             let ns = r.wall_from_boot(u64_at(b, 0, "timestamp")?);
             let secs = (ns / 1_000_000_000) as i64;

@@ -57,6 +57,7 @@ pub mod net;
 pub mod output;
 pub mod printf;
 pub mod stack;
+pub mod syscalls;
 pub mod time;
 pub mod value;
 
