@@ -325,3 +325,32 @@ fn watchpoints_become_breakpoint_kinds_with_the_mode_bits() {
     // HW_BREAKPOINT_R = 1, _W = 2, _X = 4.
     assert_eq!(kinds, [(0x1000, 8, 3), (4096, 4, 2), (0x2000, 8, 4)]);
 }
+
+/// `@m[a, b]`, `@m[(a, b)]` and `@m[$t]` (a tuple variable) are one key: the same map with the
+/// same key layout (integers widened to 8 bytes each, not the tuple's packed layout), and a
+/// tuple literal is lowered to exactly the flat form's instructions.
+#[test]
+fn tuple_keys_have_the_multi_value_key_layout() {
+    let flat = compiled("BEGIN { @m[(uint32)1, \"ab\"] = 2; @n = @m[(uint32)1, \"ab\"]; }");
+    let tuple = compiled("BEGIN { @m[((uint32)1, \"ab\")] = 2; @n = @m[((uint32)1, \"ab\")]; }");
+    let var = compiled("BEGIN { $t = ((uint32)1, \"ab\"); @m[$t] = 2; @n = @m[$t]; }");
+    let m = |s: &CompiledScript| s.maps.iter().find(|m| m.name == "@m").cloned().unwrap();
+    let want_key = vec![
+        FieldType::Int {
+            bytes: 8,
+            signed: false,
+        },
+        FieldType::Str { size: 3 },
+    ];
+    match &m(&flat).role {
+        MapRole::Script { key, .. } => assert_eq!(key, &want_key),
+        r => panic!("{r:?}"),
+    }
+    assert_eq!(m(&flat), m(&tuple));
+    assert_eq!(m(&flat), m(&var));
+    assert_eq!(m(&flat).key_size, 16);
+    assert_eq!(
+        flat.probes[0].template.insns, tuple.probes[0].template.insns,
+        "a tuple literal key is lowered like the flat form"
+    );
+}

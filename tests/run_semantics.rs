@@ -462,11 +462,13 @@ strobe
         bpftrace: true,
     },
     Case {
-        script: r#"BEGIN { @[(1, 2)] = count(); exit(); }"#,
+        // A tuple key is the multi-value key `[1, 2]` (bpftrace: multi-value keys are
+        // tuples), printed as bpftrace prints `@[1, 2]`.
+        script: r#"BEGIN { @[(1, 2)] = count(); @[1, 2] = count(); exit(); }"#,
         expect: r#"Attaching 1 probe...
 
 
-@[(1, 2)]: 1
+@[1, 2]: 2
 "#,
         bpftrace: false,
     },

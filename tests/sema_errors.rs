@@ -333,6 +333,30 @@ const CASES: &[(&str, &str)] = &[
         r#"1:31: Argument mismatch for @x: trying to access with arguments: [string[2]] when map expects arguments: [int64]"#,
     ),
     (
+        r#"BEGIN { @x[1, 2] = 1; delete(@x, 1); }"#,
+        r#"1:34: Argument mismatch for @x: trying to access with arguments: [int64] when map expects arguments: [int64, int64]"#,
+    ),
+    (
+        r#"BEGIN { @x[1, 2] = 1; delete(@x); }"#,
+        r#"1:30: @x used without keys, but its keys are [int64, int64]"#,
+    ),
+    (
+        r#"BEGIN { $t = (1, "a"); @x[$t] = 1; @y = @x[1, 2]; }"#,
+        r#"1:41: Argument mismatch for @x: trying to access with arguments: [int64, int64] when map expects arguments: [int64, string[2]]"#,
+    ),
+    (
+        r#"BEGIN { @x[1, 2] = 1; @y = @x[(1, 2, 3)]; }"#,
+        r#"1:28: Argument mismatch for @x: trying to access with arguments: [int64, int64, int64] when map expects arguments: [int64, int64]"#,
+    ),
+    (
+        r#"BEGIN { @x = ppid(1); }"#,
+        r#"1:19: ppid() expects a 'struct task_struct *' argument, got int64"#,
+    ),
+    (
+        r#"BEGIN { @x = pcomm(curtask, 1); }"#,
+        r#"1:14: pcomm() takes 0 to 1 arguments, 2 given"#,
+    ),
+    (
         r#"BEGIN { @x[1] = 1; @y = has_key(@x, "a"); }"#,
         r#"1:37: Argument mismatch for @x: trying to access with arguments: [string[2]] when map expects arguments: [int64]"#,
     ),

@@ -132,6 +132,37 @@ fn macaddr(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(Type::MacAddr)
 }
 
+/// `ppid(task)`/`pcomm(task)` read `task->real_parent` (bpftrace's stdlib macros): the
+/// argument must be a `struct task_struct *`, such as `curtask`.
+fn task_arg(c: &CallCtx<'_>) -> Result<(), RuleError> {
+    let Some(t) = c.arg_types.first() else {
+        return Ok(());
+    };
+    match t {
+        Type::Pointer {
+            pointee: Pointee::Type(p),
+            ..
+        } if matches!(p.as_ref(), Type::CStruct(s) if s.name == "struct task_struct") => Ok(()),
+        t => Err(RuleError::arg(
+            0,
+            format!(
+                "{}() expects a 'struct task_struct *' argument, got {t}",
+                c.name
+            ),
+        )),
+    }
+}
+
+fn ppid(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    task_arg(c)?;
+    Ok(Type::U32)
+}
+
+fn pcomm(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    task_arg(c)?;
+    Ok(Type::Str { size: 16 })
+}
+
 fn cgroupid(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     c.str_arg(0, "the cgroup path")?;
     Ok(Type::U64)
@@ -346,6 +377,14 @@ pub const BUILTINS: &[Builtin] = &[
     },
     func("ntop", 1, 2, ntop, "IPv4/IPv6 address as text"),
     func("macaddr", 1, 1, macaddr, "MAC address as text"),
+    func("ppid", 0, 1, ppid, "pid of a task's parent (real_parent)"),
+    func(
+        "pcomm",
+        0,
+        1,
+        pcomm,
+        "name of a task's parent (real_parent)",
+    ),
     func("cgroupid", 1, 1, cgroupid, "id of a cgroup path"),
     func("cgroup_path", 1, 2, cgroup_path, "path of a cgroup id"),
     func("strftime", 2, 2, strftime, "format a time"),

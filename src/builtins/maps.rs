@@ -9,7 +9,7 @@ fn none(_: &CallCtx<'_>) -> Result<Type, RuleError> {
 fn len(_: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(Type::I64)
 }
-fn has_key(_: &CallCtx<'_>) -> Result<Type, RuleError> {
+fn bool_(_: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(Type::Bool)
 }
 
@@ -21,7 +21,8 @@ const fn map(b: Builtin) -> Builtin {
 }
 
 pub const BUILTINS: &[Builtin] = &[
-    map(func("delete", 1, 2, none, "delete a map element")),
+    // `bool`: false when the key was not there (bpftrace's stdlib `delete`).
+    map(func("delete", 1, 2, bool_, "delete a map element")),
     map(func("clear", 1, 1, none, "delete every element of a map")),
     map(func("zero", 1, 1, none, "set every value of a map to zero")),
     map(func(
@@ -31,5 +32,5 @@ pub const BUILTINS: &[Builtin] = &[
         len,
         "number of elements of a map or stack",
     )),
-    map(func("has_key", 2, 2, has_key, "whether a map has a key")),
+    map(func("has_key", 2, 2, bool_, "whether a map has a key")),
 ];

@@ -82,6 +82,16 @@ pub const BUILTINS: &[Builtin] = &[
     value("kstack", kstack, "kernel stack"),
     value("ustack", ustack, "user stack"),
     value("curtask", curtask, "the current task_struct"),
+    value(
+        "ppid",
+        u32_,
+        "pid of the current task's parent (real_parent)",
+    ),
+    value(
+        "pcomm",
+        comm,
+        "name of the current task's parent (real_parent)",
+    ),
     value("username", username, "the current user's name"),
     value("probe", probe, "the probe's full name"),
     value("usermode", u8_, "1 when the probe fired in user mode"),

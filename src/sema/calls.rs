@@ -256,8 +256,11 @@ impl Checker<'_> {
                     args.len()
                 ),
             );
-            for a in args {
-                self.expr(a);
+            for (i, a) in args.iter().enumerate() {
+                // A map passed by name is not a read of it (whose keys would be checked).
+                if !(b.takes_map && i == 0 && matches!(a.kind, ExprKind::Map { .. })) {
+                    self.expr(a);
+                }
             }
             return Type::None;
         }
@@ -279,6 +282,12 @@ impl Checker<'_> {
                     if b.name == "delete" && !keys.is_empty() {
                         let kts: Vec<Type> = keys.iter().map(|k| self.key_expr(k)).collect();
                         if let Err(msg) = self.maps.use_keys(idx, &kts) {
+                            self.error(a.span, msg);
+                        }
+                    } else if b.name == "delete" && args.len() == 1 {
+                        // `delete(@m)` deletes a map without keys (bpftrace: an error for
+                        // a map with keys, whose key must be given).
+                        if let Err(msg) = self.maps.use_keys(idx, &[]) {
                             self.error(a.span, msg);
                         }
                     }
@@ -303,18 +312,8 @@ impl Checker<'_> {
                 {
                     let mname = self.map_name(&m.name);
                     let idx = self.maps.id(&mname, m.span);
-                    let keys = match k {
-                        Type::Tuple(ks)
-                            if self.maps.entries[idx]
-                                .keys
-                                .as_ref()
-                                .is_some_and(|h| h.len() == ks.len() && ks.len() > 1) =>
-                        {
-                            ks.clone()
-                        }
-                        k => vec![k.clone()],
-                    };
-                    if let Err(msg) = self.maps.use_keys(idx, &keys) {
+                    // `(a, b)` is the key `[a, b]` (`use_keys` flattens it).
+                    if let Err(msg) = self.maps.use_keys(idx, std::slice::from_ref(k)) {
                         self.error(args[1].span, msg);
                     }
                 }

@@ -86,7 +86,16 @@ pub enum ArgLookup {
     Missing { available: Vec<String> },
 }
 
-fn tracepoint_field_type(f: &Field, category: &str, max_strlen: usize) -> Option<Type> {
+/// The type of tracepoint field `f`. A pointer to a struct or union (`struct
+/// __kernel_timespec *rqtp`) points at the kernel BTF's type of that name when there is one,
+/// so its members can be read (`args.rqtp->tv_sec`, as bpftrace allows); otherwise it is
+/// an opaque pointer.
+fn tracepoint_field_type(
+    f: &Field,
+    category: &str,
+    max_strlen: usize,
+    btf: Option<&Btf>,
+) -> Option<Type> {
     let space = if category == "syscalls" {
         AddrSpace::User
     } else {
@@ -110,7 +119,17 @@ fn tracepoint_field_type(f: &Field, category: &str, max_strlen: usize) -> Option
             .trim()
             .trim_start_matches("const ")
             .trim();
-        let pointee = super::ctypes::named_type(base, max_strlen).filter(|t| !t.is_string());
+        let pointee = super::ctypes::named_type(base, max_strlen)
+            .filter(|t| !t.is_string())
+            .or_else(|| {
+                let b = btf?;
+                let id = match base.split_once(' ') {
+                    Some(("struct", n)) => b.find_struct(n.trim())?,
+                    Some(("union", n)) => b.find_union(n.trim())?,
+                    _ => return None,
+                };
+                btf_to_type(b, None, id, space)
+            });
         return Some(match pointee {
             Some(Type::None) | None => Type::Pointer {
                 pointee: super::types::Pointee::Opaque,
@@ -269,6 +288,7 @@ impl ProbeContext {
                 let f = kernel
                     .tracepoint_format(category, name)
                     .map_err(|e| e.to_string())?;
+                let vmlinux = btf(None).ok();
                 TargetArgs {
                     name: t.name.clone(),
                     args: f
@@ -277,7 +297,7 @@ impl ProbeContext {
                         .map(|fl| {
                             (
                                 fl.name.clone(),
-                                tracepoint_field_type(fl, category, max_strlen),
+                                tracepoint_field_type(fl, category, max_strlen, vmlinux.as_deref()),
                             )
                         })
                         .collect(),

@@ -61,7 +61,14 @@ impl Maps {
     }
 
     /// Checks (or, on first use, establishes) the key types of map `i`.
+    ///
+    /// A multi-value key is a tuple in bpftrace: `@m[a, b]`, `@m[(a, b)]` and `@m[$t]` with
+    /// `$t = (a, b)` are one map key. Keys are kept in the flat form, so a single key of a
+    /// tuple type (two or more elements) stands for its elements; code generation lays a
+    /// tuple key out field by field like the flat form ([`flat_keys`]).
     pub fn use_keys(&mut self, i: usize, keys: &[Type]) -> Result<(), String> {
+        let keys = flat_keys(keys);
+        let keys = keys.as_slice();
         let e = &mut self.entries[i];
         match &e.keys {
             None => {
@@ -140,6 +147,14 @@ impl Maps {
                 }
             })
             .collect()
+    }
+}
+
+/// The flat form of a map key's types: one tuple of two or more elements is its elements.
+pub(crate) fn flat_keys(keys: &[Type]) -> Vec<Type> {
+    match keys {
+        [Type::Tuple(ts)] if ts.len() >= 2 => ts.clone(),
+        ks => ks.to_vec(),
     }
 }
 

@@ -22,6 +22,9 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
     if name == "elapsed" {
         return Ok(Val::Int(super::elapsed::elapsed(lw), it));
     }
+    if name == "ppid" || name == "pcomm" {
+        return super::task::parent(lw, e, name, None);
+    }
     let b = &mut lw.b;
     let v = match name {
         "pid" => bi::pid(b),

@@ -362,6 +362,7 @@ pub(crate) fn lower_call(
             Ok(Val::None)
         }
         "kstack" | "ustack" => super::builtins::stack(lw, e, &t),
+        "ppid" | "pcomm" => super::task::parent(lw, e, name, args.first()),
         "ksym" => {
             let v = lower_expr(lw, &args[0])?.value();
             Ok(Val::Int(v, IntTy::U64))
@@ -448,7 +449,11 @@ fn map_index(lw: &mut Lower<'_>, id: MapId) -> usize {
 
 /// A key for map `info` from `keys` on the stack (a scalar map's key is one zero `u64`).
 /// Fields whose producer writes memory itself (`comm`) are written in place.
-fn build_key(lw: &mut Lower<'_>, info: &MapInfo, keys: &[&Expr]) -> Result<Key, LowerError> {
+pub(crate) fn build_key(
+    lw: &mut Lower<'_>,
+    info: &MapInfo,
+    keys: &[&Expr],
+) -> Result<Key, LowerError> {
     build_key_for(lw, info, keys, false)
 }
 
@@ -460,6 +465,23 @@ fn build_key_for(
     keys: &[&Expr],
     bucket_later: bool,
 ) -> Result<Key, LowerError> {
+    // One tuple for a key of several parts (`@m[(a, b)]`, `@m[$t]`, `delete(@m, (a, b))`):
+    // the checker made it the key `[a, b]`, so it gets the flat form's layout. A literal's
+    // elements are the keys themselves (the same code as `@m[a, b]`).
+    if let [k] = keys {
+        if info.keys.len() >= 2 {
+            if let ExprKind::Tuple(elems) = &k.kind {
+                if elems.len() == info.keys.len() {
+                    let elems: Vec<&Expr> = elems.iter().collect();
+                    return build_key_for(lw, info, &elems, bucket_later);
+                }
+            }
+            let fields = stored_key_fields(info);
+            let key = new_key(lw, &fields, &[], k.span)?;
+            super::mapfns::store_tuple_key(lw, &key, info.keys.len(), k)?;
+            return Ok(key);
+        }
+    }
     let fields = stored_key_fields(info);
     let direct: Vec<usize> = keys
         .iter()

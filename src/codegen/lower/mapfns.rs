@@ -8,10 +8,11 @@
 use super::store::{load_val, spill, store_val};
 use super::{int_ty, Lower, LowerError, Val};
 use crate::asm::isa::{AluOp, Helper, JmpOp, Size};
-use crate::codegen::emit::{IntTy, Place, Value};
+use crate::codegen::emit::maps::Key;
+use crate::codegen::emit::{IntTy, Value};
 use crate::codegen::{Arg, Builder};
 use crate::runtime::format::agg::AggKind;
-use crate::runtime::format::decode::tuple_offsets;
+use crate::runtime::format::decode::{tuple_offsets, FieldType};
 use crate::sema::{MapInfo, Type};
 use crate::syntax::ast::{Expr, ExprKind};
 
@@ -22,7 +23,7 @@ pub(crate) fn lower_call(
     name: &str,
     args: &[Expr],
 ) -> Option<Result<Val, LowerError>> {
-    if name != "len" && name != "has_key" && name != "delete" {
+    if name != "len" && name != "has_key" {
         return None;
     }
     let ExprKind::Map { name: m, keys } = &args.first()?.kind else {
@@ -33,19 +34,6 @@ pub(crate) fn lower_call(
     }
     let map_name = super::inline::map_alias(lw, &m.name);
     let info = lw.cp.map(&map_name)?.1.clone();
-    // `delete(@m, (a, b))`: a whole key of a multi-key map given as a tuple (what a
-    // `for` loop's `$kv.0` is); other forms of `delete` are lowered with the builtins.
-    if name == "delete" {
-        let k = args.get(1)?;
-        if info.keys.len() < 2 || !matches!(lw.type_of(k.id), Type::Tuple(_)) {
-            return None;
-        }
-        return Some(key_place(lw, &info, k).map(|key| {
-            let map = lw.b.map(&map_name);
-            crate::codegen::emit::maps::delete(&mut lw.b, map, key);
-            Val::None
-        }));
-    }
     Some(match name {
         "len" => Ok(len(lw, e, &map_name)),
         _ => match args.get(1) {
@@ -83,7 +71,7 @@ fn has_key(
     info: &MapInfo,
     k: &Expr,
 ) -> Result<Val, LowerError> {
-    let key = key_place(lw, info, k)?;
+    let key = super::calls::build_key(lw, info, &[k])?.place;
     let map = lw.b.map(map_name);
     if let Some(AggKind::Hist(h)) = info.agg {
         // Each bucket is its own element: the key is present when any bucket is.
@@ -110,40 +98,30 @@ fn has_key(
     ))
 }
 
-/// Map `info`'s key from expression `k` (a tuple for several keys), laid out as stored.
-fn key_place(lw: &mut Lower<'_>, info: &MapInfo, k: &Expr) -> Result<Place, LowerError> {
-    let fields = super::maps::stored_key_fields(info);
-    let fields = if fields.is_empty() {
-        vec![crate::runtime::format::decode::FieldType::Int {
-            bytes: 8,
-            signed: false,
-        }]
-    } else {
-        fields
-    };
-    let offs = tuple_offsets(&fields);
-    let size = crate::runtime::format::decode::FieldType::Tuple(fields.clone()).size() as u32;
-    let key = lw.place(size.max(1).next_multiple_of(8), k.span)?;
-    crate::codegen::emit::mem::zero(&mut lw.b, key, size.max(1).next_multiple_of(8));
+/// Writes the first `parts` fields of `key` from `k`, an expression of a tuple type (a key
+/// of several parts given as one value): each element is converted to its key field's
+/// layout (integers widened to 8 bytes, strings to the key's size), as the flat form
+/// `@m[a, b]` writes them.
+pub(crate) fn store_tuple_key(
+    lw: &mut Lower<'_>,
+    key: &Key,
+    parts: usize,
+    k: &Expr,
+) -> Result<(), LowerError> {
     let kt = lw.type_of(k.id);
+    let (Type::Tuple(ts), Some(FieldType::Tuple(fs))) = (&kt, kt.field_type()) else {
+        return Err(LowerError::unsupported(
+            format!("a map key of type {kt} for a key of {parts} parts"),
+            k.span,
+        ));
+    };
+    let src_offs = tuple_offsets(&fs);
     let v = super::expr::lower_expr(lw, k)?;
-    if fields.len() == 1 || info.keys.len() <= 1 {
-        store_val(lw, key, &fields[0], v, &kt);
-    } else {
-        let p = spill(lw, v, &kt);
-        let parts = match &kt {
-            Type::Tuple(ts) => ts.clone(),
-            _ => Vec::new(),
-        };
-        let src_offs = match kt.field_type() {
-            Some(crate::runtime::format::decode::FieldType::Tuple(fs)) => tuple_offsets(&fs),
-            _ => Vec::new(),
-        };
-        for (i, pt) in parts.iter().enumerate().take(fields.len()) {
-            let src: Place = p.at(src_offs.get(i).copied().unwrap_or(0) as i32);
-            let ev = load_val(lw, src, pt);
-            store_val(lw, key.at(offs[i] as i32), &fields[i], ev, pt);
-        }
+    let p = spill(lw, v, &kt);
+    for (i, t) in ts.iter().enumerate().take(parts.min(key.fields.len())) {
+        let ev = load_val(lw, p.at(src_offs[i] as i32), t);
+        let f = key.fields[i].clone();
+        store_val(lw, key.field(i), &f, ev, t);
     }
-    Ok(key)
+    Ok(())
 }

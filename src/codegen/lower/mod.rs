@@ -34,6 +34,7 @@ pub mod probe;
 pub mod requires;
 pub mod stmt;
 pub mod store;
+pub mod task;
 pub mod usdt;
 
 use std::collections::HashMap;
