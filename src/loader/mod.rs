@@ -28,6 +28,7 @@ mod progress;
 mod report;
 pub mod subprogs;
 pub mod symbols;
+mod type_match;
 
 pub use arming::Arming;
 pub use clones::{load_clones, map_fds_for, module_btf_obj, CloneTarget, LoadOptions};
