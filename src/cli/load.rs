@@ -175,7 +175,7 @@ fn load_and_run(
     let template = Template::from_section(section, &map_names, spec.kind, &license)
         .map_err(|sym| {
             input(format!(
-                "section {}: cannot relocate `{sym}` (only map references are supported)",
+                "section {}: cannot relocate `{sym}` (only map and global data references are supported)",
                 section.name
             ))
         })?

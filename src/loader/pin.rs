@@ -1,7 +1,8 @@
 //! `strobe load --pin DIR`: the maps and links of a run pinned in bpffs, so the attachment
 //! outlives strobe (removing DIR's entries detaches, as with bpftool).
 //!
-//! Layout: `DIR/maps/<map name>` (the arming flag too, so a tool can disarm) and
+//! Layout: `DIR/maps/<map name>` (the arming flag too, so a tool can disarm; global data maps
+//! by their kernel names, `obj.rodata`) and
 //! `DIR/links/<target>` (clone targets by name, shared-program links as `link<N>`).
 //! Perf-event attachments without a BPF link (kernels before 5.15 for kprobes/uprobes) cannot
 //! be pinned and are refused before anything is pinned.
