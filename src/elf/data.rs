@@ -14,6 +14,10 @@ use goblin::elf::{section_header as sh, sym, Elf};
 
 use super::read::{ReadError, SectionProblem};
 
+/// The largest data section accepted: the kernel refuses array values above
+/// `KMALLOC_MAX_SIZE` (4 MiB on x86-64 with 4 KiB pages, larger on some configurations).
+pub const MAX_DATA: u64 = 64 << 20;
+
 /// One global data section.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DataSection {
@@ -54,7 +58,17 @@ pub fn read_data_sections(bytes: &[u8]) -> Result<Vec<DataSection>, ReadError> {
         if !alloc || exec || shdr.sh_size == 0 || !is_data_section(name) {
             continue;
         }
-        let size = usize::try_from(shdr.sh_size).map_err(|_| truncated(name, shdr, bytes))?;
+        if shdr.sh_size > MAX_DATA {
+            // Checked before allocating: a `.bss` claims its size without bytes in the file.
+            return Err(ReadError::BadSection {
+                section: name.to_string(),
+                problem: SectionProblem::DataTooLarge {
+                    size: shdr.sh_size,
+                    max: MAX_DATA,
+                },
+            });
+        }
+        let size = shdr.sh_size as usize;
         let contents = match shdr.sh_type {
             sh::SHT_NOBITS => vec![0; size],
             sh::SHT_PROGBITS => shdr
@@ -179,5 +193,27 @@ mod tests {
     #[test]
     fn garbage_is_an_error_not_a_panic() {
         assert!(read_data_sections(b"not an elf").is_err());
+    }
+
+    #[test]
+    fn a_huge_bss_is_refused_before_anything_is_allocated() {
+        let obj = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/clang_data.o"
+        ))
+        .unwrap();
+        let elf = Elf::parse(&obj).unwrap();
+        let (idx, _) = elf
+            .section_headers
+            .iter()
+            .enumerate()
+            .find(|(_, s)| elf.shdr_strtab.get_at(s.sh_name) == Some(".bss"))
+            .unwrap();
+        // sh_size is the sixth field (offset 32) of a 64-byte ELF64 section header.
+        let at = elf.header.e_shoff as usize + idx * 64 + 32;
+        let mut bad = obj.clone();
+        bad[at..at + 8].copy_from_slice(&(1u64 << 48).to_le_bytes());
+        let err = read_data_sections(&bad).unwrap_err();
+        assert!(err.to_string().contains("more than one map value"), "{err}");
     }
 }

@@ -292,7 +292,10 @@ pub fn field_load(
         let mut size = type_size;
         loop {
             let off = bit_offset / 8 / size * size;
-            if bit_offset + bitfield_size - off * 8 <= size * 8 {
+            // In u64: offsets come from untrusted BTF and may be near u32::MAX.
+            if u64::from(bit_offset) + u64::from(bitfield_size) - u64::from(off) * 8
+                <= u64::from(size) * 8
+            {
                 break (off, size, bitfield_size);
             }
             if size == 8 {
@@ -464,6 +467,10 @@ mod tests {
         assert!(field_load(60, 8, 4).is_err(), "no aligned load covers it");
         assert!(field_load(60, 8, 8).is_err());
         assert!(field_load(0, 3, 3).is_err());
+        assert!(
+            field_load(u32::MAX - 2, 200, 1).is_err(),
+            "no overflow panic"
+        );
     }
 
     #[test]

@@ -36,7 +36,7 @@ pub struct DataMap {
 /// The kernel name of the map for data section `section` of an object named `object`.
 pub fn data_map_name(object: &str, section: &str) -> String {
     // A custom section (a second dot) is named on its own, as libbpf does.
-    let custom = section[1..].contains('.');
+    let custom = section.get(1..).is_some_and(|rest| rest.contains('.'));
     let room = NAME_MAX.saturating_sub(section.len()).min(8);
     let prefix: String = if custom {
         String::new()
