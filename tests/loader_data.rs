@@ -161,8 +161,8 @@ fn load_cli_runs_a_globals_object_and_prints_its_data() {
 }
 
 #[test]
-fn load_cli_pins_data_maps_by_their_kernel_names() {
-    let test = "load_cli_pins_data_maps_by_their_kernel_names";
+fn load_cli_pins_data_maps_by_their_kernel_names_without_dots() {
+    let test = "load_cli_pins_data_maps_by_their_kernel_names_without_dots";
     if !loader_common::can_bpf(test) {
         return;
     }
@@ -187,14 +187,14 @@ fn load_cli_pins_data_maps_by_their_kernel_names() {
     let ok = out.status.success();
     let pinned = |n: &str| dir.join("maps").join(n).exists();
     let all = [
-        "clang_da.rodata",
-        "clang_da.data",
-        "clang_da.bss",
-        ".rodata.str1.1",
+        "clang_da_rodata",
+        "clang_da_data",
+        "clang_da_bss",
+        "_rodata_str1_1",
     ]
     .map(pinned);
     // The pinned `.data` keeps counting through the pinned link after strobe exited.
-    let data = strobe::sys::pin::get_pinned(&dir.join("maps/clang_da.data"))
+    let data = strobe::sys::pin::get_pinned(&dir.join("maps/clang_da_data"))
         .ok()
         .and_then(|fd| strobe::sys::Map::from_fd(fd).ok());
     let read = || {
@@ -211,4 +211,18 @@ fn load_cli_pins_data_maps_by_their_kernel_names() {
     assert!(ok, "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(all, [true; 4], "{stdout}");
     assert!(after > before, "{before:?} → {after:?}");
+}
+
+#[test]
+fn vm_case_objects_are_the_current_fixtures() {
+    // tests/vm ships only its own directory to the guests, so it carries copies.
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests");
+    for name in ["clang_data.o", "clang_bitfields.o"] {
+        let fixture = std::fs::read(format!("{dir}/fixtures/{name}")).unwrap();
+        let copy = std::fs::read(format!("{dir}/vm/loader/{name}")).unwrap();
+        assert!(
+            fixture == copy,
+            "copy tests/fixtures/{name} to tests/vm/loader/"
+        );
+    }
 }
