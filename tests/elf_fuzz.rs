@@ -1,14 +1,19 @@
-//! The ELF reader never panics: arbitrary bytes, and valid objects with bytes overwritten,
+//! The ELF readers (programs and maps, global data) never panic: arbitrary bytes, and valid objects with bytes overwritten,
 //! cut short or with header fields set to extreme values, all give `Ok` or a typed error.
 
 mod elf_common;
 
 use proptest::prelude::*;
-use strobe::elf::read_object;
+/// Both readers of an object: programs and maps, and global data.
+fn read_object(bytes: &[u8]) {
+    let _ = strobe::elf::read_object(bytes);
+    let _ = strobe::elf::read_data_sections(bytes);
+}
 
-const CLANG: [&[u8]; 2] = [
+const CLANG: [&[u8]; 3] = [
     include_bytes!("fixtures/clang_maps.o"),
     include_bytes!("fixtures/clang_globals.o"),
+    include_bytes!("fixtures/clang_data.o"),
 ];
 
 fn valid() -> Vec<u8> {
@@ -28,7 +33,7 @@ proptest! {
 
     #[test]
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
-        let _ = read_object(&bytes);
+        read_object(&bytes);
     }
 
     #[test]
@@ -37,7 +42,7 @@ proptest! {
     ) {
         let mut bytes = valid()[..64].to_vec();
         bytes.extend_from_slice(&tail);
-        let _ = read_object(&bytes);
+        read_object(&bytes);
     }
 
     #[test]
@@ -50,9 +55,9 @@ proptest! {
             let i = at.index(bytes.len());
             bytes[i] = value;
         }
-        let _ = read_object(&bytes);
+        read_object(&bytes);
         let end = cut.index(bytes.len());
-        let _ = read_object(&bytes[..end]);
+        read_object(&bytes[..end]);
     }
 
     #[test]
@@ -67,7 +72,7 @@ proptest! {
             let i = at.index(bytes.len());
             bytes[i] = value;
         }
-        let _ = read_object(&bytes);
+        read_object(&bytes);
     }
 
     #[test]
@@ -82,6 +87,6 @@ proptest! {
         if at + 8 <= bytes.len() {
             bytes[at..at + 8].copy_from_slice(&wide.to_le_bytes());
         }
-        let _ = read_object(&bytes);
+        read_object(&bytes);
     }
 }

@@ -11,7 +11,9 @@
 //!
 //! The object's maps are created once and shared by all clones; CO-RE relocations of clang
 //! objects are resolved against the kernel's BTF ([`crate::loader::co_re`]); `--pin DIR` pins
-//! maps and links and exits, leaving the programs attached. Not done yet: global data sections.
+//! maps and links and exits, leaving the programs attached. Global data (`.rodata`, `.data`,
+//! `.bss`) becomes one array map per section, as with libbpf ([`crate::loader::link_data`]);
+//! writable ones are printed at exit like the other maps.
 //! Exit codes: 0, 1 bad input, 2 usage, 3 the kernel refused (nothing attached, or `--strict`).
 
 use std::ffi::OsString;
@@ -133,6 +135,22 @@ fn load_and_run(
     let kernel = crate::kernel::info::HostKernel::new();
     let relocated = relocate_core(&bytes, section, &kernel).map_err(input)?;
     let section = relocated.as_ref().unwrap_or(section);
+    let data = if bytes.starts_with(b"\x7fELF") {
+        crate::elf::read_data_sections(&bytes)
+            .map_err(|e| input(format!("{}: {e}", args.object.display())))?
+    } else {
+        Vec::new()
+    };
+    let linked;
+    let section = if data.is_empty() {
+        section
+    } else {
+        let mut s = section.clone();
+        crate::loader::link_data(&mut s, &data)
+            .map_err(|e| input(format!("section {}: {e}", s.name)))?;
+        linked = s;
+        &linked
+    };
     let attach = match &args.attach {
         Some(a) => a.clone(),
         None => section.name.replacen('/', ":", 1),
@@ -151,12 +169,13 @@ fn load_and_run(
         eprintln!("strobe load: warning: {w}");
     }
 
-    let map_names: Vec<String> = obj.maps.iter().map(|m| m.name.clone()).collect();
+    let mut map_names: Vec<String> = obj.maps.iter().map(|m| m.name.clone()).collect();
+    map_names.extend(data.iter().map(|d| d.name.clone()));
     let license = obj.license.clone().unwrap_or_else(|| "GPL".into());
     let template = Template::from_section(section, &map_names, spec.kind, &license)
         .map_err(|sym| {
             input(format!(
-                "section {}: cannot relocate `{sym}` (only map references are supported)",
+                "section {}: cannot relocate `{sym}` (only map and global data references are supported)",
                 section.name
             ))
         })?
@@ -168,11 +187,24 @@ fn load_and_run(
         template.name = sym.name.chars().take(15).collect();
     }
     let maps = crate::timings::time("maps", || create_maps(&obj)).map_err(|m| (EXIT_KERNEL, m))?;
+    let object_name = args
+        .object
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let data_maps = crate::timings::time("data_maps", || {
+        crate::loader::create_data_maps(&object_name, &data)
+    })
+    .map_err(|m| (EXIT_KERNEL, m))?;
     let arming = Arming::create().map_err(|e| (EXIT_KERNEL, e.to_string()))?;
     let mut entries: Vec<(&str, i32)> = maps
         .iter()
         .map(|(n, m)| (n.as_str(), m.as_raw_fd()))
         .collect();
+    entries.extend(
+        data_maps
+            .iter()
+            .map(|d| (d.section.as_str(), d.map.as_raw_fd())),
+    );
     entries.push(arming.map_entry());
     let map_fds = map_fds_for(&template, &entries).map_err(|e| input(e.to_string()))?;
 
@@ -234,6 +266,7 @@ fn load_and_run(
     if let Some(dir) = &args.pin {
         let mut pins: Vec<(&str, std::os::fd::BorrowedFd<'_>)> =
             maps.iter().map(|(n, m)| (n.as_str(), m.as_fd())).collect();
+        pins.extend(data_maps.iter().map(|d| (d.name.as_str(), d.map.as_fd())));
         pins.push((crate::template::ARM_MAP_NAME, arming.map().as_fd()));
         let n = pin_objects(dir, &pins, &attached).map_err(|e| (EXIT_KERNEL, e.to_string()))?;
         println!(
@@ -249,6 +282,7 @@ fn load_and_run(
     arming.disarm().map_err(|e| (EXIT_KERNEL, e.to_string()))?;
     let stop = Instant::now();
     print_maps(&maps);
+    print_data_maps(&data_maps);
     use std::io::Write;
     let _ = std::io::stdout().flush();
     let printed = stop.elapsed();
@@ -431,6 +465,18 @@ fn print_maps(maps: &[(String, Map)]) {
         println!("@{name}:");
         for (k, v) in lines {
             println!("  {k}: {v}");
+        }
+    }
+}
+
+/// The writable global data (`.data`, `.bss`), each as one hex line: the constants of
+/// `.rodata` cannot have changed.
+fn print_data_maps(data: &[crate::loader::DataMap]) {
+    for d in data.iter().filter(|d| !d.readonly) {
+        match d.map.lookup_vec(&0u32.to_ne_bytes()) {
+            Ok(Some(v)) => println!("@{}:\n  0: {}", d.name, hex(&v)),
+            Ok(None) => println!("@{}:", d.name),
+            Err(e) => println!("@{}: cannot read: {e}", d.name),
         }
     }
 }

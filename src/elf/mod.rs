@@ -3,16 +3,19 @@
 //!
 //! Input/output: `write_object(&Object) -> Vec<u8>` (maps as libbpf 1.x's BTF-defined
 //! `.maps`; `write_object_with` can write the legacy `maps` section instead) and
-//! `read_object(&[u8]) -> Object` (either form).
+//! `read_object(&[u8]) -> Object` (either form); `read_data_sections` gives a clang object's
+//! global data (`.rodata*`, `.data*`, `.bss*`) for the loader to turn into maps.
 //! Invariants: `read_object(write_object(o))` gives back `o`'s sections, symbols, relocations,
 //! maps and license (symbols and relocations sorted by instruction), whichever map encoding;
 //! the reader never panics, whatever the bytes. This module makes no syscall.
 
 mod btf_maps;
+mod data;
 mod read;
 mod write;
 
 pub use btf_maps::map_shapes as btf_map_shapes;
+pub use data::{is_data_section, locate as locate_data, read_data_sections, DataSection};
 pub use read::{read_object, ReadError, SectionProblem, EM_BPF};
 pub use write::{
     write_object, write_object_with, MapEncoding, WriteError, WriteOptions, MAP_DEF_SIZE,

@@ -63,6 +63,8 @@ pub enum SectionProblem {
     MapOffset { name: String, offset: u64 },
     #[error("BTF: {message}")]
     Btf { message: String },
+    #[error("global data of {size} bytes is more than one map value can hold ({max} bytes)")]
+    DataTooLarge { size: u64, max: u64 },
 }
 
 /// Parses a BPF ELF object.

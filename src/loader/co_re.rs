@@ -7,11 +7,15 @@
 //! instructions, and the target BTF (vmlinux). Output: the instructions with every relocated
 //! immediate or offset replaced, or a [`CoreError`].
 //!
-//! Supported kinds: field byte offset, byte size, existence and signedness; local and target
-//! type ids; type existence and size; enumerator existence and value. Bitfield shifts and
-//! "type matches" are refused by name. A relocation whose type or field the kernel lacks makes
-//! existence checks 0; any other kind poisons its instruction (a call to helper 0xbad2310, as
-//! libbpf does), so the verifier names it if that code is reachable. Names match by their
+//! Supported kinds: all of `enum bpf_core_relo_kind` — field byte offset, byte size,
+//! existence, signedness and the two bitfield shifts (`BPF_CORE_READ_BITFIELD[_PROBED]`);
+//! local and target type ids; type existence, size and "matches" ([`super::type_match`]);
+//! enumerator existence and value. On a bitfield, byte offset and size describe the smallest
+//! naturally aligned load (of at least the member's integer size, at most 8 bytes) that covers
+//! it, and the shifts extract it from that load as a little-endian u64: `<< lshift >> rshift`.
+//! A relocation whose type or field the kernel lacks makes existence and match checks 0; any
+//! other kind poisons its instruction (a call to helper 0xbad2310, as libbpf does), so the
+//! verifier names it if that code is reachable. Names match by their
 //! essential part (`task_struct___v2` matches `task_struct`); a local member path is followed
 //! in the kernel's type by member names, through anonymous structs and unions.
 //! Format: `Documentation/bpf/btf.rst` (".BTF.ext section") and `llvm-project`'s
@@ -48,12 +52,15 @@ const FIELD_BYTE_OFFSET: u32 = 0;
 const FIELD_BYTE_SIZE: u32 = 1;
 const FIELD_EXISTS: u32 = 2;
 const FIELD_SIGNED: u32 = 3;
+const FIELD_LSHIFT_U64: u32 = 4;
+const FIELD_RSHIFT_U64: u32 = 5;
 const TYPE_ID_LOCAL: u32 = 6;
 const TYPE_ID_TARGET: u32 = 7;
 const TYPE_EXISTS: u32 = 8;
 const TYPE_SIZE: u32 = 9;
 const ENUMVAL_EXISTS: u32 = 10;
 const ENUMVAL_VALUE: u32 = 11;
+const TYPE_MATCHES: u32 = 12;
 /// libbpf's poison: a call to a helper that does not exist.
 const POISON_HELPER: i32 = 0xbad2310;
 
@@ -132,7 +139,7 @@ fn btf_str(btf: &Btf, off: u32) -> Option<&str> {
 }
 
 /// The name without a `___flavor` suffix.
-fn essential(name: &str) -> &str {
+pub(crate) fn essential(name: &str) -> &str {
     name.find("___").map_or(name, |i| &name[..i])
 }
 
@@ -186,6 +193,11 @@ fn resolve(local: &Btf, target: &Btf, r: &CoreRelo, access: &str) -> Result<Opti
         TYPE_ID_LOCAL => Ok(Some(u64::from(r.type_id))),
         TYPE_ID_TARGET => Ok(candidates.first().map(|&id| u64::from(id))),
         TYPE_EXISTS => exists(!candidates.is_empty()),
+        TYPE_MATCHES => exists(
+            candidates
+                .iter()
+                .any(|&id| super::type_match::types_match(local, r.type_id, target, id)),
+        ),
         TYPE_SIZE => match candidates.first() {
             Some(&id) => Ok(Some(u64::from(
                 target.size_of(id).map_err(|e| e.to_string())?,
@@ -214,35 +226,93 @@ fn resolve(local: &Btf, target: &Btf, r: &CoreRelo, access: &str) -> Result<Opti
                 (_, None) => Ok(None),
             }
         }
-        FIELD_BYTE_OFFSET | FIELD_BYTE_SIZE | FIELD_EXISTS | FIELD_SIGNED => {
+        FIELD_BYTE_OFFSET | FIELD_BYTE_SIZE | FIELD_EXISTS | FIELD_SIGNED | FIELD_LSHIFT_U64
+        | FIELD_RSHIFT_U64 => {
             let path = local_path(local, r.type_id, &idx)?;
             let field = candidates
                 .iter()
                 .find_map(|&id| target_field(target, id, &path).ok().flatten());
-            match (r.kind, field) {
-                (FIELD_EXISTS, f) => exists(f.is_some()),
-                (_, None) => Ok(None),
-                (FIELD_BYTE_OFFSET, Some((bits, _))) if bits % 8 != 0 => {
-                    Err("bitfield offsets need shifts, which strobe does not relocate".into())
-                }
-                (FIELD_BYTE_OFFSET, Some((bits, _))) => Ok(Some(u64::from(bits / 8))),
-                (FIELD_BYTE_SIZE, Some((_, ty))) => match ty {
-                    0 => Ok(None),
-                    _ => Ok(Some(u64::from(
-                        target.size_of(ty).map_err(|e| e.to_string())?,
-                    ))),
-                },
-                (_, Some((_, ty))) => Ok(Some(u64::from(matches!(
-                    target.classify(ty),
+            let Some(f) = field else {
+                return match r.kind {
+                    FIELD_EXISTS => exists(false),
+                    _ => Ok(None),
+                };
+            };
+            if r.kind == FIELD_EXISTS {
+                return exists(true);
+            }
+            if r.kind == FIELD_SIGNED {
+                return Ok(Some(u64::from(matches!(
+                    target.classify(f.type_id),
                     Ok(crate::btf::TypeClass::Int { signed: true, .. }
                         | crate::btf::TypeClass::Enum { signed: true, .. })
-                )))),
+                ))));
             }
+            if f.type_id == 0 {
+                return Ok(None);
+            }
+            let size = target.size_of(f.type_id).map_err(|e| e.to_string())?;
+            let load = field_load(f.bit_offset, f.bitfield_size, size)?;
+            Ok(Some(u64::from(match r.kind {
+                FIELD_BYTE_OFFSET => load.byte_offset,
+                FIELD_BYTE_SIZE => load.byte_size,
+                FIELD_LSHIFT_U64 => load.lshift,
+                _ => load.rshift,
+            })))
         }
-        other => Err(format!(
-            "relocation kind {other} (bitfield shifts, type matches) is not supported"
-        )),
+        other => Err(format!("unknown relocation kind {other}")),
     }
+}
+
+/// How a program loads a field: the bytes to read and the shifts that leave the field's value
+/// in a u64 (`v << lshift >> rshift`, arithmetic for signed fields).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FieldLoad {
+    pub byte_offset: u32,
+    pub byte_size: u32,
+    pub lshift: u32,
+    pub rshift: u32,
+}
+
+/// The load for a field at `bit_offset` of `bitfield_size` bits (0: not a bitfield) whose type
+/// is `type_size` bytes. A bitfield is read with a naturally aligned load of its type's size,
+/// doubled until the load covers all its bits; little-endian, so the field's lowest bit is
+/// `bit_offset - 8 × byte_offset` bits into the loaded value.
+pub fn field_load(
+    bit_offset: u32,
+    bitfield_size: u32,
+    type_size: u32,
+) -> Result<FieldLoad, String> {
+    let (byte_offset, byte_size, bits) = if bitfield_size == 0 {
+        (bit_offset / 8, type_size, type_size.saturating_mul(8))
+    } else {
+        if !matches!(type_size, 1 | 2 | 4 | 8) {
+            return Err(format!("bitfield of a {type_size}-byte type"));
+        }
+        let mut size = type_size;
+        loop {
+            let off = bit_offset / 8 / size * size;
+            // In u64: offsets come from untrusted BTF and may be near u32::MAX.
+            if u64::from(bit_offset) + u64::from(bitfield_size) - u64::from(off) * 8
+                <= u64::from(size) * 8
+            {
+                break (off, size, bitfield_size);
+            }
+            if size == 8 {
+                return Err(format!(
+                    "bitfield at bit {bit_offset} ({bitfield_size} bits) is not covered by one 8-byte load"
+                ));
+            }
+            size *= 2;
+        }
+    };
+    let end = (bit_offset - byte_offset * 8).saturating_add(bits);
+    Ok(FieldLoad {
+        byte_offset,
+        byte_size,
+        lshift: 64u32.saturating_sub(end),
+        rshift: 64u32.saturating_sub(bits),
+    })
 }
 
 /// Whether local type `l` and target type `t` are the same kind of type (struct, union, enum,
@@ -290,11 +360,21 @@ fn local_path(local: &Btf, root: u32, idx: &[usize]) -> Result<Vec<Step>, String
     Ok(steps)
 }
 
-/// Bit offset and type of `path` in target type `root`, `None` when a member is missing.
-fn target_field(target: &Btf, root: u32, path: &[Step]) -> Result<Option<(u32, u32)>, String> {
+/// Where a local access path lands in the target type.
+struct TargetField {
+    bit_offset: u32,
+    type_id: u32,
+    /// 0 unless the last step is a bitfield member.
+    bitfield_size: u32,
+}
+
+/// Bit offset, type and bitfield width of `path` in target type `root`, `None` when a member
+/// is missing.
+fn target_field(target: &Btf, root: u32, path: &[Step]) -> Result<Option<TargetField>, String> {
     let e = |e: crate::btf::BtfError| e.to_string();
     let mut bits: u64 = 0;
     let mut ty = root;
+    let mut bitfield_size = 0;
     for (n, step) in path.iter().enumerate() {
         match step {
             Step::Index(i) if n == 0 => {
@@ -306,6 +386,7 @@ fn target_field(target: &Btf, root: u32, path: &[Step]) -> Result<Option<(u32, u
                 };
                 bits += *i as u64 * u64::from(target.size_of(a.elem).map_err(e)?) * 8;
                 ty = a.elem;
+                bitfield_size = 0;
             }
             Step::Member(name) => {
                 let t = target.resolve(ty).map_err(e)?;
@@ -317,11 +398,16 @@ fn target_field(target: &Btf, root: u32, path: &[Step]) -> Result<Option<(u32, u
                 };
                 bits += u64::from(m.bit_offset);
                 ty = m.type_id;
+                bitfield_size = m.bitfield_size;
             }
         }
     }
-    let bits = u32::try_from(bits).map_err(|_| "offset overflow".to_string())?;
-    Ok(Some((bits, ty)))
+    let bit_offset = u32::try_from(bits).map_err(|_| "offset overflow".to_string())?;
+    Ok(Some(TargetField {
+        bit_offset,
+        type_id: ty,
+        bitfield_size,
+    }))
 }
 
 /// Puts `v` where instruction `i` keeps its constant: the offset of a load/store, the
@@ -358,6 +444,33 @@ mod tests {
         assert_eq!(essential("task_struct___v2"), "task_struct");
         assert_eq!(essential("task_struct"), "task_struct");
         assert_eq!(essential("a___b___c"), "a");
+    }
+
+    #[test]
+    fn bitfield_loads_are_aligned_loads_of_the_type_widened_until_they_cover_the_field() {
+        let load = |o, b, s| {
+            let l = field_load(o, b, s).unwrap();
+            (l.byte_offset, l.byte_size, l.lshift, l.rshift)
+        };
+        // `unsigned x:1` at bit 9504 (task_struct's sched_reset_on_fork): the u32 at 1188.
+        assert_eq!(load(9504, 1, 4), (1188, 4, 63, 63));
+        assert_eq!(load(9539, 1, 4), (1192, 4, 60, 63));
+        // 4 bits at bit 6 of a u8 field straddle bytes 0 and 1: a u16 load at 0 covers them.
+        assert_eq!(load(6, 4, 1), (0, 2, 54, 60));
+        // 20 bits at bit 40 of an int: the u32 at 4 holds bits 32..64.
+        assert_eq!(load(40, 20, 4), (4, 4, 36, 44));
+        // Crossing a 4-byte boundary: one u64 load.
+        assert_eq!(load(28, 8, 4), (0, 8, 28, 56));
+        // Ordinary members: the field itself, shifts for its full width.
+        assert_eq!(load(64, 0, 4), (8, 4, 32, 32));
+        assert_eq!(load(128, 0, 8), (16, 8, 0, 0));
+        assert!(field_load(60, 8, 4).is_err(), "no aligned load covers it");
+        assert!(field_load(60, 8, 8).is_err());
+        assert!(field_load(0, 3, 3).is_err());
+        assert!(
+            field_load(u32::MAX - 2, 200, 1).is_err(),
+            "no overflow panic"
+        );
     }
 
     #[test]

@@ -18,6 +18,7 @@
 mod arming;
 mod clones;
 pub mod co_re;
+mod data;
 mod detach;
 pub mod expand;
 mod limits;
@@ -27,9 +28,11 @@ mod progress;
 mod report;
 pub mod subprogs;
 pub mod symbols;
+mod type_match;
 
 pub use arming::Arming;
 pub use clones::{load_clones, map_fds_for, module_btf_obj, CloneTarget, LoadOptions};
+pub use data::{create_data_maps, data_map_name, link_data, DataMap};
 pub use detach::{detach, detach_in_background, BackgroundDetach, DetachMode};
 pub use expand::{expand, AttachSpec, ExpandError, Expansion};
 pub use limits::{prepare_limits, LimitReport, DEFAULT_WARN_ABOVE};

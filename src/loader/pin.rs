@@ -1,7 +1,8 @@
 //! `strobe load --pin DIR`: the maps and links of a run pinned in bpffs, so the attachment
 //! outlives strobe (removing DIR's entries detaches, as with bpftool).
 //!
-//! Layout: `DIR/maps/<map name>` (the arming flag too, so a tool can disarm) and
+//! Layout: `DIR/maps/<map name>` (the arming flag too, so a tool can disarm; global data maps
+//! by their kernel names with `_` for `.`, `obj_rodata`) and
 //! `DIR/links/<target>` (clone targets by name, shared-program links as `link<N>`).
 //! Perf-event attachments without a BPF link (kernels before 5.15 for kprobes/uprobes) cannot
 //! be pinned and are refused before anything is pinned.
@@ -31,10 +32,11 @@ pub enum PinError {
     Unpinnable { events: usize },
 }
 
-/// A file name for `name`: bpffs names may not contain `/`; `:` is kept out for shells.
+/// A file name for `name`: bpffs names may not contain `/`, and it refuses `.` (EPERM: dots are
+/// reserved for its own files), as libbpf's pin paths also avoid; `:` is kept out for shells.
 fn entry_name(name: &str) -> String {
     name.chars()
-        .map(|c| if c == '/' || c == ':' { '_' } else { c })
+        .map(|c| if matches!(c, '/' | ':' | '.') { '_' } else { c })
         .collect()
 }
 
@@ -89,5 +91,7 @@ mod tests {
             "fentry_vmlinux_vfs_read"
         );
         assert_eq!(entry_name("a/b"), "a_b");
+        assert_eq!(entry_name("clang_da.rodata"), "clang_da_rodata");
+        assert_eq!(entry_name("vfs_read.cold"), "vfs_read_cold");
     }
 }

@@ -43,6 +43,8 @@ pub enum Cmd {
     BtfLoad = 18,
     #[doc(alias = "BPF_BTF_GET_FD_BY_ID")]
     BtfGetFdById = 19,
+    #[doc(alias = "BPF_MAP_FREEZE")]
+    MapFreeze = 22,
     #[doc(alias = "BPF_BTF_GET_NEXT_ID")]
     BtfGetNextId = 23,
     #[doc(alias = "BPF_MAP_LOOKUP_BATCH")]
@@ -78,6 +80,7 @@ impl Cmd {
             Cmd::RawTracepointOpen => "BPF_RAW_TRACEPOINT_OPEN",
             Cmd::BtfLoad => "BPF_BTF_LOAD",
             Cmd::BtfGetFdById => "BPF_BTF_GET_FD_BY_ID",
+            Cmd::MapFreeze => "BPF_MAP_FREEZE",
             Cmd::BtfGetNextId => "BPF_BTF_GET_NEXT_ID",
             Cmd::MapLookupBatch => "BPF_MAP_LOOKUP_BATCH",
             Cmd::MapLookupAndDeleteBatch => "BPF_MAP_LOOKUP_AND_DELETE_BATCH",

@@ -259,6 +259,15 @@ impl Map {
             .map_err(|e| SysError::bare(Cmd::MapUpdateElem.name(), e))
     }
 
+    /// BPF_MAP_FREEZE (5.2+): from now on only BPF programs may write the map (none may,
+    /// when it was created with [`MapFlags::RDONLY_PROG`]); updates from userspace fail.
+    pub fn freeze(&self) -> Result<(), SysError> {
+        let mut a = self.elem_attr(std::ptr::null::<u8>(), std::ptr::null::<u8>(), 0);
+        bpf(Cmd::MapFreeze, &mut a)
+            .map(drop)
+            .map_err(|e| SysError::bare(Cmd::MapFreeze.name(), e))
+    }
+
     /// BPF_MAP_DELETE_ELEM; `Ok(false)` when the key was absent.
     pub fn delete(&self, key: &[u8]) -> Result<bool, SysError> {
         self.check_len("key", key.len(), self.key_size as usize)?;

@@ -208,8 +208,9 @@ impl Template {
     /// A template from one program section of an assembled or ELF object: every relocation
     /// naming a map becomes a `MapFd` relocation (or `MapValue` when the `ld_imm64` carries
     /// `BPF_PSEUDO_MAP_VALUE`); a relocation naming anything else, or on anything but an
-    /// `ld_imm64`, is returned as an error (its symbol): BPF-to-BPF calls across sections and
-    /// global data sections are not linked here.
+    /// `ld_imm64`, is returned as an error (its symbol): BPF-to-BPF calls across sections are
+    /// not linked here, and references to global data must first be rewritten to name their
+    /// section ([`crate::loader::link_data`]), which is then one of `map_names`.
     pub fn from_section(
         section: &Section,
         map_names: &[String],

@@ -78,6 +78,19 @@ pub fn read_counts(m: &Map, n: usize) -> Vec<u64> {
         .collect()
 }
 
+/// Whether `dir` is on a bpffs mount (statfs magic `BPF_FS_MAGIC`), where objects can be
+/// pinned.
+pub fn is_bpffs(dir: &std::path::Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: a valid C string and a zeroed statfs buffer the call fills in.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::statfs(path.as_ptr(), &mut st) };
+    r == 0 && st.f_type as u64 == 0xcafe_4a11
+}
+
 pub fn fd(m: &Map) -> i32 {
     m.as_raw_fd()
 }
