@@ -263,8 +263,8 @@ const CASES: &[(&str, &str)] = &[
         r#"1:25: Variable $x was already declared in this scope"#,
     ),
     (
-        r#"BEGIN { if (1) { $x = 1; } printf("%d\n", $x); }"#,
-        r#"1:43: Undefined or undeclared variable: $x"#,
+        r#"BEGIN { if (1) { let $x = 1; } printf("%d\n", $x); }"#,
+        r#"1:47: Undefined or undeclared variable: $x"#,
     ),
     (
         r#"BEGIN { for ($i : 0..3) { } @x = $i; }"#,

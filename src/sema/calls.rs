@@ -443,7 +443,9 @@ impl Checker<'_> {
         }
         self.frames.push(frame);
         let outer = std::mem::replace(&mut self.scopes, vec![aliases.into_iter().collect()]);
+        let floor = std::mem::replace(&mut self.hoist_floor, 0);
         let t = self.block(&m.body, false);
+        self.hoist_floor = floor;
         self.scopes = outer;
         self.frames.pop();
         t

@@ -192,6 +192,15 @@ impl<'a> Checker<'a> {
         let mut defines = HashMap::new();
         for c in &program.c_items {
             if let CItem::Preprocessor(Preprocessor {
+                kind: PreprocessorKind::Include { path, .. },
+                ..
+            }) = c
+            {
+                for (name, v) in super::headers::macros(path) {
+                    defines.insert(name.to_string(), Define::Int(*v));
+                }
+            }
+            if let CItem::Preprocessor(Preprocessor {
                 kind: PreprocessorKind::Define { name, value },
                 ..
             }) = c
@@ -227,6 +236,7 @@ impl<'a> Checker<'a> {
             fn_vars: HashMap::new(),
             warned: Default::default(),
             getopts: Vec::new(),
+            hoist_floor: 0,
             contexts: HashMap::new(),
             typed_vars: Default::default(),
             unassigned: Default::default(),

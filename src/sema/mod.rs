@@ -40,6 +40,7 @@ mod driver;
 pub mod expand;
 mod fields;
 pub mod getopt;
+mod headers;
 pub mod imports;
 pub mod list;
 pub mod program;

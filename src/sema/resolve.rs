@@ -79,6 +79,11 @@ pub(super) struct Checker<'a> {
     pub typed_vars: std::collections::HashSet<VarSlot>,
     /// `let $x;` declarations not assigned yet (warned about at the end of the probe).
     pub unassigned: std::collections::HashSet<VarSlot>,
+    /// The scope a first assignment without `let` declares its variable in: the frame's
+    /// outermost one (probe, function, macro body, `for` body), so, as in bpftrace before
+    /// block scoping, a variable first assigned inside an `if` or a block is still there after
+    /// it and both branches of an `if` share it.
+    pub hoist_floor: usize,
     /// `getopt` options, in order of first use.
     pub getopts: Vec<super::getopt::NamedOption>,
     /// Reported once per name per probe (args fields missing in some targets).
@@ -105,6 +110,17 @@ impl Checker<'_> {
             let (name, _, span) = self.vars.slots[s.0 as usize].clone();
             self.warn(span, format!("Variable {name} never assigned to."));
         }
+    }
+
+    /// Declares a variable first assigned without `let` (see `hoist_floor`).
+    pub fn declare_implicit(&mut self, name: &str, ty: Type, span: Span) -> VarSlot {
+        let slot = VarSlot(self.vars.slots.len() as u32);
+        self.vars.slots.push((name.to_string(), ty, span));
+        let i = self.hoist_floor.min(self.scopes.len().saturating_sub(1));
+        if let Some(s) = self.scopes.get_mut(i) {
+            s.insert(name.to_string(), slot);
+        }
+        slot
     }
 
     pub fn lookup_var(&self, name: &str) -> Option<VarSlot> {
@@ -237,7 +253,10 @@ impl Checker<'_> {
                 };
                 self.scopes.push(HashMap::new());
                 self.declare(&var.name, t, var.span);
+                // The body is a callback: its variables stay in the loop.
+                let floor = std::mem::replace(&mut self.hoist_floor, self.scopes.len() - 1);
                 self.block(body, true);
+                self.hoist_floor = floor;
                 self.scopes.pop();
             }
             StmtKind::Return(e) => {
@@ -309,7 +328,7 @@ impl Checker<'_> {
                                 format!("Value of type 'none' cannot be assigned to {}", v.name),
                             );
                         }
-                        self.declare(&v.name, vt, v.span);
+                        self.declare_implicit(&v.name, vt, v.span);
                     }
                 }
             }

@@ -231,7 +231,9 @@ fn expand(lw: &mut Lower<'_>, e: &Expr, m: &MacroDef, args: &[Expr]) -> Result<V
     }
     frame.outer = std::mem::replace(&mut lw.scopes.stack, vec![aliases]);
     lw.macros.push(frame);
+    let floor = std::mem::replace(&mut lw.scopes.floor, 0);
     let r = lower_block(lw, &m.body);
+    lw.scopes.floor = floor;
     if let Some(f) = lw.macros.pop() {
         lw.scopes.stack = f.outer;
     }
@@ -301,6 +303,7 @@ fn call_fn(
         Scopes {
             stack: vec![HashMap::new()],
             next: 0,
+            floor: 0,
         },
     );
     let saved_lazy = std::mem::replace(&mut lw.lazy_vars, true);

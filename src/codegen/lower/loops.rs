@@ -79,6 +79,8 @@ fn for_map(
     };
     lw.scopes.push();
     let slot = lw.scopes.declare(&var.name);
+    // The checker's `hoist_floor`: the body's variables stay in the loop.
+    let floor = std::mem::replace(&mut lw.scopes.floor, lw.scopes.stack.len() - 1);
     let kv_t = lw.var_type(slot);
     let stored = super::maps::stored_key_fields(&info);
     let stored_offs = tuple_offsets(&stored);
@@ -140,6 +142,7 @@ fn for_map(
             Ok(())
         },
     );
+    lw.scopes.floor = floor;
     lw.scopes.pop();
     let cb = cb?;
     lw.b.set_span(span);
@@ -281,6 +284,8 @@ fn for_range(
     lw.b.bind(fits);
     lw.scopes.push();
     let slot = lw.scopes.declare(&var.name);
+    // The checker's `hoist_floor`: the body's variables stay in the loop.
+    let floor = std::mem::replace(&mut lw.scopes.floor, lw.scopes.stack.len() - 1);
     let cb = callback::build(
         lw,
         2,
@@ -305,6 +310,7 @@ fn for_range(
             Ok(())
         },
     );
+    lw.scopes.floor = floor;
     lw.scopes.pop();
     let cb = cb?;
     lw.b.set_span(span);

@@ -26,6 +26,8 @@ const MAX_LOOP_ITERS: u32 = 1024;
 pub(crate) struct Scopes {
     pub stack: Vec<HashMap<String, VarSlot>>,
     pub next: u32,
+    /// Where a first assignment without `let` declares (the checker's `hoist_floor`).
+    pub floor: usize,
 }
 
 fn var_field(t: &Type) -> FieldType {
@@ -37,6 +39,7 @@ pub(crate) fn init_vars(lw: &mut Lower<'_>, probe: &CheckedProbe) {
     lw.scopes = Scopes {
         stack: vec![HashMap::new()],
         next: 0,
+        floor: 0,
     };
     for (i, (_, t, _)) in probe.vars.slots.iter().enumerate() {
         let f = var_field(t);
@@ -55,6 +58,17 @@ impl Scopes {
 
     pub(crate) fn pop(&mut self) {
         self.stack.pop();
+    }
+
+    /// Declares `name`, first assigned without `let`, in the floor scope with the next slot.
+    pub(crate) fn declare_implicit(&mut self, name: &str) -> VarSlot {
+        let slot = VarSlot(self.next);
+        self.next += 1;
+        let i = self.floor.min(self.stack.len().saturating_sub(1));
+        if let Some(s) = self.stack.get_mut(i) {
+            s.insert(name.to_string(), slot);
+        }
+        slot
     }
 
     /// A variable's slot by name, innermost scope first.
@@ -253,7 +267,7 @@ fn lower_assign(
             let val = lower_expr(lw, value)?;
             let slot = match lw.scopes.lookup(&v.name) {
                 Some(s) => s,
-                None => lw.scopes.declare(&v.name),
+                None => lw.scopes.declare_implicit(&v.name),
             };
             let (val, vt) = match op {
                 Some(o) => {
