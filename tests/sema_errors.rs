@@ -46,6 +46,18 @@ const CASES: &[(&str, &str)] = &[
         r#"1:28: Type mismatch for @x: trying to assign value of type 'sum_t' when map already contains a value of type 'count_t'"#,
     ),
     (
+        r#"BEGIN { $n = "x"; print(getopt($n)); }"#,
+        r#"1:32: First argument to 'getopt' must be a string literal."#,
+    ),
+    (
+        r#"BEGIN { print(getopt("n", 1 + 2)); }"#,
+        r#"1:27: Second argument to 'getopt' must be a string literal, integer literal, or a boolean literal."#,
+    ),
+    (
+        r#"BEGIN { print(getopt("n", 1)); print(getopt("n", 2)); }"#,
+        r#"1:38: Command line option 'n' needs to have the same default value in all places it is used. Previous default value: 1"#,
+    ),
+    (
         r#"kprobe:vfs_read { @x = path(arg0); }"#,
         r#"1:24: path() is not available in kprobe probes"#,
     ),
