@@ -65,8 +65,11 @@ impl Checker<'_> {
                 let Some(&i) = self.map_refs.get(&x.id) else {
                     return Type::None;
                 };
-                if keys.is_empty() && !self.maps.entries[i].keys.as_ref().is_none_or(Vec::is_empty)
-                {
+                let keyed = self.maps.entries[i]
+                    .keys
+                    .as_ref()
+                    .is_some_and(|k| !k.is_empty());
+                if keys.is_empty() && keyed {
                     self.error(
                         e.span,
                         format!(
