@@ -273,7 +273,9 @@ pub(crate) fn lower_call(
             let b = lower_expr(lw, &args[1])?;
             let b = super::store::spill(lw, b, &bt);
             let (hs, ns) = (at.size() as u32, bt.size() as u32);
-            let v = crate::codegen::emit::strings::contains(&mut lw.b, a, hs, b, ns);
+            let ws = crate::codegen::emit::strings::contains_work_size(hs, ns);
+            let work = lw.scratch(ws, e.span)?;
+            let v = crate::codegen::emit::strings::contains(&mut lw.b, a, hs, b, ns, work);
             Ok(Val::Int(v, IntTy::U64))
         }
         "nsecs" => {
