@@ -4,7 +4,7 @@
 //! reads are bounded by the buffer size, so the verifier always sees a constant length.
 //! Comparison is unrolled (one load pair and two branches per byte), bounded by the smaller
 //! buffer or the `strncmp` length; it stops at the first difference or the first NUL;
-//! `strcontains` loops over start positions around an unrolled compare.
+//! `strcontains` loops over start positions around a branch-free 8-byte compare.
 
 use super::{Place, Value};
 use crate::asm::isa::{AluOp, Helper, JmpOp, Size};
