@@ -262,7 +262,9 @@ fn macaddr(lw: &mut Lower<'_>, e: &Expr, a: &Expr) -> Result<Val, LowerError> {
 
 /// `&$var`: the address of a scratch variable's stack slot (bpftrace: "the pointer to a
 /// bpftrace scratch variable"), usable with `*` and printable; its slot is pinned so the
-/// allocator never reuses it while the address may be held in memory.
+/// allocator never reuses it while the address may be held in memory. `&@m[k]` is the map
+/// value's address from a lookup (0 when absent), `&p->f` the struct's address plus the
+/// member's offset (nothing read), `&*p` is `p`; the checker refused every other operand.
 pub(crate) fn address_of(lw: &mut Lower<'_>, e: &Expr, inner: &Expr) -> Result<Val, LowerError> {
     let name = match &inner.kind {
         ExprKind::Var(name) => name,
