@@ -512,6 +512,51 @@ kretprobe:vfs_read {
 }"#,
         r#"5:23: Argument mismatch for @start: trying to access with arguments: [uint32, int64] when map expects arguments: [uint32]"#,
     ),
+    // `&` of what has no address (the parser accepts any operand, as for `*`).
+    (
+        r#"BEGIN { $x = &1; }"#,
+        r#"1:14: Can not take the address of a literal: it has no address"#,
+    ),
+    (
+        r#"BEGIN { $x = &pid; }"#,
+        r#"1:14: Can not take the address of builtin 'pid': it has no address"#,
+    ),
+    (
+        r#"BEGIN { $x = &strftime("%H", nsecs); }"#,
+        r#"1:14: Can not take the address of the result of strftime(): it has no address"#,
+    ),
+    (
+        r#"BEGIN { $x = &($y + 1); }"#,
+        r#"1:16: Undefined or undeclared variable: $y"#,
+    ),
+    (
+        r#"BEGIN { $y = 1; $x = &($y + 1); }"#,
+        r#"1:22: Can not take the address of this expression: it has no address"#,
+    ),
+    (
+        r#"BEGIN { @b[1] = 1; $x = &@b; }"#,
+        r#"1:25: Can not take the address of map @b: it has keys, take the address of one value with &@b[key]"#,
+    ),
+    (
+        r#"BEGIN { @c = count(); $x = &@c; }"#,
+        r#"1:28: Can not take the address of @c: an aggregation's value is per-CPU"#,
+    ),
+    (
+        r#"BEGIN { $t = (a = 1, b = 2); $x = &$t.a; }"#,
+        r#"1:35: Can not take the address of field 'a' of a record: only struct members have an address"#,
+    ),
+    (
+        r#"fentry:vfs_read { $x = &args.count; }"#,
+        r#"1:24: Can not take the address of field 'count' of args: only struct members have an address"#,
+    ),
+    (
+        r#"struct Foo { int a:3; int b; } BEGIN { $p = (struct Foo *)0; $x = &$p->a; }"#,
+        r#"1:67: Can not take the address of bitfield 'a'"#,
+    ),
+    (
+        r#"BEGIN { $x = &curtask->nosuch; }"#,
+        r#"1:24: Struct/union of type 'struct task_struct' does not contain a field named 'nosuch'"#,
+    ),
 ];
 
 #[test]

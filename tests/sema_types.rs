@@ -309,3 +309,58 @@ fn a_let_never_assigned_to_is_a_warning() {
     assert_eq!(msgs, ["1:13: Variable $x never assigned to."]);
     assert!(out.program.is_some());
 }
+
+/// The type of `$name` (its first slot) in the first probe.
+fn var_type(p: &CheckedProgram, name: &str) -> Type {
+    let vars = &p.probes[0].vars.slots;
+    vars.iter()
+        .find(|v| v.0 == name)
+        .expect("variable")
+        .1
+        .clone()
+}
+
+#[test]
+fn address_of_map_values_and_members_points_to_their_types() {
+    let p = ok(
+        "struct Foo { int a; char b[4]; } BEGIN { @m[1] = (int16)2; @s = \"x\"; $a = &@m[1]; $b = &@s; $p = (struct Foo *)0; $c = &$p->b; $d = &*$p; }",
+    );
+    assert_eq!(
+        var_type(&p, "$a"),
+        Type::ptr_to(Type::I16, AddrSpace::Kernel)
+    );
+    assert_eq!(
+        var_type(&p, "$b"),
+        Type::ptr_to(Type::Str { size: 2 }, AddrSpace::Kernel)
+    );
+    assert!(matches!(
+        var_type(&p, "$c"),
+        Type::Pointer { pointee: Pointee::Type(t), space: AddrSpace::Kernel } if t.size() == 4
+    ));
+    assert_eq!(var_type(&p, "$d"), var_type(&p, "$p"));
+}
+
+#[test]
+fn uptr_marks_follow_variables_arithmetic_and_pointer_casts() {
+    let p = ok(
+        "BEGIN { $u = uptr(1000); $k = kptr(1000); $w = $u + 8; $q = (int8 *)$w; $n = 5; @x = str($u); @y = str($k); @z = str($n); }",
+    );
+    let vars = &p.probes[0].vars;
+    let slot = |name: &str| {
+        strobe::sema::VarSlot(vars.slots.iter().position(|v| v.0 == name).unwrap() as u32)
+    };
+    assert_eq!(vars.spaces.get(&slot("$u")), Some(&AddrSpace::User));
+    assert_eq!(vars.spaces.get(&slot("$k")), Some(&AddrSpace::Kernel));
+    assert_eq!(vars.spaces.get(&slot("$w")), Some(&AddrSpace::User));
+    assert_eq!(vars.spaces.get(&slot("$n")), None);
+    assert!(matches!(
+        var_type(&p, "$q"),
+        Type::Pointer {
+            space: AddrSpace::User,
+            ..
+        }
+    ));
+    // The `str($u)` argument is recorded as a user address, `str($n)`'s is not.
+    let marked: Vec<_> = p.addr_spaces.values().collect();
+    assert!(marked.contains(&&AddrSpace::User) && marked.contains(&&AddrSpace::Kernel));
+}

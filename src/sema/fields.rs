@@ -45,9 +45,110 @@ impl Checker<'_> {
         }
         let _ = arrow;
         match self.member(&t, &field.name, field.span) {
-            Some((t, _)) => t,
+            Some((t, _, _)) => t,
             None => Type::None,
         }
+    }
+
+    /// `&x` (`x` typed `t`): a scratch variable's stack slot, a map value (`&@m[k]`, `&@m`;
+    /// null when the key is absent), a struct member (`&p->f`: the pointer plus the member's
+    /// offset, nothing read) or `&*p` (`p`). The result points to `t` in the space the
+    /// value lives in. Anything else has no address and is an error.
+    pub(super) fn address_of(&mut self, e: &Expr, x: &Expr, t: Type) -> Type {
+        if t.is_none() {
+            // Already reported where the operand failed.
+            return Type::None;
+        }
+        let space = match &x.kind {
+            ExprKind::Var(_) => AddrSpace::Kernel,
+            ExprKind::Map { name, keys } => {
+                let Some(&i) = self.map_refs.get(&x.id) else {
+                    return Type::None;
+                };
+                let keyed = self.maps.entries[i]
+                    .keys
+                    .as_ref()
+                    .is_some_and(|k| !k.is_empty());
+                if keys.is_empty() && keyed {
+                    self.error(
+                        e.span,
+                        format!(
+                            "Can not take the address of map {}: it has keys, take the address of one value with &{}[key]",
+                            name.name, name.name
+                        ),
+                    );
+                    return Type::None;
+                }
+                if matches!(self.maps.entries[i].value, Some(Type::Agg(_))) {
+                    self.error(
+                        e.span,
+                        format!(
+                            "Can not take the address of {}: an aggregation's value is per-CPU",
+                            name.name
+                        ),
+                    );
+                    return Type::None;
+                }
+                AddrSpace::Kernel
+            }
+            ExprKind::Field {
+                expr: base, field, ..
+            } => {
+                let bt = self.types.get(base.id.index()).cloned().unwrap_or_default();
+                let is_args = matches!(&base.kind, ExprKind::Ident(n) if n == "args")
+                    && matches!(bt, Type::Record(_));
+                if is_args || matches!(bt, Type::Record(_)) {
+                    let what = if is_args { "args" } else { "a record" };
+                    self.error(
+                        e.span,
+                        format!(
+                            "Can not take the address of field '{}' of {what}: only struct members have an address",
+                            field.name
+                        ),
+                    );
+                    return Type::None;
+                }
+                let space = match &bt {
+                    Type::Pointer { space, .. } => *space,
+                    _ => AddrSpace::Kernel,
+                };
+                match self.member(&bt, &field.name, field.span) {
+                    Some((_, _, bits)) if bits != 0 => {
+                        self.error(
+                            e.span,
+                            format!("Can not take the address of bitfield '{}'", field.name),
+                        );
+                        return Type::None;
+                    }
+                    Some(_) => space,
+                    None => return Type::None,
+                }
+            }
+            ExprKind::Unary {
+                op: UnaryOp::Deref,
+                expr: p,
+            } => return self.types.get(p.id.index()).cloned().unwrap_or_default(),
+            _ => {
+                let what = match &x.kind {
+                    ExprKind::Int(_) | ExprKind::Str(_) | ExprKind::Bool(_) => {
+                        "a literal".to_string()
+                    }
+                    ExprKind::Ident(n) => format!("builtin '{n}'"),
+                    ExprKind::Call { name, .. } => format!("the result of {}()", name.name),
+                    ExprKind::Positional(_) | ExprKind::PositionalCount => {
+                        "a positional parameter".to_string()
+                    }
+                    _ => "this expression".to_string(),
+                };
+                self.error_help(
+                    e.span,
+                    format!("Can not take the address of {what}: it has no address"),
+                    "& applies to a $variable, a map value (@m[key]), a struct member (p->field) or *p".into(),
+                );
+                return Type::None;
+            }
+        };
+        Type::ptr_to(t, space)
     }
 
     /// `args.NAME`: looked up in every target; a name missing in some targets is a warning that
@@ -122,8 +223,9 @@ impl Checker<'_> {
         }
     }
 
-    /// Member `name` of a struct value or of what a pointer points to: its type and offset.
-    pub fn member(&mut self, t: &Type, name: &str, span: Span) -> Option<(Type, u32)> {
+    /// Member `name` of a struct value or of what a pointer points to: its type, offset and
+    /// bitfield width (0 for a plain member).
+    pub fn member(&mut self, t: &Type, name: &str, span: Span) -> Option<(Type, u32, u32)> {
         let (st, space) = match t {
             Type::CStruct(s) => (s.clone(), AddrSpace::Kernel),
             Type::Pointer {
@@ -155,7 +257,7 @@ impl Checker<'_> {
             CTypeRef::Btf { module, id } => {
                 let btf = self.kernel.btf(module.as_deref()).ok()?;
                 if let Some(m) = btf_member(&btf, module.as_deref(), id, name, space) {
-                    return Some((m.ty, m.offset));
+                    return Some((m.ty, m.offset, m.bits));
                 }
                 let names = btf_member_names(&btf, id);
                 let help = crate::diag::nearest(name, names.iter().map(String::as_str))
@@ -173,7 +275,7 @@ impl Checker<'_> {
             CTypeRef::Script { index } => {
                 let def = self.script_types.defs.get(index)?;
                 if let Some(m) = def.members.iter().find(|m| m.name == name) {
-                    return Some((m.ty.clone(), m.offset));
+                    return Some((m.ty.clone(), m.offset, m.bits));
                 }
                 let names: Vec<String> = def.members.iter().map(|m| m.name.clone()).collect();
                 self.error_help(

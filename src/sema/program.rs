@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use super::expand::Target;
-use super::types::Type;
+use super::types::{AddrSpace, Type};
 use crate::diag::{Diagnostic, Span};
 use crate::runtime::format::agg::AggKind;
 use crate::runtime::format::PrintfCall;
@@ -63,6 +63,9 @@ pub struct FormatSite {
 pub struct VarTable {
     /// `(name, type, declaration span)` by slot.
     pub slots: Vec<(String, Type, Span)>,
+    /// Integer variables assigned an address marked by `kptr()`/`uptr()`: reads through them
+    /// use that space's helper (pointer variables carry it in their [`Type`]).
+    pub spaces: HashMap<VarSlot, AddrSpace>,
 }
 
 /// One probe after checking.
@@ -109,6 +112,10 @@ pub struct CheckedProgram {
     pub consts: HashMap<ExprId, i64>,
     /// String constants (string positional parameters, `#define` strings), by expression.
     pub str_consts: HashMap<ExprId, Vec<u8>>,
+    /// Integer expressions holding an address whose space `kptr()`/`uptr()` named: the call
+    /// itself, variables assigned from one, and `+`/`-` of one with an integer. Reads through
+    /// them (`str`, `buf`, `*`, casts to pointers) use that space's helper.
+    pub addr_spaces: HashMap<ExprId, AddrSpace>,
     /// The script's own C types (`CTypeRef::Script` indexes `script_types.defs`).
     pub script_types: super::ctypes::ScriptTypes,
     pub probes: Vec<CheckedProbe>,

@@ -55,6 +55,8 @@ pub(super) struct Checker<'a> {
     pub types: Vec<Type>,
     pub consts: HashMap<ExprId, i64>,
     pub str_consts: HashMap<ExprId, Vec<u8>>,
+    /// See [`super::CheckedProgram::addr_spaces`].
+    pub addr_spaces: HashMap<ExprId, super::types::AddrSpace>,
     pub var_slots: HashMap<ExprId, VarSlot>,
     pub map_refs: HashMap<ExprId, usize>,
     pub maps: Maps,
@@ -167,6 +169,9 @@ impl Checker<'_> {
                     );
                 }
                 let slot = self.declare(&var.name, t, var.span);
+                if let Some(e) = init {
+                    self.note_var_space(slot, e);
+                }
                 if ty.is_some() {
                     // A declared type is fixed: later assignments must fit it, not widen it.
                     self.typed_vars.insert(slot);
@@ -296,6 +301,9 @@ impl Checker<'_> {
                 };
                 match self.lookup_var(&v.name) {
                     Some(slot) => {
+                        if op.is_none() {
+                            self.note_var_space(slot, value);
+                        }
                         self.unassigned.remove(&slot);
                         let have = self.vars.slots[slot.0 as usize].1.clone();
                         if have.is_none() {
@@ -322,13 +330,15 @@ impl Checker<'_> {
                                 format!("Undefined or undeclared variable: {}", v.name),
                             );
                         }
-                        if vt.is_none() {
+                        // Usually already reported where the value failed.
+                        if vt.is_none() && !self.had_error_in(value.span) {
                             self.error(
                                 value.span,
                                 format!("Value of type 'none' cannot be assigned to {}", v.name),
                             );
                         }
-                        self.declare_implicit(&v.name, vt, v.span);
+                        let slot = self.declare_implicit(&v.name, vt, v.span);
+                        self.note_var_space(slot, value);
                     }
                 }
             }
@@ -374,6 +384,15 @@ impl Checker<'_> {
                     self.error(value.span, m);
                 }
             }
+        }
+    }
+
+    /// A variable assigned an address marked by `kptr()`/`uptr()` keeps the mark: later reads
+    /// of it (typed after this assignment, in source order) read through that space. An
+    /// assignment without a mark leaves the last one, as the variable's type stays too.
+    fn note_var_space(&mut self, slot: VarSlot, value: &Expr) {
+        if let Some(&s) = self.addr_spaces.get(&value.id) {
+            self.vars.spaces.insert(slot, s);
         }
     }
 

@@ -56,7 +56,45 @@ impl Checker<'_> {
 
     pub fn expr(&mut self, e: &Expr) -> Type {
         let t = self.expr_inner(e);
+        self.note_space(e, &t);
         self.set(e, t)
+    }
+
+    /// Records whether integer expression `e` is an address whose space `kptr()`/`uptr()`
+    /// named (see [`super::CheckedProgram::addr_spaces`]); an expression typed again (macro
+    /// bodies, at each call site) is recorded afresh.
+    fn note_space(&mut self, e: &Expr, t: &Type) {
+        let spaces = &self.addr_spaces;
+        let of = |x: &Expr| spaces.get(&x.id).copied();
+        let s = match &e.kind {
+            _ if !t.is_integer() => None,
+            ExprKind::Call { name, args } if args.len() == 1 => match name.name.as_str() {
+                "uptr" => Some(AddrSpace::User),
+                "kptr" => Some(AddrSpace::Kernel),
+                _ => None,
+            },
+            ExprKind::Var(_) => self
+                .var_slots
+                .get(&e.id)
+                .and_then(|s| self.vars.spaces.get(s))
+                .copied(),
+            ExprKind::Binary {
+                op: BinaryOp::Add,
+                lhs,
+                rhs,
+            } => of(lhs).or(of(rhs)),
+            ExprKind::Binary {
+                op: BinaryOp::Sub,
+                lhs,
+                ..
+            } => of(lhs),
+            ExprKind::Cast { expr, .. } => of(expr),
+            _ => None,
+        };
+        match s {
+            Some(s) => self.addr_spaces.insert(e.id, s),
+            None => self.addr_spaces.remove(&e.id),
+        };
     }
 
     fn expr_inner(&mut self, e: &Expr) -> Type {
@@ -265,7 +303,7 @@ impl Checker<'_> {
                 let mut off = 0i64;
                 for f in fields {
                     match self.member(&cur, &f.name, f.span) {
-                        Some((ty, o)) => {
+                        Some((ty, o, _)) => {
                             off += o as i64;
                             cur = ty;
                         }
@@ -418,15 +456,7 @@ impl Checker<'_> {
                     Type::None
                 }
             },
-            UnaryOp::AddrOf => {
-                if !matches!(
-                    x.kind,
-                    ExprKind::Var(_) | ExprKind::Map { .. } | ExprKind::Field { .. }
-                ) {
-                    self.error(e.span, "The & operator needs a variable, a map or a field");
-                }
-                Type::ptr_to(t, AddrSpace::Kernel)
-            }
+            UnaryOp::AddrOf => self.address_of(e, x, t),
             _ => {
                 if !t.is_integer() && !t.is_pointer() {
                     self.error(
@@ -547,11 +577,20 @@ impl Checker<'_> {
                 );
                 Type::None
             }
-            (Type::Int { .. } | Type::Bool | Type::Pointer { .. } | Type::Enum { .. }, f)
-                if f.is_scalar() =>
-            {
-                to
+            // A pointer cast keeps the address space the value was known to be in: a user
+            // pointer, or an integer marked by `uptr()` (directly or through a variable).
+            (Type::Pointer { pointee, .. }, f) if f.is_scalar() => {
+                let space = match (f, self.addr_spaces.get(&x.id)) {
+                    (_, Some(s)) => *s,
+                    (Type::Pointer { space, .. }, None) => *space,
+                    _ => AddrSpace::Kernel,
+                };
+                Type::Pointer {
+                    pointee: pointee.clone(),
+                    space,
+                }
             }
+            (Type::Int { .. } | Type::Bool | Type::Enum { .. }, f) if f.is_scalar() => to,
             (Type::Array { .. }, f) if f.is_integer() && to.size() <= 8 => to,
             (Type::Int { .. } | Type::Array { .. }, Type::Array { .. })
                 if from.size() == to.size() =>

@@ -3,10 +3,11 @@
 //! A string value is a NUL-terminated byte array in a buffer of fixed size (`FieldType::Str`);
 //! reads are bounded by the buffer size, so the verifier always sees a constant length.
 //! Comparison is unrolled (one load pair and two branches per byte), bounded by the smaller
-//! buffer or the `strncmp` length; it stops at the first difference or the first NUL.
+//! buffer or the `strncmp` length; it stops at the first difference or the first NUL;
+//! `strcontains` loops over start positions around a branch-free 8-byte compare.
 
 use super::{Place, Value};
-use crate::asm::isa::{Helper, JmpOp, Size};
+use crate::asm::isa::{AluOp, Helper, JmpOp, Size};
 use crate::codegen::builder::{Arg, Builder, VReg};
 
 /// Reads a NUL-terminated string from `src` (user or kernel memory) into `size` bytes at
@@ -48,43 +49,106 @@ pub fn strncmp(b: &mut Builder, a: Place, c: Place, n: u32) -> Value {
     Value::Reg(out)
 }
 
+/// Bytes of scratch memory [`contains`] needs: the haystack with room for a needle's words
+/// past its end, then the needle's words and their byte mask.
+pub fn contains_work_size(hsize: u32, nsize: u32) -> u32 {
+    let nw = nsize.max(1).next_multiple_of(8);
+    hsize.next_multiple_of(8) + 3 * nw
+}
+
 /// `strcontains(h, n)`: 1 when the string at `n` (buffer of `nsize` bytes) occurs in the string
-/// at `h` (buffer of `hsize` bytes), else 0; an empty needle is in every string. Unrolled over
-/// both buffers (sizes are known at compile time), so every kernel's verifier accepts it
-/// without loop support; a needle filling its buffer without a NUL counts all of its bytes.
-pub fn contains(b: &mut Builder, h: Place, hsize: u32, n: Place, nsize: u32) -> Value {
+/// at `h` (buffer of `hsize` bytes), else 0; an empty needle is in every string, and a needle
+/// filling its buffer without a NUL counts all of its bytes.
+///
+/// `work` is [`contains_work_size`] bytes of map value (the scratch buffer): the haystack is
+/// copied there with zeros after it, the needle next to it with a mask of 0xff for each byte
+/// before its NUL. A bounded loop (5.3+ verifiers) then tries one start per iteration,
+/// comparing 8 bytes at a time without branches (`(hay ^ needle) & mask`, OR-ed over the
+/// needle's words), so the verifier walks each iteration once, with no forks to pile up; the
+/// pointer into the haystack has a known offset in every iteration it walks. Map values, unlike
+/// the stack, take unaligned 8-byte loads and are not tracked by the verifier, so every path
+/// leaves the same state. The code is O(nsize) instead of the O(hsize × nsize) of full
+/// unrolling, which took seconds to compile for two 64-byte strings. Zeros past the haystack
+/// differ from every needle byte the mask keeps, so a needle running past it never matches.
+pub fn contains(b: &mut Builder, h: Place, hsize: u32, n: Place, nsize: u32, work: Place) -> Value {
+    let nw = nsize.max(1).next_multiple_of(8);
+    let hw = hsize.next_multiple_of(8);
+    let (hay, needle, mask) = (
+        work,
+        work.at((hw + nw) as i32),
+        work.at((hw + 2 * nw) as i32),
+    );
+    super::mem::zero(b, work, contains_work_size(hsize, nsize));
+    copy_bytes(b, hay, h, hsize);
+    copy_bytes(b, needle, n, nsize);
+    // The mask: 0xff up to the needle's NUL; the branches join at once (map memory is not
+    // tracked), so they cost the verifier nothing later.
+    let masked = b.label();
+    for j in 0..nsize as i32 {
+        let y = b.vreg();
+        b.load(Size::B, y, n.mem(), n.off + j);
+        b.jmp64(JmpOp::Jeq, y, 0, masked);
+        b.store(Size::B, mask.mem(), mask.off + j, 0xff);
+    }
+    b.bind(masked);
     let out = b.constant(0);
     let found = b.label();
     let done = b.label();
-    for i in 0..hsize as i32 {
-        let next = b.label();
-        for j in 0..nsize as i32 {
-            let y = b.vreg();
-            b.load(Size::B, y, n.mem(), n.off + j);
-            b.jmp64(JmpOp::Jeq, y, 0, found);
-            if i + j >= hsize as i32 {
-                // The needle runs past the haystack's buffer here and at every later start.
-                b.ja(done);
-                break;
-            }
-            let x = b.vreg();
-            b.load(Size::B, x, h.mem(), h.off + i + j);
-            b.jmp64(JmpOp::Jne, x, y, next);
-        }
-        if i + nsize as i32 <= hsize as i32 {
-            b.ja(found);
-        }
-        b.bind(next);
-        // The haystack ended at i: no later start can match a non-empty needle.
+    let head = b.label();
+    let p = b.vreg();
+    let (base, off) = match work.base {
+        super::Base::Ptr(r) => (r, work.off),
+        super::Base::Slot(_) => unreachable!("strcontains' work buffer is map memory"),
+    };
+    b.mov(p, base);
+    b.alu(true, AluOp::Add, p, off);
+    let i = b.constant(0);
+    b.bind(head);
+    let acc = b.constant(0);
+    for k in 0..(nw / 8) as i32 {
         let x = b.vreg();
-        b.load(Size::B, x, h.mem(), h.off + i);
-        b.jmp64(JmpOp::Jeq, x, 0, done);
+        b.load(Size::Dw, x, p, 8 * k);
+        let y = b.vreg();
+        b.load(Size::Dw, y, needle.mem(), needle.off + 8 * k);
+        b.alu(true, AluOp::Xor, x, y);
+        let m = b.vreg();
+        b.load(Size::Dw, m, mask.mem(), mask.off + 8 * k);
+        b.alu(true, AluOp::And, x, m);
+        b.alu(true, AluOp::Or, acc, x);
     }
+    b.jmp64(JmpOp::Jeq, acc, 0, found);
+    // The haystack ended at this start: no later start can match a non-empty needle.
+    let x = b.vreg();
+    b.load(Size::B, x, p, 0);
+    b.jmp64(JmpOp::Jeq, x, 0, done);
+    b.alu(true, AluOp::Add, p, 1);
+    b.alu(true, AluOp::Add, i, 1);
+    b.jmp64(JmpOp::Jlt, i, hsize as i32, head);
     b.ja(done);
     b.bind(found);
     b.mov(out, 1);
     b.bind(done);
     Value::Reg(out)
+}
+
+/// Copies `len` bytes from `src` to `dst`, in the widest aligned loads both allow.
+fn copy_bytes(b: &mut Builder, dst: Place, src: Place, len: u32) {
+    let mut i = 0i32;
+    while (i as u32) < len {
+        let left = len - i as u32;
+        let aligned = |a: i32| (src.off + i) % a == 0 && (dst.off + i) % a == 0;
+        let (sz, w) = if left >= 8 && aligned(8) {
+            (Size::Dw, 8)
+        } else if left >= 4 && aligned(4) {
+            (Size::W, 4)
+        } else {
+            (Size::B, 1)
+        };
+        let r = b.vreg();
+        b.load(sz, r, src.mem(), src.off + i);
+        b.store(sz, dst.mem(), dst.off + i, r);
+        i += w;
+    }
 }
 
 /// `a == b` for strings in buffers of `size_a` and `size_b` bytes: 1 or 0.

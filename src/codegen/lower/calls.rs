@@ -273,7 +273,9 @@ pub(crate) fn lower_call(
             let b = lower_expr(lw, &args[1])?;
             let b = super::store::spill(lw, b, &bt);
             let (hs, ns) = (at.size() as u32, bt.size() as u32);
-            let v = crate::codegen::emit::strings::contains(&mut lw.b, a, hs, b, ns);
+            let ws = crate::codegen::emit::strings::contains_work_size(hs, ns);
+            let work = lw.scratch(ws, e.span)?;
+            let v = crate::codegen::emit::strings::contains(&mut lw.b, a, hs, b, ns, work);
             Ok(Val::Int(v, IntTy::U64))
         }
         "nsecs" => {
@@ -419,14 +421,13 @@ pub(crate) fn lower_call(
     }
 }
 
-/// Whether reads through the value of `a` go to user memory: `kptr(x)`/`uptr(x)` say so
-/// explicitly (their integer results carry no address space in [`Type`]); otherwise its type
-/// decides ([`reads_user`]).
+/// Whether reads through the value of `a` go to user memory: an integer marked by
+/// `kptr()`/`uptr()` (directly, through a variable or arithmetic: the checker's
+/// `addr_spaces`) says so; otherwise its type decides ([`reads_user`]).
 pub(crate) fn reads_user_expr(lw: &Lower<'_>, a: &Expr) -> bool {
-    match &a.kind {
-        ExprKind::Call { name, .. } if name.name == "uptr" => true,
-        ExprKind::Call { name, .. } if name.name == "kptr" => false,
-        _ => reads_user(lw, &lw.type_of(a.id)),
+    match lw.cp.addr_spaces.get(&a.id) {
+        Some(s) => *s == crate::sema::types::AddrSpace::User,
+        None => reads_user(lw, &lw.type_of(a.id)),
     }
 }
 
@@ -581,6 +582,23 @@ pub(crate) fn read_map(
             Ok(Val::Mem(out))
         }
     }
+}
+
+/// `&@m[keys]` / `&@m`: the map value's address from a lookup, 0 when the key is absent
+/// (nothing is created: reading through the null pointer gives 0, as reading `@m[keys]`
+/// does).
+pub(crate) fn map_value_addr(
+    lw: &mut Lower<'_>,
+    e: &Expr,
+    name: &str,
+    keys: &[Expr],
+) -> Result<Value, LowerError> {
+    let (id, info) = map_by_name(lw, name, e.span)?;
+    let info = info.clone();
+    let keys: Vec<&Expr> = keys.iter().collect();
+    let key = build_key(lw, &info, &keys)?;
+    let map = map_index(lw, id);
+    Ok(Value::Reg(emaps::lookup(&mut lw.b, map, key.place)))
 }
 
 /// `@m[keys] = value` / `@m[keys] op= value`, aggregations included.

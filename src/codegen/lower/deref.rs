@@ -54,8 +54,28 @@ pub(crate) fn member(
     field: &str,
 ) -> Result<Option<Val>, LowerError> {
     let inner_t = lw.type_of(inner.id);
-    let Some((s, space)) = struct_of(&inner_t) else {
+    let Some((_, space)) = struct_of(&inner_t) else {
         return Ok(None);
+    };
+    let addr = member_addr(lw, e, inner, field)?;
+    let t = lw.type_of(e.id);
+    read_at(lw, e, addr, &t, space).map(Some)
+}
+
+/// The address of member `field` of `inner` (a struct value, kept by address, or a pointer to
+/// one): the base plus the member's offset, nothing read. `p->f` reads there; `&p->f` is it.
+pub(crate) fn member_addr(
+    lw: &mut Lower<'_>,
+    e: &Expr,
+    inner: &Expr,
+    field: &str,
+) -> Result<Value, LowerError> {
+    let inner_t = lw.type_of(inner.id);
+    let Some((s, _)) = struct_of(&inner_t) else {
+        return Err(LowerError::unsupported(
+            format!("the address of member `{field}` of a {inner_t}"),
+            e.span,
+        ));
     };
     let Some(off) = member_offset(lw, &s, field) else {
         return Err(LowerError::unsupported(
@@ -64,22 +84,23 @@ pub(crate) fn member(
         ));
     };
     let base = super::expr::lower_expr(lw, inner)?.value();
-    let addr = crate::codegen::emit::arith::binop(
+    Ok(crate::codegen::emit::arith::binop(
         &mut lw.b,
         crate::codegen::emit::arith::BinOp::Add,
         base,
         Value::Imm(off as i64),
         IntTy::U64,
-    );
-    let t = lw.type_of(e.id);
-    read_at(lw, e, addr, &t, space).map(Some)
+    ))
 }
 
 /// `*p`.
 pub(crate) fn deref(lw: &mut Lower<'_>, e: &Expr, inner: &Expr) -> Result<Val, LowerError> {
     let inner_t = lw.type_of(inner.id);
+    // A pointer's type says where it points; an integer is read as `str()` would read it
+    // (a `kptr()`/`uptr()` mark, else the probe's kind).
     let space = match inner_t {
         Type::Pointer { space, .. } => space,
+        _ if super::calls::reads_user_expr(lw, inner) => AddrSpace::User,
         _ => AddrSpace::Kernel,
     };
     let addr = super::expr::lower_expr(lw, inner)?.value();

@@ -293,13 +293,31 @@ fn macaddr(lw: &mut Lower<'_>, e: &Expr, a: &Expr) -> Result<Val, LowerError> {
 
 /// `&$var`: the address of a scratch variable's stack slot (bpftrace: "the pointer to a
 /// bpftrace scratch variable"), usable with `*` and printable; its slot is pinned so the
-/// allocator never reuses it while the address may be held in memory.
+/// allocator never reuses it while the address may be held in memory. `&@m[k]` is the map
+/// value's address from a lookup (0 when absent), `&p->f` the struct's address plus the
+/// member's offset (nothing read), `&*p` is `p`; the checker refused every other operand.
 pub(crate) fn address_of(lw: &mut Lower<'_>, e: &Expr, inner: &Expr) -> Result<Val, LowerError> {
-    let ExprKind::Var(name) = &inner.kind else {
-        return Err(LowerError::unsupported(
-            "address-of anything but a scratch variable",
-            e.span,
-        ));
+    let name = match &inner.kind {
+        ExprKind::Var(name) => name,
+        ExprKind::Map { name, keys } => {
+            let p = super::calls::map_value_addr(lw, inner, &name.name, keys)?;
+            return Ok(Val::Int(p, IntTy::U64));
+        }
+        ExprKind::Field { expr, field, .. } => {
+            let p = super::deref::member_addr(lw, inner, expr, &field.name)?;
+            return Ok(Val::Int(p, IntTy::U64));
+        }
+        // `&*p` is `p`, as in C.
+        ExprKind::Unary {
+            op: crate::syntax::ast::UnaryOp::Deref,
+            expr,
+        } => return Ok(Val::Int(lower_expr(lw, expr)?.value(), IntTy::U64)),
+        _ => {
+            return Err(LowerError::unsupported(
+                "the address of this expression",
+                e.span,
+            ))
+        }
     };
     let slot = lw
         .cp
