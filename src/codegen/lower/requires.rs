@@ -52,7 +52,7 @@ pub fn kernel_requirement(
     // Helpers with an `allowed` callback (bpf_d_path) are refused per attach target.
     if reason.contains("helper call is not allowed in probe") {
         let call = insn.and_then(|i| t.insns.get(i))?;
-        if call.code == 0x85 && call.imm == Helper::DPath as i32 {
+        if *call == crate::asm::Insn::call_helper(Helper::DPath) {
             return Some((
                 insn,
                 "path() (bpf_d_path) works only in fentry/fexit probes of the functions the \
@@ -86,13 +86,13 @@ mod tests {
 
     #[test]
     fn d_path_outside_its_allowlist_names_the_allowed_functions() {
-        let call = crate::asm::Insn::new(0x85, 0, 0, 0, Helper::DPath as i32);
+        let call = crate::asm::Insn::call_helper(Helper::DPath);
         let t = Template::new("t", AttachKind::RawTracepoint, vec![call]);
         let (at, help) =
             kernel_requirement(&t, Some(0), "helper call is not allowed in probe").unwrap();
         assert_eq!(at, Some(0));
         assert!(help.contains("filp_close"), "{help}");
-        let other = crate::asm::Insn::new(0x85, 0, 0, 0, Helper::SendSignal as i32);
+        let other = crate::asm::Insn::call_helper(Helper::SendSignal);
         let t = Template::new("t", AttachKind::RawTracepoint, vec![other]);
         assert!(kernel_requirement(&t, Some(0), "helper call is not allowed in probe").is_none());
     }
