@@ -78,6 +78,14 @@ pub extern "C" fn strobe_sys_perf_uprobe_target(x: u64) -> u64 {
     std::hint::black_box(x.wrapping_mul(3))
 }
 
+/// A second target, so the two uprobe tests (run on parallel threads of one process) do not
+/// count each other's calls.
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn strobe_sys_perf_uprobe_multi_target(x: u64) -> u64 {
+    std::hint::black_box(x.wrapping_mul(5))
+}
+
 /// The file offset of `sym` in the ELF at `path`: its address mapped through the PT_LOAD
 /// segment that contains it.
 fn symbol_file_offset(path: &Path, sym: &str) -> Option<u64> {
@@ -97,9 +105,9 @@ fn symbol_file_offset(path: &Path, sym: &str) -> Option<u64> {
         .map(|ph| s.st_value - ph.p_vaddr + ph.p_offset)
 }
 
-/// The test binary and the file offset of `strobe_sys_perf_uprobe_target`, when uprobes can
-/// be used here; `None` after a loud skip.
-fn uprobe_target(test: &str) -> Option<(PathBuf, u64)> {
+/// The test binary and the file offset of function `sym`, when uprobes can be used here;
+/// `None` after a loud skip.
+fn uprobe_target(test: &str, sym: &str) -> Option<(PathBuf, u64)> {
     if !can_bpf(test) {
         return None;
     }
@@ -108,7 +116,7 @@ fn uprobe_target(test: &str) -> Option<(PathBuf, u64)> {
         return None;
     }
     let exe = std::fs::read_link("/proc/self/exe").ok()?;
-    match symbol_file_offset(&exe, "strobe_sys_perf_uprobe_target") {
+    match symbol_file_offset(&exe, sym) {
         Some(off) => Some((exe, off)),
         None => {
             strobe::testkit::skip(test, "test binary has no symbol table (stripped?)");
@@ -120,7 +128,7 @@ fn uprobe_target(test: &str) -> Option<(PathBuf, u64)> {
 #[test]
 fn uprobe_on_own_function_fires_via_ioctl_and_perf_link() {
     let test = "uprobe_on_own_function_fires_via_ioctl_and_perf_link";
-    let Some((exe, off)) = uprobe_target(test) else {
+    let Some((exe, off)) = uprobe_target(test, "strobe_sys_perf_uprobe_target") else {
         return;
     };
     let map = counter_map();
@@ -159,7 +167,7 @@ fn uprobe_on_own_function_fires_via_ioctl_and_perf_link() {
 #[test]
 fn uprobe_multi_link_fires_on_own_function() {
     let test = "uprobe_multi_link_fires_on_own_function";
-    let Some((exe, off)) = uprobe_target(test) else {
+    let Some((exe, off)) = uprobe_target(test, "strobe_sys_perf_uprobe_multi_target") else {
         return;
     };
     let map = counter_map();
@@ -183,11 +191,11 @@ fn uprobe_multi_link_fires_on_own_function() {
         }
     };
     for i in 0..4 {
-        strobe_sys_perf_uprobe_target(i);
+        strobe_sys_perf_uprobe_multi_target(i);
     }
     assert_eq!(counter(&map), 4);
     drop(link);
-    strobe_sys_perf_uprobe_target(0);
+    strobe_sys_perf_uprobe_multi_target(0);
     assert_eq!(counter(&map), 4);
 }
 
