@@ -12,10 +12,7 @@ use std::os::fd::AsRawFd;
 
 use strobe::btf::Btf;
 use strobe::loader::co_re;
-use strobe::sys::{
-    Map, MapCreateOptions, MapType, Prog, ProgLoadOptions, ProgType, TestRunOptions,
-};
-use strobe::template::{instantiate, AttachKind, TargetValues, Template};
+use strobe::sys::Map;
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/clang_core.o");
 
@@ -60,39 +57,11 @@ fn core_relocated_program_reads_the_kernels_layout() {
     co_re::apply(&mut s.insns, &local, &relos, &vmlinux).unwrap();
     assert_ne!(s.insns, original, "relocation changed nothing");
 
-    let out = Map::create(
-        MapType::Array,
-        &MapCreateOptions {
-            name: "out",
-            key_size: 4,
-            value_size: 8,
-            max_entries: 16,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let t =
-        Template::from_section(&s, &["out".to_string()], AttachKind::RawTracepoint, "GPL").unwrap();
-    let fds = [out.as_raw_fd()];
-    let insns = instantiate(
-        &t,
-        &TargetValues {
-            map_fds: &fds,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let prog = Prog::load(&ProgLoadOptions::new(ProgType::RawTracepoint, &insns)).unwrap();
-    prog.test_run(&mut TestRunOptions {
-        ctx_in: &[0u8; 16],
-        ..Default::default()
-    })
-    .unwrap();
-    let get = |k: u32| {
-        let mut v = [0u8; 8];
-        out.lookup(&k.to_ne_bytes(), &mut v).unwrap();
-        u64::from_ne_bytes(v)
-    };
+    let out = loader_common::out_map();
+    let insns = loader_common::instantiate_raw_tp(&s, &["out".to_string()], &[out.as_raw_fd()]);
+    loader_common::run_raw_tp_once(&insns);
+    let got = loader_common::read_out(&out, 10);
+    let get = |k: u32| got[k as usize];
 
     let task = vmlinux.find_struct("task_struct").unwrap();
     let pid = vmlinux.find_member(task, "pid").unwrap().unwrap();
@@ -130,19 +99,8 @@ const BITFIELDS: &str = concat!(
 
 /// Runs `insns` (a raw tracepoint program writing `out`) once; `out[0..13]`.
 fn run_into_out(insns: &[strobe::asm::Insn], out: &Map) -> Vec<u64> {
-    let prog = Prog::load(&ProgLoadOptions::new(ProgType::RawTracepoint, insns)).unwrap();
-    prog.test_run(&mut TestRunOptions {
-        ctx_in: &[0u8; 16],
-        ..Default::default()
-    })
-    .unwrap();
-    (0..13u32)
-        .map(|k| {
-            let mut v = [0u8; 8];
-            out.lookup(&k.to_ne_bytes(), &mut v).unwrap();
-            u64::from_ne_bytes(v)
-        })
-        .collect()
+    loader_common::run_raw_tp_once(insns);
+    loader_common::read_out(out, 13)
 }
 
 /// Sets or clears SCHED_RESET_ON_FORK on this thread (policy SCHED_OTHER either way).
@@ -183,28 +141,8 @@ fn bitfield_relocations_and_type_matches_follow_the_kernels_btf() {
         .unwrap();
     co_re::apply(&mut s.insns, &local, &relos, &vmlinux).unwrap();
 
-    let out = Map::create(
-        MapType::Array,
-        &MapCreateOptions {
-            name: "out",
-            key_size: 4,
-            value_size: 8,
-            max_entries: 16,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let t =
-        Template::from_section(&s, &["out".to_string()], AttachKind::RawTracepoint, "GPL").unwrap();
-    let fds = [out.as_raw_fd()];
-    let insns = instantiate(
-        &t,
-        &TargetValues {
-            map_fds: &fds,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let out = loader_common::out_map();
+    let insns = loader_common::instantiate_raw_tp(&s, &["out".to_string()], &[out.as_raw_fd()]);
     assert!(set_reset_on_fork(false));
     let before = run_into_out(&insns, &out);
     assert!(set_reset_on_fork(true));

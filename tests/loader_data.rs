@@ -11,8 +11,7 @@ use std::process::Command;
 
 use strobe::elf::{read_data_sections, read_object};
 use strobe::loader::{create_data_maps, link_data, DataMap};
-use strobe::sys::{Prog, ProgLoadOptions, ProgType, TestRunOptions, UpdateFlags};
-use strobe::template::{instantiate, AttachKind, TargetValues, Template};
+use strobe::sys::UpdateFlags;
 
 const STROBE: &str = env!("CARGO_BIN_EXE_strobe");
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/clang_data.o");
@@ -68,29 +67,15 @@ fn globals_program_reads_rodata_bumps_data_and_writes_bss_in_the_kernel() {
     link_data(&mut s, &data).unwrap();
     let maps = create_data_maps("clang_data", &data).unwrap();
     let names: Vec<String> = maps.iter().map(|m| m.section.clone()).collect();
-    let t = Template::from_section(&s, &names, AttachKind::RawTracepoint, "GPL").unwrap();
-    let fds: Vec<i32> = t
-        .maps
+    let fds: Vec<i32> = names
         .iter()
         .map(|n| {
             let m = maps.iter().find(|m| &m.section == n).unwrap();
             m.map.as_raw_fd()
         })
         .collect();
-    let insns = instantiate(
-        &t,
-        &TargetValues {
-            map_fds: &fds,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let prog = Prog::load(&ProgLoadOptions::new(ProgType::RawTracepoint, &insns)).unwrap();
-    prog.test_run(&mut TestRunOptions {
-        ctx_in: &[0u8; 16],
-        ..Default::default()
-    })
-    .unwrap();
+    let insns = loader_common::instantiate_raw_tp(&s, &names, &fds);
+    loader_common::run_raw_tp_once(&insns);
 
     let by = |name: &str| maps.iter().find(|m| m.section == name).unwrap();
     // The counters at offsets 8 (a global by name) and 16 (a static: section symbol + 16).

@@ -108,14 +108,7 @@ pub(super) fn parse_define(value: &str) -> Option<Define> {
         Some(r) => (true, r.trim()),
         None => (false, v),
     };
-    let v = v.trim_end_matches(['u', 'U', 'l', 'L']);
-    let n = if let Some(h) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
-        i64::from_str_radix(h, 16).ok()?
-    } else if v.len() > 1 && v.starts_with('0') {
-        i64::from_str_radix(&v[1..], 8).ok()?
-    } else {
-        v.parse().ok()?
-    };
+    let n = crate::syntax::parser::cond::c_int(v)?;
     Some(Define::Int(if neg { -n } else { n }))
 }
 

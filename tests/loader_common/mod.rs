@@ -94,3 +94,55 @@ pub fn is_bpffs(dir: &std::path::Path) -> bool {
 pub fn fd(m: &Map) -> i32 {
     m.as_raw_fd()
 }
+
+/// The `out` array of the clang fixtures: 16 u64 slots their programs store results in.
+pub fn out_map() -> Map {
+    Map::create(
+        MapType::Array,
+        &MapCreateOptions {
+            name: "out",
+            key_size: 4,
+            value_size: 8,
+            max_entries: 16,
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
+/// Slots `0..n` of an `out` map.
+pub fn read_out(out: &Map, n: u32) -> Vec<u64> {
+    (0..n)
+        .map(|k| {
+            let mut v = [0u8; 8];
+            out.lookup(&k.to_ne_bytes(), &mut v).unwrap();
+            u64::from_ne_bytes(v)
+        })
+        .collect()
+}
+
+/// A fixture's program section as a raw tracepoint template, instantiated with `fds` (its
+/// maps in the template's order).
+pub fn instantiate_raw_tp(
+    s: &strobe::asm::Section,
+    maps: &[String],
+    fds: &[std::os::fd::RawFd],
+) -> Vec<strobe::asm::Insn> {
+    let t = Template::from_section(s, maps, AttachKind::RawTracepoint, "GPL").unwrap();
+    let values = strobe::template::TargetValues {
+        map_fds: fds,
+        ..Default::default()
+    };
+    strobe::template::instantiate(&t, &values).unwrap()
+}
+
+/// Loads `insns` as a raw tracepoint program and runs it once through BPF_PROG_TEST_RUN.
+pub fn run_raw_tp_once(insns: &[strobe::asm::Insn]) {
+    use strobe::sys::{Prog, ProgLoadOptions, ProgType, TestRunOptions};
+    let prog = Prog::load(&ProgLoadOptions::new(ProgType::RawTracepoint, insns)).unwrap();
+    prog.test_run(&mut TestRunOptions {
+        ctx_in: &[0u8; 16],
+        ..Default::default()
+    })
+    .unwrap();
+}

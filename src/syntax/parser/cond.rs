@@ -164,6 +164,18 @@ pub fn strip_comments(s: &str) -> String {
     out
 }
 
+/// A C integer literal: decimal, `0x` hex or `0` octal, with `u`/`l` suffixes.
+pub fn c_int(lit: &str) -> Option<i64> {
+    let lit = lit.trim_end_matches(['u', 'U', 'l', 'L']);
+    if let Some(h) = lit.strip_prefix("0x").or_else(|| lit.strip_prefix("0X")) {
+        i64::from_str_radix(h, 16).ok()
+    } else if lit.len() > 1 && lit.starts_with('0') {
+        i64::from_str_radix(&lit[1..], 8).ok()
+    } else {
+        lit.parse().ok()
+    }
+}
+
 /// Evaluates a `#if` expression; None when it is not one this module understands.
 fn eval_text(s: &str, defines: &HashMap<String, i64>) -> Option<i64> {
     let toks = tokens(s)?;
@@ -197,15 +209,7 @@ fn tokens(s: &str) -> Option<Vec<Tok>> {
             let end = rest
                 .find(|c: char| !c.is_ascii_alphanumeric())
                 .unwrap_or(rest.len());
-            let lit = rest[..end].trim_end_matches(['u', 'U', 'l', 'L']);
-            let n = if let Some(h) = lit.strip_prefix("0x").or_else(|| lit.strip_prefix("0X")) {
-                i64::from_str_radix(h, 16).ok()?
-            } else if lit.len() > 1 && lit.starts_with('0') {
-                i64::from_str_radix(&lit[1..], 8).ok()?
-            } else {
-                lit.parse().ok()?
-            };
-            out.push(Tok::Num(n));
+            out.push(Tok::Num(c_int(&rest[..end])?));
             rest = &rest[end..];
         } else if c.is_ascii_alphabetic() || c == '_' {
             let end = rest
