@@ -315,3 +315,34 @@ fn watchpoint_counts_writes_to_a_variable_of_the_process() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert_eq!(script_lines(&o), [format!("@[{pid}]: 3")]);
 }
+
+#[test]
+fn a_probe_name_in_several_providers_needs_a_provider_as_in_bpftrace() {
+    let e = exe();
+    let o = strobe(&["--dry-run", "-e", &format!("usdt:{e}:args {{ exit(); }}")]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "namespace for usdt:{e}:args not specified, matched 2 probes"
+        )),
+        "{err}"
+    );
+    assert!(err.contains("(other_provider, strobe_test)"), "{err}");
+    // A provider, or a wildcard, picks them.
+    for spec in ["strobe_test:args", "*:args"] {
+        let o = strobe(&["--dry-run", "-e", &format!("usdt:{e}:{spec} {{ exit(); }}")]);
+        assert!(
+            o.status.success(),
+            "{spec}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    // Listing shows both.
+    let o = strobe(&["-l", &format!("usdt:{e}:*:args")]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("other_provider:args") && out.contains("strobe_test:args"),
+        "{out}"
+    );
+}

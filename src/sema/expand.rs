@@ -78,6 +78,16 @@ pub enum ExpandError {
     NoBinary { probe: String, target: String },
     #[error("{probe}: invalid pattern: {reason}")]
     Pattern { probe: String, reason: String },
+    /// bpftrace's rule: without a provider, a probe name must be unique in the binary.
+    #[error(
+        "namespace for {probe} not specified, matched {count} probes ({providers}); name one \
+         (usdt:PATH:PROVIDER:NAME) or use '*' to attach to all of them"
+    )]
+    AmbiguousUsdt {
+        probe: String,
+        count: usize,
+        providers: String,
+    },
 }
 
 fn glob(probe: &str, p: &str) -> Result<Glob, ExpandError> {
@@ -224,10 +234,24 @@ pub fn expand(ap: &AttachPoint, k: &dyn KernelInfo) -> Result<Vec<Target>, Expan
             })?;
             let p = path.display().to_string();
             let prov = provider.as_deref().unwrap_or("*");
-            k.usdt_probes(&path)
+            let notes: Vec<UsdtNote> = k
+                .usdt_probes(&path)
                 .map_err(kerr)?
                 .into_iter()
                 .filter(|n| glob_match(prov, &n.provider) && glob_match(name, &n.name))
+                .collect();
+            let mut providers: Vec<&str> = notes.iter().map(|n| n.provider.as_str()).collect();
+            providers.sort_unstable();
+            providers.dedup();
+            if provider.is_none() && !has_wildcard(name) && providers.len() > 1 {
+                return Err(ExpandError::AmbiguousUsdt {
+                    probe,
+                    count: notes.len(),
+                    providers: providers.join(", "),
+                });
+            }
+            notes
+                .into_iter()
                 .map(|n| Target {
                     name: format!("usdt:{p}:{}:{}", n.provider, n.name),
                     kind: TargetKind::Usdt {
