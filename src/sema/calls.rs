@@ -106,6 +106,25 @@ impl Checker<'_> {
         Type::None
     }
 
+    /// Whether `name` is a constant rather than a type: a `#define`, or an enumerator of the
+    /// script's or the kernel's enums, and no type of that name exists.
+    pub(super) fn is_constant_name(&mut self, name: &str) -> bool {
+        if crate::sema::ctypes::named_type(name, self.opts.max_strlen).is_some()
+            || self
+                .vmlinux
+                .as_deref()
+                .is_some_and(|b| b.find_typedef(name).is_some())
+        {
+            return false;
+        }
+        self.defines.contains_key(name)
+            || self.enum_value(name).is_some()
+            || self
+                .vmlinux
+                .as_deref()
+                .is_some_and(|b| b.find_enumerator(name).is_some())
+    }
+
     /// An enumerator of a script-defined enum.
     pub(super) fn enum_value(&mut self, name: &str) -> Option<i64> {
         for d in self.program.type_defs() {
@@ -296,6 +315,12 @@ impl Checker<'_> {
                 }
                 (ExprKind::Ident(_), _) if matches!(b.name, "kstack" | "ustack" | "nsecs") => {
                     Type::None
+                }
+                (ExprKind::Str(_), _) if b.format && i == 0 => {
+                    self.format_literal = true;
+                    let t = self.expr(a);
+                    self.format_literal = false;
+                    t
                 }
                 _ => self.expr(a),
             };

@@ -231,6 +231,7 @@ impl<'a> Checker<'a> {
             fn_vars: HashMap::new(),
             warned: Default::default(),
             getopts: Vec::new(),
+            format_literal: false,
             hoist_floor: 0,
             contexts: HashMap::new(),
             typed_vars: Default::default(),
@@ -399,16 +400,18 @@ impl<'a> Checker<'a> {
         targets: &[Target],
         facts: &[Fact],
     ) -> Grouping {
+        // By name once: wildcards reach tens of thousands of targets.
+        let by_name: HashMap<&str, &super::context::TargetArgs> = self
+            .cx
+            .targets
+            .iter()
+            .rev()
+            .map(|a| (a.name.as_str(), a))
+            .collect();
         if matches!(kind, ProbeKind::Fentry | ProbeKind::Fexit) {
             let protos: Vec<_> = targets
                 .iter()
-                .filter_map(|t| {
-                    self.cx
-                        .targets
-                        .iter()
-                        .find(|a| a.name == t.name)
-                        .and_then(|a| a.proto.clone())
-                })
+                .filter_map(|t| by_name.get(t.name.as_str()).and_then(|a| a.proto.clone()))
                 .collect();
             if protos.len() == targets.len() {
                 let facts: Vec<Fact> = facts
@@ -423,7 +426,7 @@ impl<'a> Checker<'a> {
         let mut grouping = Grouping::default();
         let mut kept = Vec::new();
         for (i, t) in targets.iter().enumerate() {
-            let args = self.cx.targets.iter().find(|a| a.name == t.name);
+            let args = by_name.get(t.name.as_str()).copied();
             let missing = facts.iter().find_map(|f| match f {
                 Fact::Param { name, .. }
                     if !args.is_some_and(|a| a.args.iter().any(|(n, _)| n == name)) =>

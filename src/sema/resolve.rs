@@ -86,6 +86,9 @@ pub(super) struct Checker<'a> {
     /// block scoping, a variable first assigned inside an `if` or a block is still there after
     /// it and both branches of an `if` share it.
     pub hoist_floor: usize,
+    /// Typing the format string of printf/system/cat…: it is never a string value, so
+    /// max_strlen does not bound it (as in bpftrace).
+    pub format_literal: bool,
     /// `getopt` options, in order of first use.
     pub getopts: Vec<super::getopt::NamedOption>,
     /// Reported once per name per probe (args fields missing in some targets).
@@ -296,7 +299,12 @@ impl Checker<'_> {
             LValue::Var(v) => {
                 let vt = self.value_expr(value);
                 let vt = match op {
-                    Some(o) => self.compound(o, value.span, &vt),
+                    Some(o) => {
+                        let cur = self
+                            .lookup_var(&v.name)
+                            .map(|s| self.vars.slots[s.0 as usize].1.clone());
+                        self.compound(o, value.span, &vt, cur.as_ref())
+                    }
                     None => vt,
                 };
                 match self.lookup_var(&v.name) {
@@ -353,7 +361,8 @@ impl Checker<'_> {
                     self.map_value_expr(value)
                 } else {
                     let t = self.value_expr(value);
-                    self.compound(op.unwrap_or(BinaryOp::Add), value.span, &t)
+                    let cur = self.maps.entries[i].value.clone();
+                    self.compound(op.unwrap_or(BinaryOp::Add), value.span, &t, cur.as_ref())
                 };
                 if vt.is_none() {
                     // Usually already reported where the value failed.
@@ -396,7 +405,14 @@ impl Checker<'_> {
         }
     }
 
-    fn compound(&mut self, op: BinaryOp, span: Span, t: &Type) -> Type {
+    /// The type `x op= value` stores: an integer, or `x`'s pointer type for `+=`/`-=` on a
+    /// pointer (pointer arithmetic, as `p = p + n`).
+    fn compound(&mut self, op: BinaryOp, span: Span, t: &Type, cur: Option<&Type>) -> Type {
+        if let Some(p) = cur.filter(|c| c.is_pointer()) {
+            if matches!(op, BinaryOp::Add | BinaryOp::Sub) && t.is_integer() {
+                return p.clone();
+            }
+        }
         if !t.is_integer() {
             self.error(
                 span,

@@ -109,7 +109,7 @@ impl Checker<'_> {
             }
             ExprKind::Str(s) => {
                 let size = s.len() + 1;
-                if size > self.opts.max_strlen {
+                if size > self.opts.max_strlen && !self.format_literal {
                     self.error_help(
                         e.span,
                         format!(
@@ -288,6 +288,12 @@ impl Checker<'_> {
             ),
             ExprKind::Sizeof(arg) => {
                 let t = match arg.as_ref() {
+                    // `sizeof(NAME)` of a constant (a #define or an enum value), not a type:
+                    // an int64, as bpftrace sizes it.
+                    TypeOrExpr::Type(crate::syntax::ast::TypeRef {
+                        kind: crate::syntax::ast::TypeRefKind::Named(n),
+                        ..
+                    }) if self.is_constant_name(n) => Type::I64,
                     TypeOrExpr::Type(t) => self.type_ref(t),
                     TypeOrExpr::Expr(x) => self.expr(x),
                 };
@@ -377,10 +383,13 @@ impl Checker<'_> {
                 if let Err(m) = self.maps.use_keys(i, &kts) {
                     self.error(x.span, m);
                 }
-                if let Err(m) = self.maps.assign(i, &Type::I64) {
+                // A pointer map steps by elements and stays a pointer.
+                let cur = self.maps.entries[i].value.clone().filter(Type::is_pointer);
+                let t = cur.unwrap_or(Type::I64);
+                if let Err(m) = self.maps.assign(i, &t) {
                     self.error(x.span, m);
                 }
-                return self.set(x, Type::I64);
+                return self.set(x, t);
             }
             if let ExprKind::Var(v) = &x.kind {
                 if let Some(slot) = self.lookup_var(v) {
@@ -501,6 +510,9 @@ impl Checker<'_> {
             self.error(r.span, "Division by zero");
         }
         let cmp = matches!(op, Eq | Ne | Lt | Le | Gt | Ge);
+        if matches!((&a, &b), (Type::Buf { .. }, Type::Buf { .. })) && matches!(op, Eq | Ne) {
+            return Type::Bool;
+        }
         if a.is_string() || b.is_string() {
             if a.is_string() && b.is_string() && matches!(op, Eq | Ne) {
                 return Type::Bool;

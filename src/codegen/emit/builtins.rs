@@ -51,6 +51,11 @@ pub fn cpu(b: &mut Builder) -> Value {
     Value::Reg(call0(b, Helper::GetSmpProcessorId))
 }
 
+/// `numaid`: the NUMA node of the CPU the probe runs on.
+pub fn numaid(b: &mut Builder) -> Value {
+    Value::Reg(call0(b, Helper::GetNumaNodeId))
+}
+
 /// `nsecs` (monotonic clock).
 pub fn nsecs(b: &mut Builder) -> Value {
     Value::Reg(call0(b, Helper::KtimeGetNs))

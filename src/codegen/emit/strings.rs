@@ -157,6 +157,32 @@ pub fn str_eq(b: &mut Builder, a: Place, size_a: u32, c: Place, size_b: u32) -> 
     super::arith::logical_not(b, r)
 }
 
+/// `==` of two `buf()` values (`u32` length, then the bytes; capacities `cap_a`, `cap_c`):
+/// 1 when the lengths and the first `length` bytes agree, else 0. Bytes past the length are
+/// not compared (they are whatever the read left there).
+pub fn buf_eq(b: &mut Builder, a: Place, cap_a: u32, c: Place, cap_c: u32) -> Value {
+    let out = b.constant(0);
+    let done = b.label();
+    let equal = b.label();
+    let la = b.vreg();
+    let lc = b.vreg();
+    b.load(Size::W, la, a.mem(), a.off);
+    b.load(Size::W, lc, c.mem(), c.off);
+    b.jmp64(JmpOp::Jne, la, lc, done);
+    for i in 0..cap_a.min(cap_c) as i32 {
+        b.jmp64(JmpOp::Jle, la, i, equal);
+        let x = b.vreg();
+        let y = b.vreg();
+        b.load(Size::B, x, a.mem(), a.off + 4 + i);
+        b.load(Size::B, y, c.mem(), c.off + 4 + i);
+        b.jmp64(JmpOp::Jne, x, y, done);
+    }
+    b.bind(equal);
+    b.mov(out, 1);
+    b.bind(done);
+    Value::Reg(out)
+}
+
 /// Truncates the string at `place` (buffer of `size` bytes) to at most `len` bytes.
 pub fn truncate(b: &mut Builder, place: Place, size: u32, len: u32) {
     if len < size {

@@ -32,6 +32,7 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
         "uid" => bi::uid(b),
         "gid" => bi::gid(b),
         "cpu" => bi::cpu(b),
+        "numaid" => bi::numaid(b),
         "nsecs" => bi::nsecs(b),
         "jiffies" => bi::jiffies(b),
         "rand" => bi::rand(b),

@@ -723,7 +723,7 @@ pub(crate) fn increment(
                 &mut lw.b,
                 crate::codegen::emit::arith::BinOp::Add,
                 old,
-                Value::Imm(delta),
+                Value::Imm(delta * super::deref::stride(&t)),
                 it,
             );
             super::stmt::assign_var(lw, slot, Val::Int(new, it), &t);
@@ -738,7 +738,7 @@ pub(crate) fn increment(
                 &mut lw.b,
                 crate::codegen::emit::arith::BinOp::Add,
                 old,
-                Value::Imm(delta),
+                Value::Imm(delta * super::deref::stride(&info.value)),
                 IntTy::new(64, it.signed),
             );
             let ks: Vec<&Expr> = keys.iter().collect();

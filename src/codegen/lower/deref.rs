@@ -143,6 +143,18 @@ pub(crate) fn by_address(t: &Type) -> bool {
     }
 }
 
+/// The step of pointer arithmetic on `t`: its pointee's size (1 for `void *` and non-pointers),
+/// so `p + 1` is the next element, as in C and bpftrace.
+pub(crate) fn stride(t: &Type) -> i64 {
+    match t {
+        Type::Pointer {
+            pointee: Pointee::Type(p),
+            ..
+        } => elem_size(p) as i64,
+        _ => 1,
+    }
+}
+
 fn elem_size(t: &Type) -> u32 {
     match t {
         Type::CStruct(s) => s.size,

@@ -332,6 +332,17 @@ pub(crate) fn arith(
     t: &Type,
 ) -> Val {
     if let Some(c) = cmp_op(op) {
+        if let (Val::Mem(a), Val::Mem(b), Type::Buf { capacity: ca }, Type::Buf { capacity: cb }) =
+            (l, r, lt, rt)
+        {
+            let eq = crate::codegen::emit::strings::buf_eq(&mut lw.b, a, *ca as u32, b, *cb as u32);
+            let v = if c == CmpOp::Ne {
+                arith::logical_not(&mut lw.b, eq)
+            } else {
+                eq
+            };
+            return Val::Int(v, IntTy::U8);
+        }
         if let (Val::Mem(a), Val::Mem(b)) = (l, r) {
             let (sa, sb) = (lt.size().max(1) as u32, rt.size().max(1) as u32);
             let eq = crate::codegen::emit::strings::str_eq(&mut lw.b, a, sa, b, sb);
@@ -353,7 +364,20 @@ pub(crate) fn arith(
     if matches!(bop, BinOp::Div | BinOp::Mod | BinOp::Shr) {
         it.signed = lt.is_signed() && rt.is_signed();
     }
-    let v = arith::binop(&mut lw.b, bop, l.value(), r.value(), it);
+    let (mut lv, mut rv) = (l.value(), r.value());
+    // Pointer ± integer steps by elements.
+    if matches!(bop, BinOp::Add | BinOp::Sub) && lt.is_pointer() != rt.is_pointer() {
+        let (s, scale_right) = if lt.is_pointer() {
+            (super::deref::stride(lt), true)
+        } else {
+            (super::deref::stride(rt), false)
+        };
+        if s != 1 {
+            let n = if scale_right { &mut rv } else { &mut lv };
+            *n = arith::binop(&mut lw.b, BinOp::Mul, *n, Value::Imm(s), IntTy::I64);
+        }
+    }
+    let v = arith::binop(&mut lw.b, bop, lv, rv, it);
     Val::Int(v, ity(t))
 }
 

@@ -368,8 +368,17 @@ fn with_fentry_targets(
     let cx =
         crate::sema::context::ProbeContext::build(&[(at.kind, at.targets.clone())], kernel, 64);
     let mut targets = Vec::new();
+    // By name and index once: a wildcard reaches tens of thousands of targets.
+    let protos: std::collections::HashMap<&str, &crate::template::TargetProto> = cx
+        .targets
+        .iter()
+        .rev()
+        .filter_map(|a| Some((a.name.as_str(), a.proto.as_ref()?)))
+        .collect();
+    let skipped: std::collections::HashSet<usize> =
+        at.grouping.skipped.iter().map(|(s, _)| *s).collect();
     for (i, target) in at.targets.iter().enumerate() {
-        if at.grouping.skipped.iter().any(|(s, _)| *s == i) {
+        if skipped.contains(&i) {
             continue;
         }
         let TargetKind::KernelFunc {
@@ -380,12 +389,7 @@ fn with_fentry_targets(
         else {
             continue;
         };
-        let Some(proto) = cx
-            .targets
-            .iter()
-            .find(|a| a.name == target.name)
-            .and_then(|a| a.proto.as_ref())
-        else {
+        let Some(&proto) = protos.get(target.name.as_str()) else {
             continue;
         };
         if let Ok(mut c) = crate::loader::CloneTarget::from_proto(t, proto, *id) {

@@ -118,10 +118,12 @@ pub fn write_map_key(out: &mut Vec<u8>, name: &str, keys: &[Value], style: TextS
     out.push(b']');
 }
 
-/// One key field's text: as any value, except that bpftrace 0.17 indents stacks in keys by 4.
+/// One key field's text: as any value, except that bpftrace 0.17 indents stacks in keys by 4
+/// and prints a pointer key in hex (a pointer value is decimal).
 pub(crate) fn write_key_field(out: &mut Vec<u8>, k: &Value, style: TextStyle) {
     match k {
         Value::Stack(st) => out.extend_from_slice(&st.render_indented(4)),
+        Value::Pointer(p) => out.extend_from_slice(format!("0x{p:x}").as_bytes()),
         _ => k.write_text(out, style),
     }
 }
