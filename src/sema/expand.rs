@@ -78,6 +78,8 @@ pub enum ExpandError {
     NoBinary { probe: String, target: String },
     #[error("{probe}: invalid pattern: {reason}")]
     Pattern { probe: String, reason: String },
+    #[error("{probe} can't be used as it might lock up your system.")]
+    Banned { probe: String },
     /// bpftrace's rule: without a provider, a probe name must be unique in the binary.
     #[error(
         "namespace for {probe} not specified, matched {count} probes ({providers}); name one \
@@ -89,6 +91,15 @@ pub enum ExpandError {
         providers: String,
     },
 }
+
+/// Functions a kretprobe must not attach to: the return trampoline takes these locks itself
+/// (bpftrace's list).
+const BANNED_KRETPROBES: &[&str] = &[
+    "_raw_spin_lock",
+    "_raw_spin_lock_irqsave",
+    "_raw_spin_unlock_irqrestore",
+    "queued_spin_lock_slowpath",
+];
 
 fn glob(probe: &str, p: &str) -> Result<Glob, ExpandError> {
     Glob::new(p).map_err(|e| ExpandError::Pattern {
@@ -149,7 +160,22 @@ pub fn expand(ap: &AttachPoint, k: &dyn KernelInfo) -> Result<Vec<Target>, Expan
                     },
                 }]
             } else {
-                kprobe_targets(k, kind_name, module.as_deref(), func, *offset, &probe)?
+                let mut ts =
+                    kprobe_targets(k, kind_name, module.as_deref(), func, *offset, &probe)?;
+                if ap.kind == ProbeKind::Kretprobe {
+                    // A return probe on these can lock the machine up (bpftrace bans them):
+                    // named alone it is an error, a wildcard leaves them out.
+                    if !has_wildcard(func) && BANNED_KRETPROBES.contains(&func.as_str()) {
+                        return Err(ExpandError::Banned { probe });
+                    }
+                    ts.retain(|t| match &t.kind {
+                        TargetKind::KernelFunc { func, .. } => {
+                            !BANNED_KRETPROBES.contains(&func.as_str())
+                        }
+                        _ => true,
+                    });
+                }
+                ts
             }
         }
         // A literal name needs no directory listing: its (cached) format says it exists.
