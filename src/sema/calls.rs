@@ -202,7 +202,15 @@ impl Checker<'_> {
     }
 
     /// `struct NAME *` from BTF or the script, if known.
+    /// A pointer to `struct name`: the script's own definition when it has one (it
+    /// overrides BTF's, as in bpftrace), else the kernel's.
     pub(super) fn struct_ptr(&self, name: &str) -> Option<Type> {
+        if let Some(i) = self.script_types.find(CTypeKind::Struct, name) {
+            return Some(Type::ptr_to(
+                self.script_types.struct_type(i),
+                AddrSpace::Kernel,
+            ));
+        }
         let btf = self.vmlinux.as_ref()?;
         let id = btf.find_struct(name)?;
         let t = super::ctypes::btf_to_type(btf, None, id, AddrSpace::Kernel)?;
