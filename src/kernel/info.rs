@@ -220,6 +220,24 @@ impl KernelInfo for HostKernel {
                 Ok(out)
             }
             Some("vmlinux") => Ok(own(k.vmlinux(), None)),
+            // `fentry:vmlinu*:f`, `fentry:nf_*:f`: every object whose name matches.
+            Some(m) if crate::syntax::attach::has_wildcard(m) => {
+                let mg =
+                    Glob::new(m).map_err(|e| unavailable(&format!("module pattern {m}"), e))?;
+                let mut out = Vec::new();
+                if mg.matches("vmlinux") {
+                    out.extend(own(k.vmlinux(), None));
+                }
+                let modules = self
+                    .modules
+                    .get_or_init(|| crate::btf::kernel_btf_modules().unwrap_or_default());
+                for m in modules.iter().filter(|m| mg.matches(m)) {
+                    if let Ok(btf) = k.module(m) {
+                        out.extend(own(&btf, Some(m.clone())));
+                    }
+                }
+                Ok(out)
+            }
             Some(m) => {
                 let btf = k
                     .module(m)
