@@ -151,15 +151,9 @@ fn load_reports_bad_input_and_usage_with_distinct_exit_codes() {
 #[test]
 fn load_pin_keeps_links_attached_after_exit_until_the_pins_are_removed() {
     let test = "load_pin_keeps_links_attached_after_exit_until_the_pins_are_removed";
-    if !loader_common::can_bpf(test) {
+    let Some(dir) = loader_common::pin_dir(test, "strobe_pin_test") else {
         return;
-    }
-    let bpffs = std::path::Path::new("/sys/fs/bpf");
-    if !loader_common::is_bpffs(bpffs) {
-        strobe::testkit::skip(test, "/sys/fs/bpf is not a bpffs mount");
-        return;
-    }
-    let dir = bpffs.join(format!("strobe_pin_test_{}", std::process::id()));
+    };
     let out = Command::new(STROBE)
         .args(["load", PROG, "--attach", "rawtracepoint:sys_e*", "--pin"])
         .arg(&dir)

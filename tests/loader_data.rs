@@ -110,23 +110,22 @@ fn printed_u64(stdout: &str, name: &str, off: usize) -> Option<u64> {
     ))
 }
 
+/// `strobe load` of the fixture on the sys_enter raw tracepoint, with `extra` arguments.
+fn load_fixture(extra: &[&std::ffi::OsStr]) -> std::process::Output {
+    Command::new(STROBE)
+        .args(["load", FIXTURE, "--attach", "rawtracepoint:sys_enter"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn load_cli_runs_a_globals_object_and_prints_its_data() {
     let test = "load_cli_runs_a_globals_object_and_prints_its_data";
     if !loader_common::can_bpf(test) {
         return;
     }
-    let out = Command::new(STROBE)
-        .args([
-            "load",
-            FIXTURE,
-            "--attach",
-            "rawtracepoint:sys_enter",
-            "--duration",
-            "0.3",
-        ])
-        .output()
-        .unwrap();
+    let out = load_fixture(&["--duration".as_ref(), "0.3".as_ref()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
@@ -148,26 +147,10 @@ fn load_cli_runs_a_globals_object_and_prints_its_data() {
 #[test]
 fn load_cli_pins_data_maps_by_their_kernel_names_without_dots() {
     let test = "load_cli_pins_data_maps_by_their_kernel_names_without_dots";
-    if !loader_common::can_bpf(test) {
+    let Some(dir) = loader_common::pin_dir(test, "strobe_data_pin") else {
         return;
-    }
-    let bpffs = std::path::Path::new("/sys/fs/bpf");
-    if !loader_common::is_bpffs(bpffs) {
-        strobe::testkit::skip(test, "/sys/fs/bpf is not a bpffs mount");
-        return;
-    }
-    let dir = bpffs.join(format!("strobe_data_pin_{}", std::process::id()));
-    let out = Command::new(STROBE)
-        .args([
-            "load",
-            FIXTURE,
-            "--attach",
-            "rawtracepoint:sys_enter",
-            "--pin",
-        ])
-        .arg(&dir)
-        .output()
-        .unwrap();
+    };
+    let out = load_fixture(&["--pin".as_ref(), dir.as_os_str()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let ok = out.status.success();
     let pinned = |n: &str| dir.join("maps").join(n).exists();

@@ -91,6 +91,20 @@ pub fn is_bpffs(dir: &std::path::Path) -> bool {
     r == 0 && st.f_type as u64 == 0xcafe_4a11
 }
 
+/// A fresh directory name under /sys/fs/bpf for a `--pin` test, when BPF and a bpffs mount are
+/// there; `None` after a loud skip.
+pub fn pin_dir(test: &str, stem: &str) -> Option<std::path::PathBuf> {
+    if !can_bpf(test) {
+        return None;
+    }
+    let bpffs = std::path::Path::new("/sys/fs/bpf");
+    if !is_bpffs(bpffs) {
+        strobe::testkit::skip(test, "/sys/fs/bpf is not a bpffs mount");
+        return None;
+    }
+    Some(bpffs.join(format!("{stem}_{}", std::process::id())))
+}
+
 pub fn fd(m: &Map) -> i32 {
     m.as_raw_fd()
 }
