@@ -104,6 +104,35 @@ fn strobe_info_prints_sections_and_accepts_the_bpftrace_flag() {
     ] {
         assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
     }
+    // bpftrace's test engine reads features as the exact text `NAME: yes`: every name it
+    // looks for is there, unpadded, answered yes or no.
+    for name in [
+        "Loop support",
+        "probe_read_kernel",
+        "btf",
+        "fentry",
+        "dpath",
+        "send_signal",
+        "iter",
+        "bcc library path resolution",
+        "libdw (DWARF support)",
+        "kprobe_multi",
+        "kprobe_session",
+        "uprobe_multi",
+        "get_func_ip",
+        "jiffies64",
+        "lookup_percpu_elem",
+        "get_tai_ns",
+        "dwunwind (DWARF stack unwinding)",
+        "blazesym (advanced symbolization)",
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("  {name}: ")))
+            .unwrap_or_else(|| panic!("no `  {name}: ` line in:\n{text}"));
+        let value = &line[name.len() + 4..];
+        assert!(value == "yes" || value.starts_with("no"), "{line}");
+    }
     let out2 = Command::new(exe).arg("--info").output().unwrap();
     assert!(out2.status.success());
     assert!(String::from_utf8(out2.stdout)

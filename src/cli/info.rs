@@ -25,7 +25,9 @@ pub fn run(args: &[OsString]) -> i32 {
             }
         }
     }
-    let sections = features().sections();
+    // bpftrace's order: System, Build, then what the kernel offers.
+    let mut sections = features().sections();
+    sections.insert(1.min(sections.len()), build_section());
     if json {
         println!("{}", render_json(&sections));
     } else {
@@ -34,15 +36,36 @@ pub fn run(args: &[OsString]) -> i32 {
     EXIT_OK
 }
 
-/// Sections with their lines' values aligned one column past the longest name.
+/// What this build of strobe has, in `bpftrace --info`'s words (its "Build" section), so
+/// tools that read those lines learn what strobe does not have.
+fn build_section() -> Section {
+    let no = |n: &str, why: &str| (n.to_string(), format!("no ({why})"));
+    Section {
+        title: "Build",
+        lines: vec![
+            ("version".into(), crate::cli::version::short()),
+            no(
+                "libdw (DWARF support)",
+                "strobe reads no DWARF yet: uprobe args come from symbols only",
+            ),
+            no("libsystemd (systemd notify support)", "not built in"),
+            no("blazesym (advanced symbolization)", "not built in"),
+            no("dwunwind (DWARF stack unwinding)", "not built in"),
+            // `uprobe:libc:f` finds the library through ld.so.cache, as bcc's resolver did.
+            ("bcc library path resolution".into(), "yes".into()),
+        ],
+    }
+}
+
+/// Sections of `  name: value` lines, as `bpftrace --info` prints them (programs look for
+/// the exact `name: yes` text, so values are not aligned into a column).
 pub fn render_text(sections: &[Section]) -> String {
     let mut out = String::new();
     for s in sections {
         out.push_str(s.title);
         out.push('\n');
-        let w = s.lines.iter().map(|(n, _)| n.len() + 1).max().unwrap_or(0);
         for (name, value) in &s.lines {
-            out.push_str(&format!("  {:<w$} {value}\n", format!("{name}:")));
+            out.push_str(&format!("  {name}: {value}\n"));
         }
     }
     out
@@ -95,10 +118,10 @@ mod tests {
     }
 
     #[test]
-    fn text_aligns_values_within_a_section() {
+    fn text_prints_name_colon_value_as_bpftrace_does() {
         assert_eq!(
             render_text(&sample()),
-            "Probe types\n  fentry:       no (EPERM: \"lockdown\")\n  uprobe_multi: yes\n"
+            "Probe types\n  fentry: no (EPERM: \"lockdown\")\n  uprobe_multi: yes\n"
         );
     }
 

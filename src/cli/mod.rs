@@ -59,8 +59,7 @@ pub fn run(args: Vec<OsString>) -> i32 {
     match first {
         Some("--info") => info::run(&args[2..]),
         Some("--version" | "-V") => {
-            println!("strobe {}", env!("CARGO_PKG_VERSION"));
-            print!("{}", version::details());
+            print!("{}{}", version::banner(), version::details());
             EXIT_OK
         }
         Some(_) => trace::run(&args[1..]),

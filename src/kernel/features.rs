@@ -132,6 +132,10 @@ pub enum Helper {
     GetFuncRet,
     #[doc(alias = "BPF_FUNC_get_attach_cookie")]
     GetAttachCookie,
+    #[doc(alias = "BPF_FUNC_map_lookup_percpu_elem")]
+    MapLookupPercpuElem,
+    #[doc(alias = "BPF_FUNC_ktime_get_tai_ns")]
+    KtimeGetTaiNs,
 }
 
 /// The program context a helper is probed in.
@@ -143,7 +147,7 @@ enum ProbeCtx {
 }
 
 impl Helper {
-    pub const ALL: [Helper; 31] = {
+    pub const ALL: [Helper; 33] = {
         use Helper::*;
         [
             ProbeRead,
@@ -177,6 +181,8 @@ impl Helper {
             GetFuncArg,
             GetFuncRet,
             GetAttachCookie,
+            MapLookupPercpuElem,
+            KtimeGetTaiNs,
         ]
     };
 
@@ -216,6 +222,8 @@ impl Helper {
             Loop => (181, "loop", RawTp),
             GetFuncArg => (183, "get_func_arg", Fentry),
             GetFuncRet => (184, "get_func_ret", Fentry),
+            MapLookupPercpuElem => (195, "map_lookup_percpu_elem", RawTp),
+            KtimeGetTaiNs => (208, "ktime_get_tai_ns", RawTp),
         }
     }
 
@@ -428,6 +436,14 @@ pub fn probe(ids: &dyn FuncIdSource) -> Features {
 }
 
 impl Features {
+    /// `iter:` probes: strobe has none yet; say so after what the kernel would refuse anyway.
+    fn iter(&self) -> Support {
+        match &self.fentry {
+            Support::No(why) => Support::No(why.clone()),
+            Support::Yes => Support::No("strobe does not attach iter programs yet".into()),
+        }
+    }
+
     /// Support for helper `h` (`No` if it was not probed).
     pub fn helper(&self, h: Helper) -> Support {
         self.helpers
@@ -502,6 +518,11 @@ impl Features {
                     l("rawtracepoint", &self.raw_tracepoints),
                     l("perf event (profile/interval)", &self.perf_events),
                     l("perf event link", &self.perf_event_link),
+                    (
+                        "kprobe_session".into(),
+                        "no (strobe does not attach kprobe.session programs)".into(),
+                    ),
+                    l("iter", &self.iter()),
                 ],
             },
             Section {
@@ -512,6 +533,10 @@ impl Features {
                     l("isa v3", &self.isa_v3),
                     l("isa v4", &self.isa_v4),
                     l("bounded loops", &self.bounded_loops),
+                    // bpftrace's names for these facts, which its test engine looks for.
+                    l("Loop support", &self.bounded_loops),
+                    l("btf", &self.btf_vmlinux),
+                    ("Instruction limit".into(), "1000000".into()),
                 ],
             },
             Section {
@@ -520,6 +545,15 @@ impl Features {
                     .helpers
                     .iter()
                     .map(|(h, s)| (h.name().to_string(), s.render()))
+                    .chain(
+                        // bpftrace's short names of three of them.
+                        [
+                            ("dpath", Helper::DPath),
+                            ("get_tai_ns", Helper::KtimeGetTaiNs),
+                            ("lookup_percpu_elem", Helper::MapLookupPercpuElem),
+                        ]
+                        .map(|(n, h)| l(n, &self.helper(h))),
+                    )
                     .collect(),
             },
         ]

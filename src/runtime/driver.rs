@@ -385,6 +385,11 @@ pub fn run(
         }
     }
 
+    // Like current bpftrace, a script whose only probes are BEGIN/END ends after BEGIN: no
+    // event can arrive, so nothing is left to wait for.
+    if reason.is_none() && only_begin_end(script) {
+        reason = Some(ExitReason::Exit);
+    }
     if reason.is_none() {
         crate::timings::time("arm", || arming.arm()).map_err(RunError::Arming)?;
         report_timings(opts.verbose);
@@ -474,6 +479,14 @@ pub fn run(
 /// blank line (two for `avg`/`stats`, which print a blank line of their own), and an empty
 /// key-less `count()` map prints `@name: 0` — what bpftrace 0.17 does after `clear()`,
 /// `delete()` or for a map the script never wrote (checked on the build host).
+/// Whether every probe of `script` is a BEGIN or END probe.
+fn only_begin_end(script: &CompiledScript) -> bool {
+    script
+        .probes
+        .iter()
+        .all(|p| matches!(p.kind, ProbeKind::Begin | ProbeKind::End))
+}
+
 fn exit_shapes(all: &[(&super::plan::MapSpec, MapSnapshot)]) -> Vec<MapSnapshot> {
     use super::format::agg::{Agg, AggKind};
     use super::format::maps::MapValue;
