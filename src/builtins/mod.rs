@@ -234,6 +234,16 @@ pub fn lookup(name: &str, form: Form) -> Option<&'static Builtin> {
     all().find(|b| b.name == key && b.form == form)
 }
 
+/// Whether a call `name()` with `nargs` arguments means the builtin value `name`, as current
+/// bpftrace's stdlib makes every value callable (`pid()`, `comm()`, `cpu()`): no function of
+/// that name exists and a value does.
+pub fn value_call(name: &str, nargs: usize) -> bool {
+    nargs == 0
+        && numbered(name).is_none()
+        && lookup(name, Form::Function).is_none()
+        && lookup(name, Form::Value).is_some()
+}
+
 /// `arg3` → `("arg", 3)`, `sarg0` → `("sarg", 0)`.
 pub fn numbered(name: &str) -> Option<(&'static str, u32)> {
     for prefix in ["sarg", "arg"] {

@@ -287,6 +287,7 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
         named_params: input.named.clone(),
         unsafe_mode: opts.unsafe_mode,
         pid_filter: opts.pid.is_some() || opts.cmd.is_some(),
+        child_command: opts.cmd.is_some(),
         ..crate::sema::CheckOptions::from_env()
     };
     let checked = crate::timings::time("check", || {

@@ -73,6 +73,13 @@ pub trait KernelInfo {
 
     /// The address of kernel symbol `name` (`kaddr("name")`: /proc/kallsyms), `None` when it
     /// is unknown or the addresses are hidden.
+    /// How many CPUs are online (`ncpus`).
+    fn online_cpus(&self) -> u64 {
+        // SAFETY: sysconf has no memory effects; glibc reads /sys/devices/system/cpu/online.
+        let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+        n.max(1) as u64
+    }
+
     fn kernel_symbol_address(&self, _name: &str) -> Option<u64> {
         None
     }

@@ -46,6 +46,15 @@ impl Checker<'_> {
             if name == "retval" {
                 self.facts.push(Fact::ReturnsScalar);
             }
+            // Known when checking: the CPUs online now (what bpftrace stores at load time),
+            // and, without `-c`, a `cpid` of zero (bpftrace warns the same).
+            if name == "ncpus" {
+                self.consts.insert(e.id, self.kernel.online_cpus() as i64);
+            }
+            if name == "cpid" && !self.opts.child_command {
+                self.consts.insert(e.id, 0);
+                self.warn(e.span, "No child command (`-c`); cpid is zero");
+            }
             let cx = std::mem::take(&mut self.cx);
             let t = {
                 let ci = |_: ExprId| None;
@@ -201,6 +210,13 @@ impl Checker<'_> {
         false
     }
 
+    /// Whether the script defines a macro or `fn` called `name` (it wins over a builtin value
+    /// called as a function).
+    fn is_user_callable(&self, name: &str) -> bool {
+        self.program.macros().any(|m| m.name.name == name)
+            || self.program.fns().any(|f| f.name.name == name)
+    }
+
     /// `struct NAME *` from BTF or the script, if known.
     /// A pointer to `struct name`: the script's own definition when it has one (it
     /// overrides BTF's, as in bpftrace), else the kernel's.
@@ -225,6 +241,9 @@ impl Checker<'_> {
         as_map_value: bool,
     ) -> Type {
         let Some(b) = builtins::lookup(&name.name, Form::Function) else {
+            if builtins::value_call(&name.name, args.len()) && !self.is_user_callable(&name.name) {
+                return self.ident(e, &name.name);
+            }
             if let Some(m) = self.program.macros().find(|m| m.name.name == name.name) {
                 if m.params.len() != args.len() {
                     self.error(

@@ -82,6 +82,8 @@ pub struct CheckOptions {
     pub stack_mode: crate::runtime::format::stack::StackMode,
     /// `-p PID` or `-c CMD`: kernel probes get a process filter (`codegen::lower::pid_filter`).
     pub pid_filter: bool,
+    /// `-c CMD`: `cpid` is the command's pid (kept in the process filter's map).
+    pub child_command: bool,
 }
 
 impl Default for CheckOptions {
@@ -94,6 +96,7 @@ impl Default for CheckOptions {
             max_map_keys: DEFAULT_MAX_MAP_KEYS,
             stack_mode: Default::default(),
             pid_filter: false,
+            child_command: false,
         }
     }
 }

@@ -39,6 +39,8 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
         "curtask" => bi::curtask(b),
         "cgroup" => bi::cgroup(b),
         "username" => bi::uid(b),
+        // With `-c` (without it the checker made `cpid` the constant 0).
+        "cpid" => Value::Reg(super::pid_filter::load_pid(b)),
         "kstack" | "ustack" => return stack(lw, e, &t),
         "func" => return func(lw, e, &t),
         "comm" => {

@@ -93,6 +93,9 @@ pub(crate) fn lower_call(
     if let Some(v) = super::mapfns::lower_call(lw, e, name, args) {
         return v;
     }
+    if crate::builtins::value_call(name, args.len()) {
+        return super::builtins::lower_value(lw, e, name);
+    }
     let t = lw.type_of(e.id);
     match name {
         n if super::funcs::NAMES.contains(&n) => super::funcs::lower_call(lw, e, name, args),

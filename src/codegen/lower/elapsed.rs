@@ -19,7 +19,12 @@ struct Finder(bool);
 
 impl Visitor for Finder {
     fn visit_expr(&mut self, e: &Expr) {
-        if matches!(&e.kind, ExprKind::Ident(n) if n == "elapsed") {
+        let named = |n: &str| n == "elapsed";
+        if match &e.kind {
+            ExprKind::Ident(n) => named(n),
+            ExprKind::Call { name, args } => args.is_empty() && named(&name.name),
+            _ => false,
+        } {
             self.0 = true;
         }
         walk_expr(self, e)

@@ -46,13 +46,19 @@ pub(crate) fn applies(kind: ProbeKind) -> bool {
     )
 }
 
-/// `if (want != 0 && bpf_get_current_pid_tgid() >> 32 != want) goto exit;`
-pub(crate) fn emit(b: &mut Builder, exit: Label) {
+/// The traced process's pid from the map (`cpid` with `-c`; 0 when unset).
+pub(crate) fn load_pid(b: &mut Builder) -> crate::codegen::VReg {
     let map = b.map(PID_MAP);
     let p = b.vreg();
     b.ld_map_value(p, map, 0);
     let want = b.vreg();
     b.load(Size::W, want, p, 0);
+    want
+}
+
+/// `if (want != 0 && bpf_get_current_pid_tgid() >> 32 != want) goto exit;`
+pub(crate) fn emit(b: &mut Builder, exit: Label) {
+    let want = load_pid(b);
     let go = b.label();
     b.jmp64(JmpOp::Jeq, want, 0, go);
     let tgid = b.call(Helper::GetCurrentPidTgid, &[]);

@@ -23,10 +23,13 @@ const BUILTINS: &[&str] = &[
     "numaid", "cpid", "usermode", "sarg", "$",
 ];
 
+/// The prefix of bpftrace's internal builtin names (`__builtin_comm`).
+const BUILTIN_PREFIX: &str = "__builtin_";
+
 /// Whether `name` is a builtin in bpftrace's parser's sense (macro parameters, records,
 /// `sizeof`/`typeof` operands).
 pub fn is_builtin(name: &str) -> bool {
-    if CORE_BUILTINS.contains(&name) || name.starts_with("__builtin_") {
+    if CORE_BUILTINS.contains(&name) || name.starts_with(BUILTIN_PREFIX) {
         return true;
     }
     is_arg_builtin(name)
@@ -360,6 +363,12 @@ impl Parser<'_> {
                 return Err(super::Recover);
             }
             return Err(self.expected("expression"));
+        };
+        // `__builtin_pid` is bpftrace's own spelling of the builtin `pid` (its stdlib defines
+        // `pid` through it): the same name for every later pass.
+        let word = match word.strip_prefix(BUILTIN_PREFIX) {
+            Some(rest) if !rest.is_empty() => rest.to_string(),
+            _ => word,
         };
         match word.as_str() {
             "true" | "false" => return Ok(self.mk_expr(wspan, ExprKind::Bool(word == "true"))),
