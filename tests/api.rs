@@ -18,7 +18,7 @@ fn compile_errors_are_rendered_like_the_cli() {
         panic!("compiled");
     };
     assert!(rendered.contains("script.bt:1:"), "{rendered}");
-    assert!(rendered.contains("error:"), "{rendered}");
+    assert!(rendered.contains(": ERROR: "), "{rendered}");
     assert!(diagnostics.iter().any(|d| d.is_error()));
 }
 

@@ -152,7 +152,8 @@ fn elapsed_gets_a_start_time_written_by_begin() {
 fn unsupported_constructs_point_at_the_script() {
     let e = error_of("BEGIN {\n  @h = hist(1);\n  for ($kv : @h) { }\n}");
     assert!(
-        e.starts_with("t.bt:3:14: error: cannot iterate over the histogram map @h"),
+        e.starts_with("t.bt:3:14-")
+            && e.contains(": ERROR: cannot iterate over the histogram map @h"),
         "{e}"
     );
     assert!(e.contains("^"), "{e}");
@@ -241,7 +242,7 @@ fn recursive_fns_are_refused_at_the_call() {
          BEGIN { @ = f(3); }",
     );
     assert!(
-        e.starts_with("t.bt:1:47: error: calling 'f' from itself"),
+        e.starts_with("t.bt:1:47-") && e.contains(": ERROR: calling 'f' from itself"),
         "{e}"
     );
 }

@@ -50,7 +50,10 @@ fn verifier_rejection_is_reported_at_the_script_line_with_a_caret() {
         .unwrap_or_else(|| panic!("a refused load gave no script position: {err}"));
     eprintln!("{}", d.render(&src));
     let shown = d.render(&src);
-    assert!(shown.starts_with("t.bt:3:3: error: "), "{shown}");
+    assert!(
+        shown.starts_with("t.bt:3:3-") && shown.contains(": ERROR: "),
+        "{shown}"
+    );
     assert!(shown.contains("verifier rejected probe BEGIN"), "{shown}");
     assert!(shown.contains("stack"), "reason missing: {shown}");
     assert!(shown.contains("  printf(\"%d\\n\", 5);"), "{shown}");

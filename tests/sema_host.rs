@@ -113,7 +113,7 @@ fn dry_run_reports_semantic_errors_with_location_and_exit_1() {
     let (code, _, err) = strobe(&["--dry-run", "-e", "BEGIN { @x = 1; @x = \"s\"; }"]);
     assert_eq!(code, 1);
     assert!(
-        err.starts_with("stdin:1:22: error: Type mismatch for @x: trying to assign value of type 'string[2]' when map already contains a value of type 'int64'\n"),
+        err.starts_with("stdin:1:22-") && err.contains(": ERROR: Type mismatch for @x: trying to assign value of type 'string[2]' when map already contains a value of type 'int64'\n"),
         "{err}"
     );
     let (code, _, err) = strobe(&[

@@ -14,11 +14,11 @@ use super::isa::{Helper, Pseudo};
 use super::parse::parse_line;
 use super::parse_insn::Item;
 use super::{Insn, MapDef, Object, Reloc, Section, Symbol};
-use crate::diag::{nearest, render_all, Diagnostic, SourceFile, Span};
+use crate::diag::{nearest, render_all_styled, Diagnostic, SourceFile, Span, Style};
 
 /// Assembly failed: every diagnostic, with the source they point into.
 #[derive(Clone, Debug, thiserror::Error)]
-#[error("{}", render_all(.diagnostics, .file).trim_end())]
+#[error("{}", render_all_styled(.diagnostics, .file, Style::Llvm).trim_end())]
 pub struct AsmError {
     pub file: SourceFile,
     pub diagnostics: Vec<Diagnostic>,

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use clap::Parser;
 
 use super::{EXIT_INPUT, EXIT_OK, EXIT_USAGE};
-use crate::diag::{render_all, SourceFile};
+use crate::diag::{render_all_styled, SourceFile, Style};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -53,7 +53,7 @@ pub fn run(args: &[OsString]) -> i32 {
     let obj = match crate::asm::assemble(&src) {
         Ok(obj) => obj,
         Err(diags) => {
-            eprint!("{}", render_all(&diags, &src));
+            eprint!("{}", render_all_styled(&diags, &src, Style::Llvm));
             return EXIT_INPUT;
         }
     };

@@ -164,13 +164,27 @@ impl Diagnostic {
         self.severity == Severity::Error
     }
 
-    /// Renders `file:line:col: severity: message`, the source line, a caret line, then labels,
-    /// notes and help.
+    /// Renders a script diagnostic as bpftrace does: `file:line:col-endcol: ERROR: message`
+    /// (`file:line-endline` for a span over several lines), the source line, a caret line,
+    /// then labels, notes and help.
     pub fn render(&self, src: &SourceFile) -> String {
+        self.render_styled(src, Style::Bpftrace)
+    }
+
+    /// Renders in `style`: [`Style::Llvm`] is `file:line:col: error: message`, as LLVM's
+    /// assembler reports (the `strobe asm` side).
+    pub fn render_styled(&self, src: &SourceFile, style: Style) -> String {
         let mut out = String::new();
-        render_at(&mut out, src, self.span, self.severity, &self.message);
+        render_at(
+            &mut out,
+            src,
+            self.span,
+            self.severity,
+            &self.message,
+            style,
+        );
         for (span, label) in &self.labels {
-            render_at(&mut out, src, *span, Severity::Note, label);
+            render_at(&mut out, src, *span, Severity::Note, label, style);
         }
         for note in &self.notes {
             out.push_str("note: ");
@@ -186,10 +200,40 @@ impl Diagnostic {
     }
 }
 
-fn render_at(out: &mut String, src: &SourceFile, span: Span, sev: Severity, msg: &str) {
+/// How a diagnostic's location and severity read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Style {
+    /// bpftrace's: `stdin:1:15-35: ERROR: …`, `WARNING:`.
+    Bpftrace,
+    /// LLVM's: `p.s:1:15: error: …`.
+    Llvm,
+}
+
+fn render_at(
+    out: &mut String,
+    src: &SourceFile,
+    span: Span,
+    sev: Severity,
+    msg: &str,
+    style: Style,
+) {
     use std::fmt::Write;
     let (line, col) = src.line_col(span.start);
-    let _ = writeln!(out, "{}:{}:{}: {}: {}", src.name, line, col, sev, msg);
+    let (end_line, end_col) = src.line_col(span.end.max(span.start));
+    match style {
+        Style::Llvm => {
+            let _ = writeln!(out, "{}:{}:{}: {}: {}", src.name, line, col, sev, msg);
+        }
+        Style::Bpftrace => {
+            let at = if end_line != line {
+                format!("{line}-{end_line}")
+            } else {
+                format!("{line}:{col}-{}", end_col.max(col + 1))
+            };
+            let sev = sev.to_string().to_uppercase();
+            let _ = writeln!(out, "{}:{at}: {sev}: {msg}", src.name);
+        }
+    }
     let text = src.line_text(line);
     let _ = writeln!(out, "{text}");
     // Tabs in the source line are kept in the padding so the caret lines up in a terminal.
@@ -198,7 +242,6 @@ fn render_at(out: &mut String, src: &SourceFile, span: Span, sev: Severity, msg:
         .take(col - 1)
         .map(|c| if c == '\t' { '\t' } else { ' ' })
         .collect();
-    let (end_line, end_col) = src.line_col(span.end);
     let width = if end_line == line && end_col > col {
         end_col - col
     } else {
@@ -207,11 +250,16 @@ fn render_at(out: &mut String, src: &SourceFile, span: Span, sev: Severity, msg:
     let _ = writeln!(out, "{pad}^{}", "~".repeat(width - 1));
 }
 
-/// Renders a list of diagnostics, errors and warnings in source order.
+/// Renders a list of diagnostics, errors and warnings in source order, as bpftrace does.
 pub fn render_all(diags: &[Diagnostic], src: &SourceFile) -> String {
+    render_all_styled(diags, src, Style::Bpftrace)
+}
+
+/// [`render_all`] in `style`.
+pub fn render_all_styled(diags: &[Diagnostic], src: &SourceFile, style: Style) -> String {
     let mut sorted: Vec<&Diagnostic> = diags.iter().collect();
     sorted.sort_by_key(|d| d.span.start);
-    sorted.iter().map(|d| d.render(src)).collect()
+    sorted.iter().map(|d| d.render_styled(src, style)).collect()
 }
 
 #[cfg(test)]
@@ -226,15 +274,32 @@ mod tests {
             .with_help("did you mean 'for'?");
         assert_eq!(
             d.render(&src),
-            "t.bt:2:15: error: unknown identifier 'foo'\n  printf(\"x\", foo);\n              ^~~\nhelp: did you mean 'for'?\n"
+            "t.bt:2:15-18: ERROR: unknown identifier 'foo'\n  printf(\"x\", foo);\n              ^~~\nhelp: did you mean 'for'?\n"
         );
+    }
+
+    #[test]
+    fn llvm_style_has_a_column_and_lowercase_severity() {
+        let src = SourceFile::new("p.s", "exti\n");
+        let d = Diagnostic::error(Span::new(0, 4), "unknown instruction");
+        assert_eq!(
+            d.render_styled(&src, Style::Llvm),
+            "p.s:1:1: error: unknown instruction\nexti\n^~~~\n"
+        );
+    }
+
+    #[test]
+    fn bpftrace_style_spans_several_lines_as_a_line_range() {
+        let src = SourceFile::new("t.bt", "BEGIN {\n  x\n}\n");
+        let d = Diagnostic::warning(Span::new(0, 12), "w");
+        assert!(d.render(&src).starts_with("t.bt:1-3: WARNING: w\n"));
     }
 
     #[test]
     fn render_clamps_out_of_range_spans() {
         let src = SourceFile::new("t.bt", "ab");
         let d = Diagnostic::error(Span::new(10, 20), "eof");
-        assert_eq!(d.render(&src), "t.bt:1:3: error: eof\nab\n  ^\n");
+        assert_eq!(d.render(&src), "t.bt:1:3-4: ERROR: eof\nab\n  ^\n");
     }
 
     #[test]
