@@ -97,7 +97,8 @@ impl Checker<'_> {
         }
         if let Some(v) = self.enum_value(name) {
             self.consts.insert(e.id, v);
-            return Type::I64;
+            // Typed as its enum, so it prints by name (`@[ONE]`, `%s`) until arithmetic.
+            return self.enum_of_enumerator(name).unwrap_or(Type::I64);
         }
         // The kernel's enum constants, as bpftrace takes them from BTF.
         let kernel_enum = self
@@ -132,6 +133,14 @@ impl Checker<'_> {
                 .vmlinux
                 .as_deref()
                 .is_some_and(|b| b.find_enumerator(name).is_some())
+    }
+
+    /// The script enum type that defines enumerator `name` (the last definition wins).
+    fn enum_of_enumerator(&self, name: &str) -> Option<Type> {
+        let i = self.script_types.defs.iter().rposition(|d| {
+            d.kind == CTypeKind::Enum && d.enumerators.iter().any(|(_, n)| n == name)
+        })?;
+        Some(self.script_types.struct_type(i))
     }
 
     /// An enumerator of a script-defined enum.

@@ -8,7 +8,7 @@
 use crate::btf::{Btf, TypeClass, TypeKind};
 use crate::syntax::ast::{CType, CTypeBody, CTypeDef, CTypeExpr, CTypeKind};
 
-use super::types::{AddrSpace, CTypeRef, Pointee, StructType, Type};
+use super::types::{AddrSpace, CTypeRef, EnumVariants, Pointee, StructType, Type};
 
 /// Deepest pointer chain converted (`char ***…`): deeper pointees become opaque.
 const MAX_DEPTH: usize = 8;
@@ -57,6 +57,18 @@ fn record_name(btf: &Btf, id: u32, union: bool) -> String {
     }
 }
 
+/// The enumerators of BTF enum `id` (empty when it is not one).
+fn btf_enumerators(btf: &Btf, id: u32) -> EnumVariants {
+    let list = match btf.resolve(id).map(|t| t.kind) {
+        Ok(TypeKind::Enum(e) | TypeKind::Enum64(e)) => e
+            .iter()
+            .map(|en| (en.value as i64, en.name.to_string()))
+            .collect(),
+        _ => Vec::new(),
+    };
+    std::sync::Arc::new(list)
+}
+
 fn convert(
     btf: &Btf,
     module: Option<&str>,
@@ -80,6 +92,7 @@ fn convert(
             },
             bytes: size.clamp(1, 8) as u8,
             signed,
+            variants: btf_enumerators(btf, id),
         },
         TypeClass::Pointer { target } => {
             let space = if user_tagged(btf, target) {
@@ -205,6 +218,38 @@ pub fn named_type(name: &str, max_strlen: usize) -> Option<Type> {
     })
 }
 
+/// A script enum's enumerators: each takes its literal value (`A = 5`, `B = -1`, `C = B`) or
+/// one more than the previous. A value the checker would have to compute (`A = 1 << 3`)
+/// leaves the enumerator out: such values print as numbers.
+fn script_enumerators(body: &CTypeBody) -> EnumVariants {
+    use crate::syntax::ast::{ExprKind, UnaryOp};
+    let mut out: Vec<(i64, String)> = Vec::new();
+    if let CTypeBody::Enumerators(es) = body {
+        let mut next = Some(0i64);
+        for en in es {
+            if let Some(v) = &en.value {
+                next = match &v.kind {
+                    ExprKind::Int(l) => Some(l.value as i64),
+                    ExprKind::Unary {
+                        op: UnaryOp::Neg,
+                        expr,
+                    } => match &expr.kind {
+                        ExprKind::Int(l) => Some((l.value as i64).wrapping_neg()),
+                        _ => None,
+                    },
+                    ExprKind::Ident(n) => out.iter().find(|(_, m)| m == n).map(|(v, _)| *v),
+                    _ => None,
+                };
+            }
+            if let Some(v) = next {
+                out.push((v, en.name.name.clone()));
+            }
+            next = next.map(|v| v.wrapping_add(1));
+        }
+    }
+    std::sync::Arc::new(out)
+}
+
 /// The script's own C types: layouts computed once with C rules.
 #[derive(Clone, Debug, Default)]
 pub struct ScriptTypes {
@@ -219,6 +264,8 @@ pub struct ScriptType {
     pub size: u32,
     pub align: u32,
     pub members: Vec<Member>,
+    /// An enum's enumerators with the values their literals give (empty otherwise).
+    pub enumerators: EnumVariants,
 }
 
 impl ScriptTypes {
@@ -290,6 +337,7 @@ impl ScriptTypes {
             size,
             align: if d.kind == CTypeKind::Enum { 4 } else { align },
             members,
+            enumerators: script_enumerators(&d.body),
         });
         self.defs.len() - 1
     }
@@ -364,6 +412,7 @@ impl ScriptTypes {
                 ty: CTypeRef::Script { index: i },
                 bytes: 4,
                 signed: false,
+                variants: d.enumerators.clone(),
             };
         }
         Type::CStruct(StructType {

@@ -61,6 +61,9 @@ pub struct StructType {
     pub union: bool,
 }
 
+/// An enum's enumerators `(value, name)`, shared by every value of the type.
+pub type EnumVariants = std::sync::Arc<Vec<(i64, String)>>;
+
 /// What a pointer points to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Pointee {
@@ -108,6 +111,8 @@ pub enum Type {
         ty: CTypeRef,
         bytes: u8,
         signed: bool,
+        /// The enumerators `(value, name)`, for printing values by name.
+        variants: EnumVariants,
     },
     /// A fixed array: `char[16]` members, `int8[4]` casts.
     Array {
@@ -256,9 +261,15 @@ impl Type {
                 bytes: *bytes,
                 signed: *signed,
             },
-            Type::Enum { bytes, signed, .. } => FieldType::Int {
+            Type::Enum {
+                bytes,
+                signed,
+                variants,
+                ..
+            } => FieldType::Enum {
                 bytes: *bytes,
                 signed: *signed,
+                variants: variants.clone(),
             },
             Type::Bool => FieldType::Bool,
             Type::Str { size } => FieldType::Str { size: *size },

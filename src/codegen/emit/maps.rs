@@ -106,7 +106,10 @@ impl Key {
             let end = off + f.size() as u32;
             let scalar = matches!(
                 f,
-                FieldType::Int { .. } | FieldType::Bool | FieldType::Pointer
+                FieldType::Int { .. }
+                    | FieldType::Enum { .. }
+                    | FieldType::Bool
+                    | FieldType::Pointer
             );
             if !scalar && !filled.contains(&i) {
                 undefined.push((off, end));

@@ -26,6 +26,13 @@ const RING_SIZE: u32 = 1 << 20;
 pub fn slot_field(t: &Type) -> FieldType {
     match t.field_type() {
         Some(FieldType::Int { signed, .. }) => FieldType::Int { bytes: 8, signed },
+        Some(FieldType::Enum {
+            signed, variants, ..
+        }) => FieldType::Enum {
+            bytes: 8,
+            signed,
+            variants,
+        },
         Some(FieldType::Bool) => FieldType::Int {
             bytes: 8,
             signed: false,

@@ -38,7 +38,7 @@ fn fits(kind: ArgKind, ty: &FieldType) -> bool {
         ArgKind::Any => true,
         ArgKind::Integer => matches!(
             ty,
-            FieldType::Int { .. } | FieldType::Bool | FieldType::Pointer
+            FieldType::Int { .. } | FieldType::Enum { .. } | FieldType::Bool | FieldType::Pointer
         ),
         ArgKind::Buffer => matches!(ty, FieldType::Buf { .. } | FieldType::Str { .. }),
     }

@@ -31,6 +31,13 @@ pub enum FieldType {
         signed: bool,
     },
     Bool,
+    /// An integer of an enum type: printed as its enumerator's name when it has one.
+    Enum {
+        bytes: u8,
+        signed: bool,
+        /// `(value, name)` of each enumerator.
+        variants: std::sync::Arc<Vec<(i64, String)>>,
+    },
     Pointer,
     /// A NUL-terminated string in a buffer of `size` bytes.
     Str {
@@ -138,7 +145,7 @@ impl FieldType {
     /// Size in bytes.
     pub fn size(&self) -> usize {
         match self {
-            FieldType::Int { bytes, .. } => *bytes as usize,
+            FieldType::Int { bytes, .. } | FieldType::Enum { bytes, .. } => *bytes as usize,
             FieldType::Bool => 1,
             FieldType::Pointer
             | FieldType::KSym
@@ -164,7 +171,9 @@ impl FieldType {
     /// Alignment in bytes.
     pub fn align(&self) -> usize {
         match self {
-            FieldType::Int { bytes, .. } => (*bytes as usize).clamp(1, 8),
+            FieldType::Int { bytes, .. } | FieldType::Enum { bytes, .. } => {
+                (*bytes as usize).clamp(1, 8)
+            }
             FieldType::Bool | FieldType::Str { .. } | FieldType::MacAddr => 1,
             FieldType::Buf { .. } => 4,
             FieldType::Tuple(fs) => fs.iter().map(FieldType::align).max().unwrap_or(1),
@@ -263,6 +272,29 @@ pub fn decode(ty: &FieldType, b: &[u8], r: &dyn Resolver) -> Result<Value, Decod
                 Value::Int(((raw << shift) as i64) >> shift)
             } else {
                 Value::UInt(raw)
+            }
+        }
+        FieldType::Enum {
+            bytes,
+            signed,
+            variants,
+        } => {
+            let int = FieldType::Int {
+                bytes: *bytes,
+                signed: *signed,
+            };
+            let v = decode(&int, b, r)?;
+            let n = match v {
+                Value::Int(n) => n,
+                Value::UInt(n) => n as i64,
+                _ => return Ok(v),
+            };
+            match variants.iter().find(|(value, _)| *value == n) {
+                Some((_, name)) => Value::Symbolic {
+                    name: name.as_bytes().to_vec(),
+                    number: n as u64,
+                },
+                None => v,
             }
         }
         FieldType::Bool => Value::Bool(get(b, 0, 1, "bool")?[0] != 0),
