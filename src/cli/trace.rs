@@ -198,8 +198,9 @@ pub fn run(args: &[OsString]) -> i32 {
     // Signals a running script reads from its signalfd must be blocked in every thread, so
     // block them here before the worker thread exists (it inherits the mask).
     let _ = crate::runtime::signals::block();
+    // Unnamed, so the thread keeps the process's name: `comm` in BEGIN/END (which run on
+    // it) is the name strobe was started as, as bpftrace's is `bpftrace`.
     std::thread::Builder::new()
-        .name("strobe".into())
         .stack_size(64 << 20)
         .spawn(move || run_on_this_thread(&args))
         .ok()
