@@ -59,7 +59,7 @@ pub enum ScriptError {
 pub struct Script {
     compiled: CompiledScript,
     /// How [`Script::run`] and [`Script::attach`] run it (`quiet` by default: no
-    /// `Attaching N probes...` line).
+    /// `Attached N probes` line).
     pub options: RunOptions,
 }
 
@@ -174,7 +174,7 @@ pub struct Session {
 }
 
 impl Session {
-    /// Probes attached (as `Attaching N probes...` counts them).
+    /// Probes attached (as `Attached N probes` counts them).
     pub fn attached(&self) -> usize {
         self.attached
     }

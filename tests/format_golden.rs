@@ -33,8 +33,14 @@ fn s(v: &str) -> Value {
 impl Sim {
     fn new(format: OutputFormat) -> Sim {
         let p = Printer::new(format);
-        let mut out = Vec::new();
-        p.attached_probes(&mut out, 1);
+        // The goldens are bpftrace 0.17's stdout, which starts with its banner; strobe prints
+        // current bpftrace's `Attached 1 probe` on stderr instead (tested in its own module).
+        let out = match format {
+            OutputFormat::Text => b"Attaching 1 probe...\n".to_vec(),
+            OutputFormat::Json => {
+                b"{\"type\": \"attached_probes\", \"data\": {\"probes\": 1}}\n".to_vec()
+            }
+        };
         Sim {
             p,
             out,

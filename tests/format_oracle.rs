@@ -133,8 +133,8 @@ fn stack_layouts_match_live_bpftrace() {
         user,
     };
     let p = Printer::new(OutputFormat::Text);
-    let mut out = Vec::new();
-    p.attached_probes(&mut out, 1);
+    // bpftrace 0.17's stdout banner (strobe prints current bpftrace's on stderr).
+    let mut out = b"Attaching 1 probe...\n".to_vec();
     let fmt = FormatString::parse("[%s]\n").unwrap();
     let ks = Value::Stack(stack(&blocks[0], StackMode::Perf, false));
     p.printf(&mut out, &fmt.render(&[ks], TextStyle::default()));

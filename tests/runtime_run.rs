@@ -38,7 +38,7 @@ fn begin_printf_then_exit_prints_exactly_like_bpftrace() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let tag = canned::fresh_tag();
     let (out, o) = run_to_string(&canned::hello(&tag, "hello\n"), &RunOptions::default());
-    assert_eq!(out, "Attaching 1 probe...\nhello\n\n\n");
+    assert_eq!(out, "hello\n\n\n");
     assert_eq!(o.reason, ExitReason::Exit);
     assert_eq!(leftover_progs(&tag), Vec::<String>::new());
 }
@@ -57,7 +57,7 @@ fn begin_output_in_json_is_one_object_per_line() {
     // bpftrace 0.17 -f json prints the exit preamble's two newlines in JSON mode too.
     assert_eq!(
         out,
-        "{\"type\": \"attached_probes\", \"data\": {\"probes\": 1}}\n\
+        "{\"type\": \"attached_probes\", \"count\": 1, \"data\": {\"probes\": 1}}\n\
          {\"type\": \"printf\", \"data\": \"hello\\n\"}\n\n\n"
     );
 }

@@ -3,7 +3,7 @@
 //! 1. validate the plan; raise RLIMIT_MEMLOCK; create the arming flag and every map;
 //! 2. start `-c`'s command, held before exec;
 //! 3. load BEGIN/END, load and attach every other probe (disarmed: their guard returns at once);
-//! 4. print `Attaching N probes...`; run each BEGIN (BPF_PROG_TEST_RUN) and handle its records,
+//! 4. print `Attached N probes` (stderr); run each BEGIN (BPF_PROG_TEST_RUN) and handle its records,
 //!    so BEGIN's output comes first and an `exit()` in BEGIN ends the run before any probe fires;
 //! 5. arm, release the command, then loop: one epoll set over the ring buffer's set and a
 //!    signalfd (SIGINT, SIGTERM, SIGCHLD); no timer, no busy polling;
@@ -52,7 +52,7 @@ pub enum Buffering {
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
     pub format: OutputFormat,
-    /// `-q`: no `Attaching N probes...`.
+    /// `-q`: no `Attached N probes`.
     pub quiet: bool,
     /// `-v`: per-probe attach details on stderr.
     pub verbose: bool,
@@ -86,7 +86,7 @@ pub enum ExitReason {
 #[derive(Clone, Debug)]
 pub struct RunOutcome {
     pub reason: ExitReason,
-    /// Probes attached (attach points, BEGIN/END included), as `Attaching N probes` says.
+    /// Probes attached (attach points, BEGIN/END included), as `Attached N probes` says.
     pub attached: usize,
     pub lost: u64,
     pub drops: u64,
@@ -322,7 +322,7 @@ pub fn run(
                     eprintln!("strobe: warning: {r}");
                 }
                 // bpftrace counts a per-CPU perf event probe (profile, software, hardware,
-                // a watchpoint without -p) once in `Attaching N probes`, not once per CPU.
+                // a watchpoint without -p) once in `Attached N probes`, not once per CPU.
                 attached += match p.kind {
                     ProbeKind::Profile { .. }
                     | ProbeKind::Software { .. }
@@ -371,7 +371,9 @@ pub fn run(
     let mut sink = EventSink::new(script, &maps, printer, &symbolizer, opts.unsafe_mode);
     let mut buf = Vec::with_capacity(4096);
     if !opts.quiet {
-        printer.attached_probes(&mut buf, attached as u64);
+        let mut err = Vec::new();
+        printer.attached_probes(&mut buf, &mut err, attached as u64);
+        let _ = std::io::stderr().write_all(&err);
     }
     flush(out, &mut buf, true);
 

@@ -1,7 +1,7 @@
 //! `elapsed`: nanoseconds since the script started. The start time lives in a one-entry
 //! array map ([`START_MAP`]) that the first BEGIN program writes before anything else runs
 //! (the runtime runs BEGIN programs before arming every other probe); a script without BEGIN
-//! gets a BEGIN of its own that only does that (so `Attaching N probes` counts one more than
+//! gets a BEGIN of its own that only does that (so `Attached N probes` counts one more than
 //! bpftrace, which writes the start time from userspace).
 
 use super::Lower;

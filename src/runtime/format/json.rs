@@ -3,7 +3,7 @@
 //! `{"type": "value", "data": …}`, `{"type": "map"|"hist"|"stats", "data": {"@m": …}}` where a
 //! keyed map's data is `{"k1,k2": v, …}` (keys' text joined by `,`, no spaces) and a scalar
 //! map's is the value itself, `{"type": "lost_events", "data": {"events": N}}`,
-//! `{"type": "attached_probes", "data": {"probes": N}}`.
+//! `{"type": "attached_probes", "count": N, "data": {"probes": N}}`.
 //!
 //! Input: values and map snapshots. Output: bytes ending in `\n`.
 //! Difference from bpftrace (0.17 and current): bytes ≥ 0x80 are not escaped as
@@ -185,11 +185,14 @@ pub fn write_lost_events(out: &mut Vec<u8>, n: u64) {
     );
 }
 
-/// `{"type": "attached_probes", "data": {"probes": N}}`.
+/// `{"type": "attached_probes", "count": N, "data": {"probes": N}}` (current bpftrace's
+/// shape: `count` beside the older `data.probes`).
 pub fn write_attached_probes(out: &mut Vec<u8>, n: u64) {
     write_display(
         out,
-        format_args!("{{\"type\": \"attached_probes\", \"data\": {{\"probes\": {n}}}}}\n"),
+        format_args!(
+            "{{\"type\": \"attached_probes\", \"count\": {n}, \"data\": {{\"probes\": {n}}}}}\n"
+        ),
     );
 }
 
@@ -229,7 +232,7 @@ mod tests {
             s(out),
             "{\"type\": \"printf\", \"data\": \"hi\\n\"}\n\
              {\"type\": \"lost_events\", \"data\": {\"events\": 3}}\n\
-             {\"type\": \"attached_probes\", \"data\": {\"probes\": 1}}\n\
+             {\"type\": \"attached_probes\", \"count\": 1, \"data\": {\"probes\": 1}}\n\
              {\"type\": \"helper_error\", \"helper\": \"map_update_elem\", \"retcode\": -7, \"line\": 1, \"col\": 9}\n"
         );
     }

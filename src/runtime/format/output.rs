@@ -2,7 +2,7 @@
 //!
 //! Input: events as they happen (printf text, `print()` values, map snapshots, counters).
 //! Output: bytes appended to a caller-owned buffer, to be written to stdout (or `-o FILE`).
-//! Text messages follow bpftrace 0.17 (`Attaching N probes...`, `Lost N events`); at exit
+//! Text messages follow bpftrace (`Attached N probes` on stderr, `Lost N events`); at exit
 //! bpftrace prints two newlines, then every map in name order (empty maps print as blank
 //! lines in text, nothing in JSON).
 //! Invariant: never panics, never does I/O.
@@ -41,12 +41,14 @@ impl Printer {
         }
     }
 
-    /// After attaching: `Attaching 1 probe...` / `Attaching N probes...`.
-    pub fn attached_probes(&self, out: &mut Vec<u8>, n: u64) {
+    /// After attaching, as current bpftrace says it: `Attached 1 probe` / `Attached N probes`
+    /// in text, which goes to `err` (stderr), or the JSON `attached_probes` message, which
+    /// goes to `out` with the other messages.
+    pub fn attached_probes(&self, out: &mut Vec<u8>, err: &mut Vec<u8>, n: u64) {
         match self.format {
             OutputFormat::Text => {
                 let s = if n == 1 { "" } else { "s" };
-                write_display(out, format_args!("Attaching {n} probe{s}...\n"));
+                write_display(err, format_args!("Attached {n} probe{s}\n"));
             }
             OutputFormat::Json => json::write_attached_probes(out, n),
         }
@@ -134,18 +136,17 @@ mod tests {
     #[test]
     fn counters_in_both_formats() {
         let (t, j) = both(|p, o| {
-            p.attached_probes(o, 1);
-            p.attached_probes(o, 3);
+            let mut err = Vec::new();
+            p.attached_probes(o, &mut err, 1);
+            p.attached_probes(o, &mut err, 3);
+            o.extend_from_slice(&err);
             p.lost_events(o, 7);
         });
-        assert_eq!(
-            t,
-            "Attaching 1 probe...\nAttaching 3 probes...\nLost 7 events\n"
-        );
+        assert_eq!(t, "Attached 1 probe\nAttached 3 probes\nLost 7 events\n");
         assert_eq!(
             j,
-            "{\"type\": \"attached_probes\", \"data\": {\"probes\": 1}}\n\
-             {\"type\": \"attached_probes\", \"data\": {\"probes\": 3}}\n\
+            "{\"type\": \"attached_probes\", \"count\": 1, \"data\": {\"probes\": 1}}\n\
+             {\"type\": \"attached_probes\", \"count\": 3, \"data\": {\"probes\": 3}}\n\
              {\"type\": \"lost_events\", \"data\": {\"events\": 7}}\n"
         );
     }
