@@ -562,9 +562,30 @@ pub(crate) fn read_map(
     let t = lw.type_of(e.id);
     let keys: Vec<&Expr> = keys.iter().collect();
     let key = build_key(lw, &info, &keys)?;
-    let map = map_index(lw, id);
     let slot_f = slot_field(&info.value);
-    match int_ty(&t).or(info.agg.map(|_| IntTy::I64)) {
+    if let Some(agg) = info.agg {
+        // Every CPU's slot, merged as bpftrace merges them (its checker refuses reading
+        // stats() and histograms as values).
+        let it = int_ty(&t).unwrap_or(IntTy::I64);
+        let keyp = lw.b.vreg();
+        match key.place.base {
+            crate::codegen::emit::Base::Slot(s) => lw.b.slot_addr(keyp, s, key.place.off),
+            crate::codegen::emit::Base::Ptr(r) => {
+                lw.b.mov(keyp, r);
+                lw.b.alu(true, crate::asm::isa::AluOp::Add, keyp, key.place.off);
+            }
+        }
+        let map_name = super::maps::map_name(lw.cp, id);
+        let v = super::loops::reduce_cpus(lw, &map_name, keyp, agg);
+        // The callback reads the key through its address: its slot lives until here.
+        if let crate::codegen::emit::Base::Slot(s) = key.place.base {
+            lw.b.keep_alive(s);
+        }
+        let v = crate::codegen::emit::arith::cast(&mut lw.b, v, IntTy::new(64, it.signed), it);
+        return Ok(Val::Int(v, it));
+    }
+    let map = map_index(lw, id);
+    match int_ty(&t) {
         Some(it) => {
             let v = emaps::lookup_or_zero(&mut lw.b, map, key.place, IntTy::new(64, it.signed));
             let v = crate::codegen::emit::arith::cast(&mut lw.b, v, IntTy::new(64, it.signed), it);
