@@ -186,6 +186,9 @@ pub(crate) struct Lower<'a> {
     pub fn_ret: Option<inline::FnReturn>,
     /// The binary of a uprobe/usdt attach point (`uaddr()` resolves symbols in it).
     pub user_binary: Option<std::path::PathBuf>,
+    /// Memory read whole from char arrays (`args.comm`, `p->name`): its strings may have
+    /// bytes after their NUL, which [`store::store_val`] clears when it writes them as strings.
+    pub raw_bytes: Vec<(Place, u32)>,
 }
 
 impl Lower<'_> {
@@ -229,6 +232,18 @@ impl Lower<'_> {
         } else {
             self.scratch(size, span)
         }
+    }
+
+    /// Records that the `size` bytes at `p` were copied whole from memory (see `raw_bytes`).
+    pub fn mark_raw(&mut self, p: Place, size: u32) {
+        self.raw_bytes.push((p, size));
+    }
+
+    /// Whether `p` lies in memory recorded by [`Lower::mark_raw`].
+    pub fn is_raw(&self, p: Place) -> bool {
+        self.raw_bytes
+            .iter()
+            .any(|(r, n)| r.base == p.base && p.off >= r.off && p.off < r.off + *n as i32)
     }
 
     pub fn type_of(&self, id: crate::syntax::ast::ExprId) -> Type {
