@@ -152,13 +152,15 @@ pub(crate) fn lower_call(
             Ok(Val::None)
         }
         "join" => {
-            // bpftrace: up to 16 elements of max_strlen bytes, stopping at the first NULL.
+            // bpftrace: up to 16 elements of 1024 bytes each (its join_argnum and
+            // join_argsize, whatever max_strlen is), stopping at the first NULL.
             const JOIN_MAX: usize = 16;
+            const JOIN_ARG_SIZE: usize = 1024;
             let sep = match args.get(1).map(|a| &a.kind) {
                 Some(ExprKind::Str(s)) => String::from_utf8_lossy(s).into_owned(),
                 _ => " ".into(),
             };
-            let elem = lw.max_strlen;
+            let elem = JOIN_ARG_SIZE;
             let user = reads_user_expr(lw, &args[0]);
             let arr = lower_expr(lw, &args[0])?.value();
             let arr = arr.reg(&mut lw.b);
@@ -169,10 +171,15 @@ pub(crate) fn lower_call(
                 sep,
             });
             let size = (crate::codegen::emit::output::RECORD_HEADER_SIZE + elem * JOIN_MAX) as u32;
-            let rec = lw.scratch(size, e.span)?;
+            let rec = lw.shared_scratch("join", size, e.span)?;
             let fields = vec![FieldType::Str { size: elem }; JOIN_MAX];
             let record = Record::new_at(&mut lw.b, rec, EventKind::Join, id, &fields);
-            crate::codegen::emit::mem::zero(&mut lw.b, rec.at(8), size - 8);
+            // The reader stops each element at its NUL and skips empty ones: a zero first
+            // byte marks the elements after the last one (a failed read zeroes its own).
+            for i in 0..JOIN_MAX {
+                let at = rec.at((8 + i * elem) as i32);
+                lw.b.store(crate::asm::isa::Size::B, at.mem(), at.off, 0);
+            }
             let ptr_slot = lw.b.slot(8, 8);
             let ptr_place = Place::new(ptr_slot, 0);
             let done = lw.b.label();
