@@ -1,4 +1,4 @@
-/* Target of the user-memory cases in probes.case: a uprobe's pointer arguments and a usdt
+/* Target of the user-memory cases in values.case: a uprobe's pointer arguments and a usdt
  * probe's string argument point into this process's stack, which only probe_read_user
  * reads. `strobe_um_f` must stay a real call with its arguments in registers; its name
  * argument has different bytes after the NUL in each call. */

@@ -443,10 +443,7 @@ pub(crate) fn reads_user_expr(lw: &Lower<'_>, a: &Expr) -> bool {
 pub(crate) fn reads_user(lw: &Lower<'_>, t: &Type) -> bool {
     match t {
         Type::Pointer { space, .. } => *space == crate::sema::types::AddrSpace::User,
-        _ => matches!(
-            lw.probe_kind,
-            crate::syntax::ast::ProbeKind::Uprobe | crate::syntax::ast::ProbeKind::Uretprobe
-        ),
+        _ => lw.probe_kind.user_space(),
     }
 }
 
