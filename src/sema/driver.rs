@@ -120,6 +120,7 @@ pub(super) fn run(program: &Program, kernel: &dyn KernelInfo, opts: &CheckOption
     let mut second = Checker::new(program, kernel, opts, true);
     second.maps = first.maps.clone();
     second.contexts = std::mem::take(&mut first.contexts);
+    second.var_types_learned = std::mem::take(&mut first.var_types_learned);
     // Keep only what round 1 learned about types; declarations and reports are redone.
     for e in &mut second.maps.entries {
         e.assigned = false;
@@ -236,6 +237,7 @@ impl<'a> Checker<'a> {
             contexts: HashMap::new(),
             typed_vars: Default::default(),
             unassigned: Default::default(),
+            var_types_learned: HashMap::new(),
         }
     }
 
@@ -371,6 +373,7 @@ impl<'a> Checker<'a> {
         }
         self.block(&probe.body, false);
         self.warn_unassigned();
+        self.learn_var_types();
         self.scopes.clear();
         let facts = std::mem::take(&mut self.facts);
         let attach = exp
@@ -467,6 +470,7 @@ impl<'a> Checker<'a> {
         self.fn_ret = Some(ret);
         self.block(&f.body, false);
         self.warn_unassigned();
+        self.learn_var_types();
         self.fn_vars
             .insert(f.name.name.clone(), std::mem::take(&mut self.vars));
         self.fn_ret = None;

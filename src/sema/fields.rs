@@ -275,7 +275,17 @@ impl Checker<'_> {
             CTypeRef::Script { index } => {
                 let def = self.script_types.defs.get(index)?;
                 if let Some(m) = def.members.iter().find(|m| m.name == name) {
-                    return Some((m.ty.clone(), m.offset, m.bits));
+                    // A pointer inside a struct in user memory points to user memory.
+                    let ty = match &m.ty {
+                        Type::Pointer { pointee, .. } if space == AddrSpace::User => {
+                            Type::Pointer {
+                                pointee: pointee.clone(),
+                                space,
+                            }
+                        }
+                        t => t.clone(),
+                    };
+                    return Some((ty, m.offset, m.bits));
                 }
                 let names: Vec<String> = def.members.iter().map(|m| m.name.clone()).collect();
                 self.error_help(

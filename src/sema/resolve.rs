@@ -79,6 +79,11 @@ pub(super) struct Checker<'a> {
     pub contexts: HashMap<usize, ProbeContext>,
     /// Slots declared with a type (`let $x: uint8`), which assignments must not widen.
     pub typed_vars: std::collections::HashSet<VarSlot>,
+    /// Each variable's type at the end of its probe or function, by name and declaring span:
+    /// round 1 learns it, round 2 declares the variable with it, so every read and write of
+    /// the variable uses one layout (the widest strings any assignment stores, as bpftrace
+    /// fixes a variable's type before generating code).
+    pub var_types_learned: HashMap<(String, Span), Type>,
     /// `let $x;` declarations not assigned yet (warned about at the end of the probe).
     pub unassigned: std::collections::HashSet<VarSlot>,
     /// The scope a first assignment without `let` declares its variable in: the frame's
@@ -99,12 +104,39 @@ impl Checker<'_> {
     // ---- scopes ----
 
     pub fn declare(&mut self, name: &str, ty: Type, span: Span) -> VarSlot {
+        let ty = self.learned_var_type(name, span, ty);
         let slot = VarSlot(self.vars.slots.len() as u32);
         self.vars.slots.push((name.to_string(), ty, span));
         if let Some(s) = self.scopes.last_mut() {
             s.insert(name.to_string(), slot);
         }
         slot
+    }
+
+    /// `ty` widened to what round 1 learned of the variable declared at `span` (see
+    /// `var_types_learned`).
+    fn learned_var_type(&self, name: &str, span: Span, ty: Type) -> Type {
+        match self.var_types_learned.get(&(name.to_string(), span)) {
+            Some(t) if ty.is_none() => t.clone(),
+            Some(t) => ty.unify(t).unwrap_or(ty),
+            None => ty,
+        }
+    }
+
+    /// Records the final types of the current probe's or function's variables.
+    pub fn learn_var_types(&mut self) {
+        for (name, t, span) in &self.vars.slots {
+            if t.is_none() {
+                continue;
+            }
+            let e = self
+                .var_types_learned
+                .entry((name.clone(), *span))
+                .or_insert_with(|| t.clone());
+            if let Some(m) = e.unify(t) {
+                *e = m;
+            }
+        }
     }
 
     /// Warns about `let` declarations never assigned to (bpftrace's warning), then forgets them.
@@ -119,6 +151,7 @@ impl Checker<'_> {
 
     /// Declares a variable first assigned without `let` (see `hoist_floor`).
     pub fn declare_implicit(&mut self, name: &str, ty: Type, span: Span) -> VarSlot {
+        let ty = self.learned_var_type(name, span, ty);
         let slot = VarSlot(self.vars.slots.len() as u32);
         self.vars.slots.push((name.to_string(), ty, span));
         let i = self.hoist_floor.min(self.scopes.len().saturating_sub(1));

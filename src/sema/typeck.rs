@@ -595,7 +595,7 @@ impl Checker<'_> {
                 let space = match (f, self.addr_spaces.get(&x.id)) {
                     (_, Some(s)) => *s,
                     (Type::Pointer { space, .. }, None) => *space,
-                    _ => AddrSpace::Kernel,
+                    _ => self.default_space(),
                 };
                 Type::Pointer {
                     pointee: pointee.clone(),
@@ -615,6 +615,16 @@ impl Checker<'_> {
                 self.error(e.span, format!("Cannot cast from '{from}' to '{to}'"));
                 Type::None
             }
+        }
+    }
+
+    /// The address space of an integer used as a pointer without `kptr()`/`uptr()`: user
+    /// memory in probes that fire in a user process (uprobe, uretprobe, usdt), else kernel.
+    pub fn default_space(&self) -> AddrSpace {
+        if !self.cx.kinds.is_empty() && self.cx.kinds.iter().all(|k| k.user_space()) {
+            AddrSpace::User
+        } else {
+            AddrSpace::Kernel
         }
     }
 

@@ -183,6 +183,32 @@ pub fn buf_eq(b: &mut Builder, a: Place, cap_a: u32, c: Place, cap_c: u32) -> Va
     Value::Reg(out)
 }
 
+/// Zeroes every byte of the `size`-byte string buffer at `place` after its first NUL, so two
+/// buffers holding the same string are the same bytes (map keys hash and compare bytewise). A
+/// buffer without a NUL is left as it is. One load and branch per byte finds the NUL; each
+/// branch enters a run of byte stores at its position, so the code is 3 × `size` instructions
+/// and the verifier walks each entry once (the paths join in one state: bytes it knows are
+/// zero are subsumed by the no-NUL path's unknown bytes).
+pub fn zero_after_nul(b: &mut Builder, place: Place, size: u32) {
+    if size < 2 {
+        return;
+    }
+    let done = b.label();
+    // The byte after position i is the first one to clear when byte i is the NUL.
+    let entries: Vec<_> = (0..size - 1).map(|_| b.label()).collect();
+    for (i, entry) in entries.iter().enumerate() {
+        let x = b.vreg();
+        b.load(Size::B, x, place.mem(), place.off + i as i32);
+        b.jmp64(JmpOp::Jeq, x, 0, *entry);
+    }
+    b.ja(done);
+    for (i, entry) in entries.iter().enumerate() {
+        b.bind(*entry);
+        b.store(Size::B, place.mem(), place.off + i as i32 + 1, 0);
+    }
+    b.bind(done);
+}
+
 /// Truncates the string at `place` (buffer of `size` bytes) to at most `len` bytes.
 pub fn truncate(b: &mut Builder, place: Place, size: u32, len: u32) {
     if len < size {

@@ -136,20 +136,23 @@ pub(crate) fn lower_arg(
             use crate::kernel::tracefs::FieldLayout;
             match (t, f.layout) {
                 (Type::Str { size }, FieldLayout::Array { .. }) => {
-                    // A char array inside the record: copy it through a kernel read.
+                    // A char array inside the record, read whole as a struct member is
+                    // (`deref::read_at`): ntop() and indexing see the bytes after a NUL,
+                    // stores as a string clear them.
                     let size = (*size as u32).min(f.size.max(1));
-                    let slot = lw.b.slot(size, 8);
-                    let p = Place::new(slot, 0);
+                    let p = lw.place(size.next_multiple_of(8), e.span)?;
+                    crate::codegen::emit::mem::zero(&mut lw.b, p, size.next_multiple_of(8));
                     let ctx = lw.b.ctx();
                     let src = lw.b.copy(ctx);
                     lw.b.alu(true, crate::asm::isa::AluOp::Add, src, f.offset as i32);
-                    crate::codegen::emit::strings::read_str(
+                    crate::codegen::emit::builtins::read_mem(
                         &mut lw.b,
                         false,
                         p,
                         size,
                         Value::Reg(src),
                     );
+                    lw.mark_raw(p, size);
                     Ok(Val::Mem(p))
                 }
                 (Type::Str { size }, _) => {
@@ -163,6 +166,8 @@ pub(crate) fn lower_arg(
                     lw.b.alu(true, crate::asm::isa::AluOp::Add, loc, ctx);
                     let slot = lw.b.slot(size, 8);
                     let p = Place::new(slot, 0);
+                    // The read stops at the NUL: the rest must be zero, not old stack.
+                    crate::codegen::emit::mem::zero(&mut lw.b, p, size);
                     crate::codegen::emit::strings::read_str(
                         &mut lw.b,
                         false,

@@ -155,13 +155,15 @@ pub(crate) fn lower_call(
             Ok(Val::None)
         }
         "join" => {
-            // bpftrace: up to 16 elements of max_strlen bytes, stopping at the first NULL.
+            // bpftrace: up to 16 elements of 1024 bytes each (its join_argnum and
+            // join_argsize, whatever max_strlen is), stopping at the first NULL.
             const JOIN_MAX: usize = 16;
+            const JOIN_ARG_SIZE: usize = 1024;
             let sep = match args.get(1).map(|a| &a.kind) {
                 Some(ExprKind::Str(s)) => String::from_utf8_lossy(s).into_owned(),
                 _ => " ".into(),
             };
-            let elem = lw.max_strlen;
+            let elem = JOIN_ARG_SIZE;
             let user = reads_user_expr(lw, &args[0]);
             let arr = lower_expr(lw, &args[0])?.value();
             let arr = arr.reg(&mut lw.b);
@@ -172,10 +174,15 @@ pub(crate) fn lower_call(
                 sep,
             });
             let size = (crate::codegen::emit::output::RECORD_HEADER_SIZE + elem * JOIN_MAX) as u32;
-            let rec = lw.scratch(size, e.span)?;
+            let rec = lw.shared_scratch("join", size, e.span)?;
             let fields = vec![FieldType::Str { size: elem }; JOIN_MAX];
             let record = Record::new_at(&mut lw.b, rec, EventKind::Join, id, &fields);
-            crate::codegen::emit::mem::zero(&mut lw.b, rec.at(8), size - 8);
+            // The reader stops each element at its NUL and skips empty ones: a zero first
+            // byte marks the elements after the last one (a failed read zeroes its own).
+            for i in 0..JOIN_MAX {
+                let at = rec.at((8 + i * elem) as i32);
+                lw.b.store(crate::asm::isa::Size::B, at.mem(), at.off, 0);
+            }
             let ptr_slot = lw.b.slot(8, 8);
             let ptr_place = Place::new(ptr_slot, 0);
             let done = lw.b.label();
@@ -439,10 +446,7 @@ pub(crate) fn reads_user_expr(lw: &Lower<'_>, a: &Expr) -> bool {
 pub(crate) fn reads_user(lw: &Lower<'_>, t: &Type) -> bool {
     match t {
         Type::Pointer { space, .. } => *space == crate::sema::types::AddrSpace::User,
-        _ => matches!(
-            lw.probe_kind,
-            crate::syntax::ast::ProbeKind::Uprobe | crate::syntax::ast::ProbeKind::Uretprobe
-        ),
+        _ => lw.probe_kind.user_space(),
     }
 }
 
@@ -565,9 +569,30 @@ pub(crate) fn read_map(
     let t = lw.type_of(e.id);
     let keys: Vec<&Expr> = keys.iter().collect();
     let key = build_key(lw, &info, &keys)?;
-    let map = map_index(lw, id);
     let slot_f = slot_field(&info.value);
-    match int_ty(&t).or(info.agg.map(|_| IntTy::I64)) {
+    if let Some(agg) = info.agg {
+        // Every CPU's slot, merged as bpftrace merges them (its checker refuses reading
+        // stats() and histograms as values).
+        let it = int_ty(&t).unwrap_or(IntTy::I64);
+        let keyp = lw.b.vreg();
+        match key.place.base {
+            crate::codegen::emit::Base::Slot(s) => lw.b.slot_addr(keyp, s, key.place.off),
+            crate::codegen::emit::Base::Ptr(r) => {
+                lw.b.mov(keyp, r);
+                lw.b.alu(true, crate::asm::isa::AluOp::Add, keyp, key.place.off);
+            }
+        }
+        let map_name = super::maps::map_name(lw.cp, id);
+        let v = super::loops::reduce_cpus(lw, &map_name, keyp, agg);
+        // The callback reads the key through its address: its slot lives until here.
+        if let crate::codegen::emit::Base::Slot(s) = key.place.base {
+            lw.b.keep_alive(s);
+        }
+        let v = crate::codegen::emit::arith::cast(&mut lw.b, v, IntTy::new(64, it.signed), it);
+        return Ok(Val::Int(v, it));
+    }
+    let map = map_index(lw, id);
+    match int_ty(&t) {
         Some(it) => {
             let v = emaps::lookup_or_zero(&mut lw.b, map, key.place, IntTy::new(64, it.signed));
             let v = crate::codegen::emit::arith::cast(&mut lw.b, v, IntTy::new(64, it.signed), it);

@@ -129,8 +129,10 @@ fn read_at(
     // A char array in memory (`char comm[16]`, also `__u8 u6_addr8[16]`, which is typed as a
     // string) is read whole, as bpftrace does: a string read would stop at the first NUL and
     // lose the bytes after it, which ntop() and indexing need (a v4-mapped IPv6 address
-    // starts with ten zero bytes). Printing still stops at the NUL.
+    // starts with ten zero bytes). Printing still stops at the NUL; stored as a string
+    // (a key, a value, a variable) it loses the bytes after the NUL (`mark_raw`).
     crate::codegen::emit::builtins::read_mem(&mut lw.b, user, p, size, addr);
+    lw.mark_raw(p, size);
     Ok(super::store::load_val(lw, p, t))
 }
 

@@ -63,14 +63,18 @@ fn for_map(
     let info = info.clone();
     let per_cpu = match info.agg {
         None => false,
-        Some(AggKind::Count | AggKind::Sum { .. } | AggKind::Min { .. } | AggKind::Max { .. }) => {
-            true
-        }
+        Some(
+            AggKind::Count
+            | AggKind::Sum { .. }
+            | AggKind::Min { .. }
+            | AggKind::Max { .. }
+            | AggKind::Avg { .. },
+        ) => true,
         Some(a) => {
             return Err(LowerError::Kernel {
                 what: format!(
                     "cannot iterate over the {} map {map_name}: only maps of plain values, \
-                     count(), sum(), min() and max() can be looped over",
+                     count(), sum(), min(), max() and avg() can be looped over",
                     agg_name(a)
                 ),
                 span: map_span,
@@ -160,13 +164,15 @@ fn for_map(
     Ok(())
 }
 
-/// The value of aggregation `agg` under `key` merged over every CPU, as userspace merges it:
-/// count and sum add the 8-byte slots; min and max take the best slot a CPU has set (value,
-/// then a set flag), 0 when none has. A `bpf_loop` over CPU numbers does it (the verifier
+/// The value of aggregation `agg` under `key` (a pointer to it) merged over every CPU, as
+/// userspace merges it: count and sum add the 8-byte slots; min and max take the best slot a
+/// CPU has set (value, then a set flag), 0 when none has; avg adds the totals and the counts
+/// of every CPU and divides (0 for no value, as `x / 0` is in BPF). A `bpf_loop` over CPU numbers does it (the verifier
 /// checks its callback once, where an unrolled walk of every CPU would cost it a path per
 /// CPU); `bpf_map_lookup_percpu_elem` returns NULL past the last CPU, which stops the walk.
-fn reduce_cpus(lw: &mut Lower<'_>, map_name: &str, key: VReg, agg: AggKind) -> Value {
-    // Context: the key pointer, the accumulator, whether a min/max slot was seen.
+pub(crate) fn reduce_cpus(lw: &mut Lower<'_>, map_name: &str, key: VReg, agg: AggKind) -> Value {
+    // Context: the key pointer, the accumulator, whether a min/max slot was seen (for avg:
+    // the count of values).
     const KEY: i32 = 0;
     const ACC: i32 = 8;
     const HAVE: i32 = 16;
@@ -193,6 +199,17 @@ fn reduce_cpus(lw: &mut Lower<'_>, map_name: &str, key: VReg, agg: AggKind) -> V
         _ => None,
     };
     match keep {
+        None if matches!(agg, AggKind::Avg { .. }) => {
+            cb.load(Size::Dw, acc, ctx, ACC);
+            cb.alu(true, AluOp::Add, acc, v);
+            cb.store(Size::Dw, ctx, ACC, acc);
+            let n = cb.vreg();
+            cb.load(Size::Dw, n, p, 8);
+            let count = cb.vreg();
+            cb.load(Size::Dw, count, ctx, HAVE);
+            cb.alu(true, AluOp::Add, count, n);
+            cb.store(Size::Dw, ctx, HAVE, count);
+        }
         None => {
             cb.load(Size::Dw, acc, ctx, ACC);
             cb.alu(true, AluOp::Add, acc, v);
@@ -234,8 +251,22 @@ fn reduce_cpus(lw: &mut Lower<'_>, map_name: &str, key: VReg, agg: AggKind) -> V
     );
     let out = b.vreg();
     b.load(Size::Dw, out, slot, ACC);
+    let out = match agg {
+        AggKind::Avg { signed } => {
+            let n = b.vreg();
+            b.load(Size::Dw, n, slot, HAVE);
+            crate::codegen::emit::arith::binop(
+                b,
+                crate::codegen::emit::arith::BinOp::Div,
+                Value::Reg(out),
+                Value::Reg(n),
+                IntTy::new(64, signed),
+            )
+        }
+        _ => Value::Reg(out),
+    };
     b.keep_alive(slot);
-    Value::Reg(out)
+    out
 }
 
 fn agg_name(a: AggKind) -> &'static str {

@@ -126,8 +126,10 @@ pub(crate) const LOST: &str = "lost";
 pub(crate) const DROPS: &str = "drops";
 pub(crate) const SCRATCH: &str = "scratch";
 /// Bytes of the per-CPU scratch buffer: room for values too large for the 512-byte stack
-/// (long strings and buffers, the records and keys that hold them).
-pub(crate) const SCRATCH_SIZE: u32 = 16384;
+/// (long strings and buffers, the records and keys that hold them; a `join()` record of 16
+/// arguments of 1024 bytes). 32 KiB is the largest per-CPU array value the kernel creates
+/// (`PCPU_MIN_UNIT_SIZE`, kernel/bpf/arraymap.c `array_map_alloc_check`).
+pub(crate) const SCRATCH_SIZE: u32 = 32768;
 
 /// Per-script state shared by all probes: the event table being filled.
 #[derive(Default)]
@@ -186,6 +188,11 @@ pub(crate) struct Lower<'a> {
     pub fn_ret: Option<inline::FnReturn>,
     /// The binary of a uprobe/usdt attach point (`uaddr()` resolves symbols in it).
     pub user_binary: Option<std::path::PathBuf>,
+    /// Memory read whole from char arrays (`args.comm`, `p->name`): its strings may have
+    /// bytes after their NUL, which [`store::store_val`] clears when it writes them as strings.
+    pub raw_bytes: Vec<(Place, u32)>,
+    /// Scratch regions shared by every call of a kind, by kind ([`Lower::shared_scratch`]).
+    pub shared_scratch: Vec<(&'static str, u32)>,
 }
 
 impl Lower<'_> {
@@ -205,6 +212,35 @@ impl Lower<'_> {
     /// its own region, so values never overlap).
     pub fn scratch(&mut self, size: u32, span: Span) -> Result<Place, LowerError> {
         let off = self.scratch_used.next_multiple_of(8);
+        self.reserve_scratch(off, size, span)?;
+        let map = self.b.map(SCRATCH);
+        Ok(crate::codegen::emit::maps::scratch(&mut self.b, map).at(off as i32))
+    }
+
+    /// `size` bytes of the scratch buffer that every call with the same `key` shares (records
+    /// that are submitted as soon as they are built, like `join()`'s 16 KiB): reserved once
+    /// per probe, looked up again at each call (a pointer from another call may come from a
+    /// path this one did not take).
+    pub fn shared_scratch(
+        &mut self,
+        key: &'static str,
+        size: u32,
+        span: Span,
+    ) -> Result<Place, LowerError> {
+        let off = match self.shared_scratch.iter().find(|(k, _)| *k == key) {
+            Some(&(_, off)) => off,
+            None => {
+                let off = self.scratch_used.next_multiple_of(8);
+                self.reserve_scratch(off, size, span)?;
+                self.shared_scratch.push((key, off));
+                off
+            }
+        };
+        let map = self.b.map(SCRATCH);
+        Ok(crate::codegen::emit::maps::scratch(&mut self.b, map).at(off as i32))
+    }
+
+    fn reserve_scratch(&mut self, off: u32, size: u32, span: Span) -> Result<(), LowerError> {
         if off + size > SCRATCH_SIZE {
             return Err(LowerError::Codegen {
                 probe: format!("probe {}", self.probe_index),
@@ -217,8 +253,7 @@ impl Lower<'_> {
             });
         }
         self.scratch_used = off + size;
-        let map = self.b.map(SCRATCH);
-        Ok(crate::codegen::emit::maps::scratch(&mut self.b, map).at(off as i32))
+        Ok(())
     }
 
     /// Stack for values up to `STACK_VALUE_MAX` bytes, the scratch buffer beyond.
@@ -229,6 +264,18 @@ impl Lower<'_> {
         } else {
             self.scratch(size, span)
         }
+    }
+
+    /// Records that the `size` bytes at `p` were copied whole from memory (see `raw_bytes`).
+    pub fn mark_raw(&mut self, p: Place, size: u32) {
+        self.raw_bytes.push((p, size));
+    }
+
+    /// Whether `p` lies in memory recorded by [`Lower::mark_raw`].
+    pub fn is_raw(&self, p: Place) -> bool {
+        self.raw_bytes
+            .iter()
+            .any(|(r, n)| r.base == p.base && p.off >= r.off && p.off < r.off + *n as i32)
     }
 
     pub fn type_of(&self, id: crate::syntax::ast::ExprId) -> Type {

@@ -80,6 +80,8 @@ pub(crate) fn lower_probe(
             lazy_vars: false,
             macros: Vec::new(),
             fn_ret: None,
+            raw_bytes: Vec::new(),
+            shared_scratch: Vec::new(),
             user_binary: at.targets.iter().find_map(|t| match &t.kind {
                 TargetKind::User { path, .. } | TargetKind::Usdt { path, .. } => Some(path.clone()),
                 _ => None,

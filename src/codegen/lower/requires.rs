@@ -1,7 +1,7 @@
 //! Which kernel feature a refused program lacked, when the refusal comes from a construct
 //! that needs a newer kernel: loops and `len()` call back into the program (`BPF_PSEUDO_FUNC`,
-//! kernel 5.13+) through `bpf_for_each_map_elem` (5.13+) or `bpf_loop` (5.17+), and a loop
-//! over a `count()`/`sum()` map reads other CPUs' values with `bpf_map_lookup_percpu_elem`
+//! kernel 5.13+) through `bpf_for_each_map_elem` (5.13+) or `bpf_loop` (5.17+), and reading
+//! an aggregation map (or looping over one) reads other CPUs' values with `bpf_map_lookup_percpu_elem`
 //! (5.19+).
 //!
 //! Input: the template and the verifier's one-line reason. Output: the instruction to blame
@@ -22,7 +22,8 @@ const NEWER_HELPERS: &[(Helper, &str, &str)] = &[
     (
         Helper::MapLookupPercpuElem,
         "5.19",
-        "`for` over a count() or sum() map (values of every CPU)",
+        "reading a count(), sum(), min(), max() or avg() map, or a `for` over one (values of \
+         every CPU)",
     ),
 ];
 

@@ -47,6 +47,10 @@ pub(crate) fn store_val(lw: &mut Lower<'_>, dst: Place, f: &FieldType, v: Val, t
             } else {
                 lw.b.store(Size::B, dst.mem(), dst.off + dst_size as i32 - 1, 0);
             }
+            if lw.is_raw(src) {
+                // A char array read whole: its bytes after the NUL are not the string's.
+                crate::codegen::emit::strings::zero_after_nul(&mut lw.b, dst, n);
+            }
         }
         (FieldType::Tuple(fs), Val::Mem(src)) => {
             let src_types: Vec<Type> = match ty {

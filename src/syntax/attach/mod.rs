@@ -63,6 +63,16 @@ pub const PROBE_KINDS: &[(ProbeKind, &str, &[&str])] = &[
 ];
 
 impl ProbeKind {
+    /// Whether the probe fires in a user process, so the addresses it sees (arguments,
+    /// integers cast to pointers) are user addresses unless `kptr()` says otherwise, as
+    /// bpftrace infers the address space from the probe type.
+    pub fn user_space(self) -> bool {
+        matches!(
+            self,
+            ProbeKind::Uprobe | ProbeKind::Uretprobe | ProbeKind::Usdt
+        )
+    }
+
     /// Looks a provider name up: exact names and aliases first (`U` is usdt, `u` uprobe), then
     /// names case-insensitively (`BEGIN`, `Kprobe`).
     pub fn from_name(name: &str) -> Option<ProbeKind> {
