@@ -254,6 +254,9 @@ pub fn run(
         source,
     })?;
     let _ = crate::sys::raise_memlock_rlimit();
+    // Until everything is loaded, Ctrl-C and SIGTERM end the run at once, even inside a
+    // long verification (see `Interruptible`).
+    let load_phase = super::signals::Interruptible::new();
     let arming = Arc::new(Arming::create().map_err(RunError::Arming)?);
     if let Ok(mut v) = ARMED.lock() {
         v.push(arming.clone());
@@ -336,6 +339,8 @@ pub fn run(
         }
         attached += 1;
     }
+
+    drop(load_phase);
 
     // The output ring buffer and the counters.
     let mut buffers = BufferSet::new()?;
