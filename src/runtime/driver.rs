@@ -320,6 +320,9 @@ pub fn run(
                         None => eprintln!("strobe: {}: {} attached", p.name, a.attached),
                     }
                 }
+                for (t, name) in a.target_names.iter().flatten().enumerate() {
+                    probe_names.insert(probe_id(i, t as u32), name.clone());
+                }
                 for r in &a.refused {
                     // A refusal names its own target; `p.name` is only the first one's.
                     eprintln!("strobe: warning: {r}");

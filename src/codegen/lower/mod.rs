@@ -186,6 +186,10 @@ pub(crate) struct Lower<'a> {
     pub fn_ret: Option<inline::FnReturn>,
     /// The binary of a uprobe/usdt attach point (`uaddr()` resolves symbols in it).
     pub user_binary: Option<std::path::PathBuf>,
+    /// The link-time address each uprobe target is attached at (function + offset, or the
+    /// address given), `None` where unknown: `uaddr()` in a PIE or shared library adds the
+    /// distance between it and the probe's run-time address.
+    pub user_anchors: Vec<Option<u64>>,
 }
 
 impl Lower<'_> {

@@ -84,6 +84,23 @@ pub(crate) fn lower_probe(
                 TargetKind::User { path, .. } | TargetKind::Usdt { path, .. } => Some(path.clone()),
                 _ => None,
             }),
+            user_anchors: at
+                .targets
+                .iter()
+                .filter_map(|t| match &t.kind {
+                    TargetKind::User {
+                        path,
+                        func,
+                        offset,
+                        address,
+                    } => Some(address.or_else(|| {
+                        kernel
+                            .elf_symbol_address(path, func)
+                            .map(|(a, _)| a + offset.unwrap_or(0))
+                    })),
+                    _ => None,
+                })
+                .collect(),
         };
         lw.exit = lw.b.label();
         lw.b.signed_division = kernel.signed_division();

@@ -46,6 +46,9 @@ pub struct Attachment {
     /// How a shared program reached its targets (`KprobeMulti`, `PerfEvents`, …) when the
     /// loader chose among mechanisms; `-v` prints it so tests can check the fallback taken.
     pub via: Option<String>,
+    /// What `probe` prints for each target index, when only attaching found the targets
+    /// (a uprobe's function glob is matched against the binary then).
+    pub target_names: Option<Vec<String>>,
 }
 
 /// Why a probe could not be attached.

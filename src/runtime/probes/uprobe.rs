@@ -44,6 +44,13 @@ pub fn attach(
     let mut template = probe.template.clone();
     template.attach = AttachKind::Uprobe { retprobe };
     let fds = map_fds(probe, &template, ctx)?;
+    // `probe` of each target (its index is the target's cookie): bpftrace's
+    // `uprobe:BINARY:FUNC` with the binary as written.
+    let kind = if retprobe { "uretprobe" } else { "uprobe" };
+    let target_names = funcs
+        .iter()
+        .map(|f| format!("{kind}:{}:{}", binary.display(), f.name))
+        .collect();
     let targets = MultiTargets::User {
         path,
         funcs: funcs.into_iter().map(|f| (f.name, f.offset)).collect(),
@@ -59,5 +66,6 @@ pub fn attach(
         refused: attached.refused.iter().map(|r| r.to_string()).collect(),
         objects: attached.into_objects(),
         via: Some(format!("{via:?}")),
+        target_names: Some(target_names),
     })
 }
