@@ -295,6 +295,7 @@ pub fn run(
     let ctx = AttachContext {
         maps: &map_fds,
         pid,
+        unsafe_mode: opts.unsafe_mode,
     };
 
     // Load and attach everything, still disarmed.

@@ -267,10 +267,18 @@ fn run_kind(
                 AttachSpec::Uprobe { func: f, .. } if !f.is_empty() => f.clone(),
                 _ => func.clone(),
             };
+            let (offset, address) = match spec {
+                AttachSpec::Uprobe {
+                    offset, address, ..
+                } => (offset.unwrap_or(0), *address),
+                _ => (0, None),
+            };
             RunKind::Uprobe {
                 binary: PathBuf::from(path),
                 func,
                 retprobe: at.kind == ProbeKind::Uretprobe,
+                offset,
+                address,
             }
         }
         (
