@@ -53,7 +53,24 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
             // uprobe_multi or one perf event each, `loader::multi`), which tells them apart by
             // the BPF cookie it gives each target: its index (5.15+; 0 through the ioctl
             // fallback of older kernels, which have no cookies).
+            use crate::kernel::features::Helper as H;
+            let shared = matches!(
+                lw.probe_kind,
+                K::Kprobe | K::Kretprobe | K::Uprobe | K::Uretprobe
+            );
+            let no_cookie = shared && lw.kernel.helper_unavailable(H::GetAttachCookie).is_some();
+            if no_cookie && lw.target_count > 1 {
+                return Err(LowerError::Kernel {
+                    what: "`probe` in a probe of several targets needs bpf_get_attach_cookie \
+                           (kernel 5.15+)"
+                        .into(),
+                    span: e.span,
+                });
+            }
+            let b = &mut lw.b;
             let idx = match lw.probe_kind {
+                // One target: index 0.
+                _ if no_cookie => Value::Imm(0),
                 K::Kprobe | K::Kretprobe | K::Uprobe | K::Uretprobe => {
                     let ctx = b.ctx();
                     let c = b.call(

@@ -190,6 +190,8 @@ pub(crate) struct Lower<'a> {
     /// address given), `None` where unknown: `uaddr()` in a PIE or shared library adds the
     /// distance between it and the probe's run-time address.
     pub user_anchors: Vec<Option<u64>>,
+    /// Targets of the attach point being lowered.
+    pub target_count: usize,
 }
 
 impl Lower<'_> {

@@ -84,6 +84,7 @@ pub(crate) fn lower_probe(
                 TargetKind::User { path, .. } | TargetKind::Usdt { path, .. } => Some(path.clone()),
                 _ => None,
             }),
+            target_count: at.targets.len(),
             user_anchors: at
                 .targets
                 .iter()
