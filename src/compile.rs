@@ -107,6 +107,12 @@ pub fn verifier_diagnostic(
     .with_note("run with -v for the full verifier log");
     Some(match needs {
         Some((_, help)) => d.with_help(help),
+        None if reason.contains("too large") || reason.contains("infinite loop") => d.with_help(
+            "the verifier follows every path and every loop iteration, up to 1,000,000 \
+             instructions (BPF_COMPLEXITY_LIMIT_INSNS, kernel/bpf/verifier.c): a `while` loop \
+             must end within that for every input; bound it by a constant or use \
+             `for ($i : 0..N)` (bpf_loop)",
+        ),
         None => d,
     })
 }

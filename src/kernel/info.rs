@@ -90,6 +90,11 @@ pub trait KernelInfo {
         None
     }
 
+    /// Whether ELF file `path` is position-independent (`ET_DYN`: PIE or shared library).
+    fn elf_is_dyn(&self, _path: &Path) -> bool {
+        false
+    }
+
     /// Whether the kernel's verifier accepts ISA v4 signed division (`sdiv`/`smod`, 6.6+).
     fn signed_division(&self) -> bool {
         false
@@ -313,6 +318,10 @@ impl KernelInfo for HostKernel {
 
     fn elf_symbol_address(&self, path: &Path, name: &str) -> Option<(u64, u64)> {
         elf::elf_symbol_address(path, name)
+    }
+
+    fn elf_is_dyn(&self, path: &Path) -> bool {
+        elf::elf_is_dyn(path)
     }
 
     fn signed_division(&self) -> bool {

@@ -11,6 +11,9 @@ use crate::btf::Glob;
 pub struct ElfFunc {
     pub name: String,
     pub offset: u64,
+    /// Link-time address and size (`st_value`, `st_size`).
+    pub addr: u64,
+    pub size: u64,
 }
 
 /// Every defined function symbol of the ELF at `path` (`.symtab` and `.dynsym`) whose name
@@ -42,6 +45,8 @@ pub fn elf_functions(path: &Path, pattern: &str) -> Result<Vec<ElfFunc>, String>
                 out.push(ElfFunc {
                     name: name.to_string(),
                     offset: s.st_value - ph.p_vaddr + ph.p_offset,
+                    addr: s.st_value,
+                    size: s.st_size,
                 });
             }
         }

@@ -289,6 +289,8 @@ pub fn uprobe_count(tag: &str, binary: PathBuf, func: &str) -> CompiledScript {
             binary,
             func: func.into(),
             retprobe: false,
+            offset: 0,
+            address: None,
         },
         AttachKind::Uprobe { retprobe: false },
     )

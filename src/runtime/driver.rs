@@ -254,6 +254,9 @@ pub fn run(
         source,
     })?;
     let _ = crate::sys::raise_memlock_rlimit();
+    // Until everything is loaded, Ctrl-C and SIGTERM end the run at once, even inside a
+    // long verification (see `Interruptible`).
+    let load_phase = super::signals::Interruptible::new();
     let arming = Arc::new(Arming::create().map_err(RunError::Arming)?);
     if let Ok(mut v) = ARMED.lock() {
         v.push(arming.clone());
@@ -292,6 +295,7 @@ pub fn run(
     let ctx = AttachContext {
         maps: &map_fds,
         pid,
+        unsafe_mode: opts.unsafe_mode,
     };
 
     // Load and attach everything, still disarmed.
@@ -317,6 +321,9 @@ pub fn run(
                         None => eprintln!("strobe: {}: {} attached", p.name, a.attached),
                     }
                 }
+                for (t, name) in a.target_names.iter().flatten().enumerate() {
+                    probe_names.insert(probe_id(i, t as u32), name.clone());
+                }
                 for r in &a.refused {
                     // A refusal names its own target; `p.name` is only the first one's.
                     eprintln!("strobe: warning: {r}");
@@ -336,6 +343,8 @@ pub fn run(
         }
         attached += 1;
     }
+
+    drop(load_phase);
 
     // The output ring buffer and the counters.
     let mut buffers = BufferSet::new()?;

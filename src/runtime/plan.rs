@@ -121,6 +121,10 @@ pub enum ProbeKind {
         binary: PathBuf,
         func: String,
         retprobe: bool,
+        /// `FUNC+OFFSET`: bytes past the function's start (0 at its entry).
+        offset: u64,
+        /// `uprobe:BINARY:0xADDR`: a link-time address instead of a function (`func` empty).
+        address: Option<u64>,
     },
     /// `software:EVENT:COUNT` (`perf_sw_ids` value) on every online CPU.
     Software {

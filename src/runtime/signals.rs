@@ -35,6 +35,47 @@ pub fn block() -> io::Result<()> {
     Ok(())
 }
 
+/// While alive, SIGINT and SIGTERM are not blocked in the calling thread (nor in threads it
+/// starts meanwhile), so they act at once, with the process's disposition (by default: the
+/// process ends). For the load phase: the kernel's verifier stops for a pending signal, but a
+/// blocked one is not pending for it, so a program that takes the verifier a minute would
+/// otherwise keep strobe deaf to Ctrl-C and SIGTERM that long. Nothing is armed yet then,
+/// and every kernel object is an fd the kernel closes at exit; a held `-c` command sees the
+/// tracer gone and exits without running. Dropping it blocks them again; a signal that came
+/// in between stays pending for the signalfd.
+pub struct Interruptible(());
+
+impl Interruptible {
+    pub fn new() -> Interruptible {
+        mask(libc::SIG_UNBLOCK, &[libc::SIGINT, libc::SIGTERM]);
+        Interruptible(())
+    }
+}
+
+impl Default for Interruptible {
+    fn default() -> Self {
+        Interruptible::new()
+    }
+}
+
+impl Drop for Interruptible {
+    fn drop(&mut self) {
+        mask(libc::SIG_BLOCK, &[libc::SIGINT, libc::SIGTERM]);
+    }
+}
+
+fn mask(how: libc::c_int, sigs: &[i32]) {
+    // SAFETY: a local set filled by sigemptyset/sigaddset; no old mask wanted.
+    unsafe {
+        let mut s: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut s);
+        for &sig in sigs {
+            libc::sigaddset(&mut s, sig);
+        }
+        libc::pthread_sigmask(how, &s, std::ptr::null_mut());
+    }
+}
+
 /// A signalfd for [`HANDLED`] (non-blocking, close-on-exec).
 #[derive(Debug)]
 pub struct SignalFd {

@@ -328,6 +328,43 @@ impl<'a> Checker<'a> {
         for (span, name) in unassigned {
             self.error(span, format!("Undefined map: {name}"));
         }
+        self.check_map_kinds();
+    }
+
+    /// A declared kind must suit the value: aggregations live in per-CPU maps (`percpuhash`,
+    /// `percpulruhash`), other values in shared ones (`hash`, `lruhash`), as bpftrace has it.
+    fn check_map_kinds(&mut self) {
+        let bad: Vec<(Span, &'static str, &'static str)> = self
+            .maps
+            .entries
+            .iter()
+            .filter_map(|e| {
+                let kind = e.declared.as_ref()?.0.as_str();
+                let value = e.value.as_ref()?;
+                let from_value = if matches!(value, Type::Agg(_)) {
+                    "BPF_MAP_TYPE_PERCPU_HASH"
+                } else {
+                    "BPF_MAP_TYPE_HASH"
+                };
+                let (declared, per_cpu) = match kind {
+                    "hash" => ("BPF_MAP_TYPE_HASH", false),
+                    "lruhash" => ("BPF_MAP_TYPE_LRU_HASH", false),
+                    "percpuhash" => ("BPF_MAP_TYPE_PERCPU_HASH", true),
+                    "percpulruhash" => ("BPF_MAP_TYPE_LRU_PERCPU_HASH", true),
+                    _ => return None,
+                };
+                (per_cpu != matches!(value, Type::Agg(_))).then_some((e.span, declared, from_value))
+            })
+            .collect();
+        for (span, declared, from_value) in bad {
+            self.error(
+                span,
+                format!(
+                    "Incompatible map types. Type from declaration: {declared}. \
+                     Type from value/key type: {from_value}"
+                ),
+            );
+        }
     }
 
     pub(super) fn check_probe(

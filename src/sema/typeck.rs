@@ -336,7 +336,22 @@ impl Checker<'_> {
                 let a = self.block(then, false);
                 let b = otherwise.as_ref().map(|o| self.expr(o));
                 match b {
-                    Some(b) => a.unify(&b).unwrap_or(Type::None),
+                    // bpftrace: the value of the taken branch's last expression; both
+                    // branches must give one type (or none, as a statement).
+                    Some(b) => match a.unify(&b) {
+                        Some(t) => t,
+                        None if a.is_none() || b.is_none() => Type::None,
+                        None => {
+                            self.error(
+                                e.span,
+                                format!(
+                                    "Branches must return the same type or compatible types: \
+                                     have '{a}' and '{b}'"
+                                ),
+                            );
+                            Type::None
+                        }
+                    },
                     None => Type::None,
                 }
             }

@@ -1,15 +1,17 @@
 # BEGIN { @m[1] = 2; $t = 0; for ($kv : @m) { if ($kv.0 == 3) { break; } $t += $kv.1; } @t = $t; }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 68 instructions
+# rawtracepoint template, 80 instructions
 # map 0: @m
 # map 1: drops
-# map 2: @t
+# map 2: scratch
+# map 3: @t
 # relocations:
 #   insn    3: map fd @m
 #   insn   12: map value drops + 0
-#   insn   21: map fd @m
-#   insn   33: map fd @t
-#   insn   42: map value drops + 0
+#   insn   18: map fd scratch
+#   insn   31: map fd @m
+#   insn   45: map fd @t
+#   insn   54: map value drops + 0
     # t.bt:1: BEGIN { @m[1] = 2; $t = 0; for ($kv : @m) { if ($kv.0 == 3) { break; } $t += $kv.1; } @t = $t; }
     *(u64 *)(r10 - 8) = 0
     *(u64 *)(r10 - 16) = 2
@@ -27,35 +29,47 @@
     lock *(u64 *)(r0 + 0) += r1
 L16:
     *(u64 *)(r10 - 8) = 0
+    *(u32 *)(r10 - 12) = 0
+    r1 = map_fd(2) ll
+    r2 = r10
+    r2 += -12
+    call 1 # bpf_map_lookup_elem
+    r6 = r0
+    if r6 != 0 goto L27
+    r0 = 0
+    exit
+L27:
+    r0 = *(u64 *)(r10 - 8)
+    *(u64 *)(r6 + 0) = r0
     *(u64 *)(r10 - 32) = 0
-    r0 = r10
-    r0 += -8
-    *(u64 *)(r10 - 16) = r0
+    *(u64 *)(r10 - 16) = r6
     r1 = map_fd(0) ll
-    r2 = func(L48) ll
+    r2 = func(L60) ll
     r3 = r10
     r3 += -32
     r4 = 0
     call 164 # bpf_for_each_map_elem
+    r0 = *(u64 *)(r6 + 0)
+    *(u64 *)(r10 - 8) = r0
     r0 = *(u64 *)(r10 - 32)
-    if r0 != 0 goto L46
+    if r0 != 0 goto L58
     r0 = *(u64 *)(r10 - 8)
     *(u64 *)(r10 - 16) = 0
-    r1 = map_fd(2) ll
+    r1 = map_fd(3) ll
     r2 = r10
     r2 += -16
     r3 = r10
     r3 += -8
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L46
+    if r0 == 0 goto L58
     r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L46:
+L58:
     r0 = 0
     exit
-L48:
+L60:
     r0 = *(u64 *)(r4 + 16)
     *(u64 *)(r10 - 16) = 0
     *(u64 *)(r10 - 8) = 0
@@ -65,17 +79,17 @@ L48:
     *(u64 *)(r10 - 8) = r1
     r1 = *(u64 *)(r10 - 16)
     r2 = 1
-    if r1 == 3 goto L59
+    if r1 == 3 goto L71
     r2 = 0
-L59:
-    if r2 != 0 goto L66
+L71:
+    if r2 != 0 goto L78
     r1 = *(u64 *)(r10 - 8)
     r2 = *(u64 *)(r0 + 0)
     r2 += r1
     *(u64 *)(r0 + 0) = r2
     r0 = 0
     exit
-L66:
+L78:
     r0 = 1
     exit
 

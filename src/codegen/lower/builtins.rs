@@ -50,7 +50,39 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
             return Ok(Val::Mem(p));
         }
         "probe" => {
-            let idx = bi::target_index(b);
+            use crate::syntax::ast::ProbeKind as K;
+            // kprobes and uprobes share one program among their targets (kprobe_multi,
+            // uprobe_multi or one perf event each, `loader::multi`), which tells them apart by
+            // the BPF cookie it gives each target: its index (5.15+; 0 through the ioctl
+            // fallback of older kernels, which have no cookies).
+            use crate::kernel::features::Helper as H;
+            let shared = matches!(
+                lw.probe_kind,
+                K::Kprobe | K::Kretprobe | K::Uprobe | K::Uretprobe
+            );
+            let no_cookie = shared && lw.kernel.helper_unavailable(H::GetAttachCookie).is_some();
+            if no_cookie && lw.target_count > 1 {
+                return Err(LowerError::Kernel {
+                    what: "`probe` in a probe of several targets needs bpf_get_attach_cookie \
+                           (kernel 5.15+)"
+                        .into(),
+                    span: e.span,
+                });
+            }
+            let b = &mut lw.b;
+            let idx = match lw.probe_kind {
+                // One target: index 0.
+                _ if no_cookie => Value::Imm(0),
+                K::Kprobe | K::Kretprobe | K::Uprobe | K::Uretprobe => {
+                    let ctx = b.ctx();
+                    let c = b.call(
+                        crate::asm::isa::Helper::GetAttachCookie,
+                        &[crate::codegen::Arg::Reg(ctx)],
+                    );
+                    Value::Reg(c)
+                }
+                _ => bi::target_index(b),
+            };
             let hi = (lw.probe_index as i64) << 32;
             crate::codegen::emit::arith::binop(
                 b,
@@ -279,9 +311,19 @@ fn kprobe_has_get_func_ip(lw: &Lower<'_>) -> bool {
 fn func(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, LowerError> {
     use crate::syntax::ast::ProbeKind as K;
     match (lw.probe_kind, t) {
-        (K::Uprobe | K::Uretprobe, Type::USym) => {
+        (K::Uprobe, Type::USym) => {
             let ip = ctx_load(lw, PT_REGS_IP, IntTy::U64);
             usym(lw, e, ip)
+        }
+        // A uretprobe fires after the `ret`: its saved ip is the caller's. bpf_get_func_ip
+        // gives the probed function's address (uprobes: 6.6+; bpftrace uses it there too).
+        (K::Uretprobe, Type::USym) => {
+            let ctx = lw.b.ctx();
+            let ip = lw.b.call(
+                crate::asm::isa::Helper::GetFuncIp,
+                &[crate::codegen::Arg::Reg(ctx)],
+            );
+            usym(lw, e, Value::Reg(ip))
         }
         // Before 5.15 kprobe programs have no bpf_get_func_ip; the kprobe's own address is
         // the saved ip minus the int3 length: the int3 handler, the optimized (jump) kprobe
@@ -307,4 +349,51 @@ fn func(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, LowerError> {
         }
         _ => Err(LowerError::unsupported("`func` in this probe", e.span)),
     }
+}
+
+/// `uaddr(sym)` in a PIE or shared library (`ET_DYN`), where `sym_addr` is only an offset from
+/// the object's load address in each process: the symbol's run-time address, as bpftrace
+/// computes it (link-time address + where the process mapped the object). The load address is
+/// the probe's run-time address (the saved ip of a uprobe; bpf_get_func_ip, the function's
+/// entry, in a uretprobe) minus its link-time one, so it needs one target per program.
+pub(crate) fn uaddr_relocated(
+    lw: &mut Lower<'_>,
+    sym_addr: u64,
+    span: crate::diag::Span,
+) -> Result<Val, LowerError> {
+    use crate::syntax::ast::ProbeKind as K;
+    let anchor = match lw.user_anchors.as_slice() {
+        [Some(a)] => *a,
+        _ => {
+            return Err(LowerError::Kernel {
+                what: "uaddr() in a position-independent binary or library needs a probe with \
+                       one target: its address gives the load address"
+                    .into(),
+                span,
+            })
+        }
+    };
+    let ip = if lw.probe_kind == K::Uretprobe {
+        let ctx = lw.b.ctx();
+        let r = lw.b.call(
+            crate::asm::isa::Helper::GetFuncIp,
+            &[crate::codegen::Arg::Reg(ctx)],
+        );
+        Value::Reg(r)
+    } else {
+        ctx_load(lw, PT_REGS_IP, IntTy::U64)
+    };
+    let delta = sym_addr.wrapping_sub(anchor) as i64;
+    let r = match ip {
+        Value::Reg(r) => r,
+        Value::Imm(_) => return Ok(Val::Int(ip, IntTy::U64)),
+    };
+    let out = lw.b.copy(r);
+    if i32::try_from(delta).is_ok() {
+        lw.b.alu(true, crate::asm::isa::AluOp::Add, out, delta as i32);
+    } else {
+        let d = lw.b.constant(delta);
+        lw.b.alu(true, crate::asm::isa::AluOp::Add, out, d);
+    }
+    Ok(Val::Int(Value::Reg(out), IntTy::U64))
 }

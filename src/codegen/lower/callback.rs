@@ -44,6 +44,8 @@ pub(crate) struct Callback {
     /// Slots whose addresses the context struct holds (itself included): in use until
     /// the helper call returns.
     keep: Vec<Slot>,
+    /// Variables kept in the scratch map during the call: (variable, region, bytes).
+    copies: Vec<(Place, Place, u32)>,
 }
 
 /// What the callback's prologue gets: its parameters and the context struct pointer.
@@ -84,12 +86,35 @@ pub(crate) fn build(
     let result = fn_ret.as_ref().and_then(|r| r.result_place());
     // Captures, in the caller.
     let mut captured: Vec<(VarSlot, Place)> = Vec::new();
+    let mut copies: Vec<(Place, Place, u32)> = Vec::new();
+    let written = written_names(body);
     for slot in super::inline::named_slots(lw, body) {
         if Some(slot) == own || captured.iter().any(|(s, _)| *s == slot) {
             continue;
         }
-        if let Some(p) = super::stmt::var_place(lw, slot) {
-            captured.push((slot, p));
+        let Some(p) = super::stmt::var_place(lw, slot) else {
+            continue;
+        };
+        let t = lw.var_type(slot);
+        let is_written = written.iter().any(|n| lw.scopes.lookup(n) == Some(slot));
+        match (is_written && plain_data(&t)).then(|| {
+            let size = (super::maps::slot_field(&t).size() as u32)
+                .max(8)
+                .next_multiple_of(8);
+            (size, lw.scratch(size, body_span(body, lw)))
+        }) {
+            // A variable the body writes is kept in the scratch map during the loop: the
+            // verifier tracks values on the stack exactly, so a counter there (`$n++; if ($n
+            // == 2) { break; }`) differs at every call of the callback and its states never
+            // converge (kernels 6.7+ verify a callback as called any number of times), while
+            // a map value's contents are unknown to it. Copied in before the call and back
+            // after it ([`after_call`]).
+            Some((size, Ok(region))) => {
+                super::store::copy(lw, region, p, size);
+                copies.push((p, region, size));
+                captured.push((slot, region));
+            }
+            _ => captured.push((slot, p)),
         }
     }
     // The result's place travels as one more capture.
@@ -149,7 +174,57 @@ pub(crate) fn build(
         ctx: cslot,
         fn_return: fn_ret.is_some(),
         keep,
+        copies,
     })
+}
+
+/// Values the scratch map may hold: data only, never an address the verifier tracks (a
+/// stack or map pointer stored in a map value is refused as a leak).
+fn plain_data(t: &crate::sema::Type) -> bool {
+    use crate::sema::Type as T;
+    match t {
+        T::Int { .. } | T::Bool | T::Enum { .. } | T::Str { .. } | T::Buf { .. } => true,
+        T::Tuple(ts) => ts.iter().all(plain_data),
+        T::Record(fs) => fs.iter().all(|(_, t)| plain_data(t)),
+        T::Array { elem, .. } => plain_data(elem),
+        _ => false,
+    }
+}
+
+/// The span for a scratch-buffer refusal: the body's first statement, else the caller's.
+fn body_span(body: &Block, lw: &Lower<'_>) -> crate::diag::Span {
+    body.stmts.first().map_or(lw.b.span(), |s| s.span)
+}
+
+/// Every `$name` the block assigns (`=`, compound assignments, `++`/`--`).
+fn written_names(b: &Block) -> BTreeSet<String> {
+    struct Writes(BTreeSet<String>);
+    impl Visitor for Writes {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if let StmtKind::Assign {
+                target: LValue::Var(v),
+                ..
+            } = &s.kind
+            {
+                self.0.insert(v.name.clone());
+            }
+            walk_stmt(self, s)
+        }
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprKind::Unary { op, expr } = &e.kind {
+                use crate::syntax::ast::UnaryOp as U;
+                if let (U::PreInc | U::PreDec | U::PostInc | U::PostDec, ExprKind::Var(n)) =
+                    (op, &expr.kind)
+                {
+                    self.0.insert(n.clone());
+                }
+            }
+            walk_expr(self, e)
+        }
+    }
+    let mut w = Writes(BTreeSet::new());
+    w.visit_block(b);
+    w.0
 }
 
 /// Stores the address of `p`'s base (not counting `p.off`) at `off` of the context struct;
@@ -232,6 +307,9 @@ fn lower_body(
 
 /// After the helper call: leave the probe when the callback asked to.
 pub(crate) fn after_call(lw: &mut Lower<'_>, cb: &Callback) {
+    for &(var, region, size) in &cb.copies {
+        super::store::copy(lw, var, region, size);
+    }
     let flag = lw.b.vreg();
     lw.b.load(Size::Dw, flag, cb.ctx, FLAG);
     for &s in &cb.keep {

@@ -70,10 +70,36 @@ fn lower_expr_here(lw: &mut Lower<'_>, e: &Expr) -> Result<Val, LowerError> {
             otherwise,
         } => {
             let c = lower_expr(lw, cond)?;
-            match then {
-                Some(then) => branch_value(lw, c.value(), &t, then, otherwise),
-                None => branch_value(lw, c.value(), &t, cond, otherwise),
-            }
+            let then = then.as_deref().unwrap_or(cond);
+            let (then_t, other_t) = (lw.type_of(then.id), lw.type_of(otherwise.id));
+            branch_value(
+                lw,
+                c.value(),
+                &t,
+                (|lw: &mut Lower<'_>| lower_expr(lw, then), then_t),
+                (|lw: &mut Lower<'_>| lower_expr(lw, otherwise), other_t),
+            )
+        }
+        // `if` with a value (bpftrace: both branches' last expressions, of one type): the
+        // taken branch's value, as the ternary operator computes it.
+        ExprKind::If {
+            cond,
+            then,
+            otherwise: Some(otherwise),
+        } if !matches!(t, Type::None) && then.tail.is_some() => {
+            let c = lower_expr(lw, cond)?.value();
+            let then_t = then.tail.as_ref().map_or(Type::None, |e| lw.type_of(e.id));
+            let other_t = lw.type_of(otherwise.id);
+            branch_value(
+                lw,
+                c,
+                &t,
+                (
+                    |lw: &mut Lower<'_>| super::stmt::lower_block(lw, then),
+                    then_t,
+                ),
+                (|lw: &mut Lower<'_>| lower_expr(lw, otherwise), other_t),
+            )
         }
         ExprKind::If {
             cond,
@@ -209,27 +235,33 @@ fn element(lw: &mut Lower<'_>, p: Place, t: &Type, i: usize) -> Result<Val, Lowe
 }
 
 /// `cond ? a : b` for any value type.
-fn branch_value(
+/// The value of `cond ? then : otherwise` (or of an `if` expression) of type `t`: each branch
+/// a closure that lowers it, with the branch's own type.
+fn branch_value<A, B>(
     lw: &mut Lower<'_>,
     cond: Value,
     t: &Type,
-    then: &Expr,
-    otherwise: &Expr,
-) -> Result<Val, LowerError> {
+    (then, tt): (A, Type),
+    (otherwise, ot): (B, Type),
+) -> Result<Val, LowerError>
+where
+    A: FnOnce(&mut Lower<'_>) -> Result<Val, LowerError>,
+    B: FnOnce(&mut Lower<'_>) -> Result<Val, LowerError>,
+{
     let else_l = lw.b.label();
     let end = lw.b.label();
     match int_ty(t) {
         Some(it) => {
             let out = lw.b.vreg();
             jump_if_false(&mut lw.b, cond, else_l);
-            let a = lower_expr(lw, then)?.value();
-            let a = cast_to(lw, a, &lw.type_of(then.id), it);
+            let a = then(lw)?.value();
+            let a = cast_to(lw, a, &tt, it);
             let s = a.src(&mut lw.b);
             lw.b.mov(out, s);
             lw.b.ja(end);
             lw.b.bind(else_l);
-            let c = lower_expr(lw, otherwise)?.value();
-            let c = cast_to(lw, c, &lw.type_of(otherwise.id), it);
+            let c = otherwise(lw)?.value();
+            let c = cast_to(lw, c, &ot, it);
             let s = c.src(&mut lw.b);
             lw.b.mov(out, s);
             lw.b.bind(end);
@@ -243,13 +275,11 @@ fn branch_value(
             let slot = lw.b.slot((f.size() as u32).max(1), 8);
             let p = Place::new(slot, 0);
             jump_if_false(&mut lw.b, cond, else_l);
-            let tt = lw.type_of(then.id);
-            let a = lower_expr(lw, then)?;
+            let a = then(lw)?;
             store_val(lw, p, &f, a, &tt);
             lw.b.ja(end);
             lw.b.bind(else_l);
-            let ot = lw.type_of(otherwise.id);
-            let c = lower_expr(lw, otherwise)?;
+            let c = otherwise(lw)?;
             store_val(lw, p, &f, c, &ot);
             lw.b.bind(end);
             Ok(Val::Mem(p))

@@ -105,13 +105,18 @@ pub(crate) fn lower_call(
         "uaddr" => {
             let sym = str_lit(&args[0]);
             let binary = lw.user_binary.clone().unwrap_or_default();
-            match lw.kernel.elf_symbol_address(&binary, &sym) {
-                Some((a, _)) => Ok(Val::Int(Value::Imm(a as i64), IntTy::U64)),
-                None => Err(LowerError::Kernel {
+            let Some((a, _)) = lw.kernel.elf_symbol_address(&binary, &sym) else {
+                return Err(LowerError::Kernel {
                     what: format!("Could not resolve symbol: {}:{sym}", binary.display()),
                     span: e.span,
-                }),
+                });
+            };
+            use crate::syntax::ast::ProbeKind as K;
+            let uprobe = matches!(lw.probe_kind, K::Uprobe | K::Uretprobe);
+            if !uprobe || !lw.kernel.elf_is_dyn(&binary) {
+                return Ok(Val::Int(Value::Imm(a as i64), IntTy::U64));
             }
+            super::builtins::uaddr_relocated(lw, a, e.span)
         }
         "reg" => {
             let r = str_lit(&args[0]);

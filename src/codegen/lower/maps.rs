@@ -117,12 +117,26 @@ pub fn map_table(cp: &CheckedProgram) -> Vec<MapSpec> {
         })
         .size()
         .max(1) as u32;
+        // `let @m = lruhash(N)`: the kernel evicts the least recently used key when full
+        // instead of refusing the new one (the checker matched the kind to the value).
+        let lru = matches!(
+            m.declared_kind.as_deref(),
+            Some("lruhash" | "percpulruhash")
+        );
         let (map_type, value_size, value) = match m.agg {
-            Some(a) => (MapType::PercpuHash, agg_value_size(a), MapValueSpec::Agg(a)),
+            Some(a) => (
+                if lru {
+                    MapType::LruPercpuHash
+                } else {
+                    MapType::PercpuHash
+                },
+                agg_value_size(a),
+                MapValueSpec::Agg(a),
+            ),
             None => {
                 let f = slot_field(&m.value);
                 (
-                    MapType::Hash,
+                    if lru { MapType::LruHash } else { MapType::Hash },
                     (f.size() as u32).max(1).next_multiple_of(8),
                     MapValueSpec::Plain(f),
                 )

@@ -193,6 +193,12 @@ pub(crate) struct Lower<'a> {
     pub raw_bytes: Vec<(Place, u32)>,
     /// Scratch regions shared by every call of a kind, by kind ([`Lower::shared_scratch`]).
     pub shared_scratch: Vec<(&'static str, u32)>,
+    /// The link-time address each uprobe target is attached at (function + offset, or the
+    /// address given), `None` where unknown: `uaddr()` in a PIE or shared library adds the
+    /// distance between it and the probe's run-time address.
+    pub user_anchors: Vec<Option<u64>>,
+    /// Targets of the attach point being lowered.
+    pub target_count: usize,
 }
 
 impl Lower<'_> {

@@ -86,6 +86,24 @@ pub(crate) fn lower_probe(
                 TargetKind::User { path, .. } | TargetKind::Usdt { path, .. } => Some(path.clone()),
                 _ => None,
             }),
+            target_count: at.targets.len(),
+            user_anchors: at
+                .targets
+                .iter()
+                .filter_map(|t| match &t.kind {
+                    TargetKind::User {
+                        path,
+                        func,
+                        offset,
+                        address,
+                    } => Some(address.or_else(|| {
+                        kernel
+                            .elf_symbol_address(path, func)
+                            .map(|(a, _)| a + offset.unwrap_or(0))
+                    })),
+                    _ => None,
+                })
+                .collect(),
         };
         lw.exit = lw.b.label();
         lw.b.signed_division = kernel.signed_division();
@@ -252,10 +270,18 @@ fn run_kind(
                 AttachSpec::Uprobe { func: f, .. } if !f.is_empty() => f.clone(),
                 _ => func.clone(),
             };
+            let (offset, address) = match spec {
+                AttachSpec::Uprobe {
+                    offset, address, ..
+                } => (offset.unwrap_or(0), *address),
+                _ => (0, None),
+            };
             RunKind::Uprobe {
                 binary: PathBuf::from(path),
                 func,
                 retprobe: at.kind == ProbeKind::Uretprobe,
+                offset,
+                address,
             }
         }
         (

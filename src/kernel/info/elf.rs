@@ -127,6 +127,19 @@ pub fn read_elf_symbols(path: &Path) -> Result<Vec<String>, KernelInfoError> {
     Ok(out)
 }
 
+/// Whether an ELF file is position-independent (`ET_DYN`: a PIE or a shared library), whose
+/// link-time addresses are offsets from wherever each process maps it.
+pub fn elf_is_dyn(path: &Path) -> bool {
+    read(path)
+        .ok()
+        .and_then(|b| {
+            parse(path, &b)
+                .ok()
+                .map(|e| e.header.e_type == goblin::elf::header::ET_DYN)
+        })
+        .unwrap_or(false)
+}
+
 /// The address and size of function or object symbol `name` of an ELF file: `.symtab` first,
 /// then `.dynsym` (bpftrace's `uaddr()` takes the symbol's link-time address as is).
 pub fn elf_symbol_address(path: &Path, name: &str) -> Option<(u64, u64)> {

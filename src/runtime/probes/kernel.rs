@@ -36,6 +36,7 @@ pub fn kprobe(
         refused,
         objects: a.into_objects(),
         via: Some(format!("{via:?}")),
+        target_names: None,
     })
 }
 
@@ -101,6 +102,7 @@ pub fn fentry(
         refused: a.refused.iter().map(|r| r.to_string()).collect(),
         objects: a.into_objects(),
         via: None,
+        target_names: None,
     })
 }
 

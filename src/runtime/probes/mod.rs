@@ -33,6 +33,9 @@ pub struct AttachContext<'a> {
     pub maps: &'a [(&'a str, RawFd)],
     /// `-p PID`: uprobe paths resolve through `/proc/PID/root`.
     pub pid: Option<i32>,
+    /// `--unsafe`: uprobes inside a function attach where strobe cannot check that the
+    /// offset starts an instruction.
+    pub unsafe_mode: bool,
 }
 
 /// The kernel objects of one attached probe.
@@ -46,6 +49,9 @@ pub struct Attachment {
     /// How a shared program reached its targets (`KprobeMulti`, `PerfEvents`, …) when the
     /// loader chose among mechanisms; `-v` prints it so tests can check the fallback taken.
     pub via: Option<String>,
+    /// What `probe` prints for each target index, when only attaching found the targets
+    /// (a uprobe's function glob is matched against the binary then).
+    pub target_names: Option<Vec<String>>,
 }
 
 /// Why a probe could not be attached.
@@ -112,7 +118,19 @@ pub fn attach(probe: &ProbeSpec, ctx: &AttachContext<'_>) -> Result<Attachment, 
             binary,
             func,
             retprobe,
-        } => uprobe::attach(probe, binary, func, *retprobe, ctx),
+            offset,
+            address,
+        } => uprobe::attach(
+            probe,
+            &uprobe::Site {
+                binary,
+                func,
+                offset: *offset,
+                address: *address,
+            },
+            *retprobe,
+            ctx,
+        ),
         ProbeKind::Usdt { binary, note } => usdt::attach(probe, binary, note, ctx),
         ProbeKind::Watchpoint {
             address,
