@@ -230,7 +230,7 @@ fn btf_field(btf: &Btf, id: u32, budget: &mut usize, depth: usize) -> Option<Fie
                 FieldType::Str { size: len as usize }
             } else {
                 FieldType::Array {
-                    elem: Box::new(btf_field(btf, elem, budget, depth)?),
+                    elem: Box::new(btf_field(btf, elem, budget, depth + 1)?),
                     len: len as usize,
                 }
             }
