@@ -347,6 +347,16 @@ fn script_enumerators(body: &CTypeBody) -> EnumVariants {
     std::sync::Arc::new(out)
 }
 
+/// The size of C floating-point type `name`.
+fn float_size(name: &str) -> Option<u32> {
+    match name {
+        "float" => Some(4),
+        "double" => Some(8),
+        "long double" => Some(16),
+        _ => None,
+    }
+}
+
 /// The script's own C types: layouts computed once with C rules.
 #[derive(Clone, Debug, Default)]
 pub struct ScriptTypes {
@@ -422,7 +432,13 @@ impl ScriptTypes {
                     }
                 };
                 align = align.max(falign);
-                let stored = ty.field_type();
+                let stored = match &f.ty.kind {
+                    CTypeExpr::Named(n) if float_size(n).is_some() => Some(FieldType::Opaque {
+                        size: fsize as usize,
+                        align: falign as usize,
+                    }),
+                    _ => ty.field_type(),
+                };
                 laid_out &= stored.is_some();
                 if let Some(n) = &f.name {
                     let bits = match (f.bitfield, &stored) {
@@ -502,6 +518,15 @@ impl ScriptTypes {
 
     fn field_type(&mut self, t: &CType, btf: Option<&Btf>, max_strlen: usize) -> (Type, u32, u32) {
         match &t.kind {
+            // Floats have no script type: their bytes are kept (and print as none).
+            CTypeExpr::Named(n) if float_size(n).is_some() => {
+                let s = float_size(n).unwrap_or(8);
+                let ty = Type::Array {
+                    elem: Box::new(Type::U8),
+                    len: s as usize,
+                };
+                (ty, s, s.min(8))
+            }
             CTypeExpr::Named(n) => {
                 let ty = named_type(n, max_strlen).unwrap_or(Type::I64);
                 let s = ty.size() as u32;

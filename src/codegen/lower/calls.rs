@@ -704,8 +704,8 @@ fn write_map(
 ) -> Result<(), LowerError> {
     let f = slot_field(&info.value);
     let size = (f.size() as u32).max(1).next_multiple_of(8);
-    let slot = lw.b.slot(size, 8);
-    let vp = Place::new(slot, 0);
+    // Large values (whole structs) go through the scratch buffer.
+    let vp = lw.place(size, info.span)?;
     if size as usize > f.size() {
         crate::codegen::emit::mem::zero(&mut lw.b, vp.at(f.size() as i32), size - f.size() as u32);
     }

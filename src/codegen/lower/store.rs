@@ -147,12 +147,21 @@ pub(crate) fn value_space(lw: &Lower<'_>, e: &Expr) -> AddrSpace {
         _ => None,
     };
     let user = match through {
-        Some(p) => match lw.type_of(p.id) {
-            Type::Pointer {
-                space: AddrSpace::User,
-                ..
-            } => true,
-            _ => super::calls::reads_user_expr(lw, p) || super::calls::reads_user(lw, &Type::None),
+        Some(p) => match (lw.cp.addr_spaces.get(&p.id), lw.type_of(p.id)) {
+            (Some(s), _) => *s == AddrSpace::User,
+            (
+                None,
+                Type::Pointer {
+                    space: AddrSpace::User,
+                    ..
+                },
+            ) => true,
+            // A pointer made from a plain integer (`(struct foo *)arg0`) points where the
+            // probe's plain addresses do; one from BTF (`curtask->fs`) says where it points.
+            (None, Type::Pointer { .. }) => {
+                from_integer(lw, p) && super::calls::reads_user(lw, &Type::None)
+            }
+            (None, _) => super::calls::reads_user_expr(lw, p),
         },
         None => super::calls::reads_user(lw, &Type::None),
     };
@@ -160,6 +169,17 @@ pub(crate) fn value_space(lw: &Lower<'_>, e: &Expr) -> AddrSpace {
         AddrSpace::User
     } else {
         AddrSpace::Kernel
+    }
+}
+
+/// Whether pointer `p` was made from an integer (a cast of one, pointer arithmetic on such a
+/// pointer, or a variable/map whose origin is not known here).
+fn from_integer(lw: &Lower<'_>, p: &Expr) -> bool {
+    match &p.kind {
+        ExprKind::Cast { expr, .. } => !lw.type_of(expr.id).is_pointer() || from_integer(lw, expr),
+        ExprKind::Binary { lhs, .. } => from_integer(lw, lhs),
+        ExprKind::Var(_) | ExprKind::Map { .. } => true,
+        _ => false,
     }
 }
 

@@ -15,7 +15,8 @@
 //! - `Struct`: the bytes of a C struct/union value as they were in memory; its members are at
 //!   the offsets of its [`StructLayout`] (C's, from BTF or the script's definition, not the
 //!   tuple rules), a union's all at 0, each decoded and printed as bpftrace does
-//!   (`{ .a = 1, .b = { .c = 2 } }`, a JSON object); `Opaque` (a float member) decodes to none.
+//!   (`{ .a = 1, .b = { .c = 2 }, .p = 0xffff… }`, a JSON object); `Opaque` (a float member)
+//!   decodes to none.
 //!
 //! Input: bytes and a layout; a [`Resolver`] for what needs the runtime (symbols, user names,
 //! probe names, local time). Output: a [`Value`].
@@ -430,7 +431,14 @@ pub fn decode(ty: &FieldType, b: &[u8], r: &dyn Resolver) -> Result<Value, Decod
 fn decode_member(f: &StructField, b: &[u8], r: &dyn Resolver) -> Result<Value, DecodeError> {
     let at = b.get(f.offset..).unwrap_or(&[]);
     let Some((shift, width)) = f.bits else {
-        return decode(&f.ty, at, r);
+        return Ok(match decode(&f.ty, at, r)? {
+            // bpftrace prints a struct's pointer members in hex (numbers in JSON).
+            Value::Pointer(p) => Value::Symbolic {
+                name: format!("0x{p:x}").into_bytes(),
+                number: p,
+            },
+            v => v,
+        });
     };
     let signed = matches!(f.ty, FieldType::Int { signed: true, .. });
     let width = u32::from(width).clamp(1, 64);

@@ -236,7 +236,7 @@ fn structs_print_members_at_their_offsets_as_bpftrace() {
     let v = decode(&outer, &b, &NoResolver).unwrap();
     assert_eq!(
         text(&v),
-        "{ .a = 1, .b = { .c = 2 }, .arr = [1,2], .s = hello, .p = 16 }"
+        "{ .a = 1, .b = { .c = 2 }, .arr = [1,2], .s = hello, .p = 0x10 }"
     );
     assert_eq!(
         json(&v),
