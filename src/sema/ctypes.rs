@@ -210,6 +210,14 @@ fn btf_layout(btf: &Btf, id: u32, budget: &mut usize, depth: usize) -> Option<St
 fn btf_field(btf: &Btf, id: u32, budget: &mut usize, depth: usize) -> Option<FieldType> {
     Some(match btf.classify(id).ok()? {
         TypeClass::Int { bool: true, .. } => FieldType::Bool,
+        TypeClass::Enum {
+            size: size @ (1 | 2 | 4 | 8),
+            signed,
+        } => FieldType::Enum {
+            bytes: size as u8,
+            signed,
+            variants: btf_enumerators(btf, id),
+        },
         TypeClass::Int { size, signed, .. } | TypeClass::Enum { size, signed } => match size {
             1 | 2 | 4 | 8 => FieldType::Int {
                 bytes: size as u8,
