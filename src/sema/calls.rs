@@ -388,6 +388,14 @@ impl Checker<'_> {
             self.format_call(e, b.name, args, &ts);
         } else if b.name == "print" && args.len() == 1 && ts[0].is_none() {
             self.error(args[0].span, "print() of a value of type 'none'");
+        } else if b.name == "print" && matches!(&ts[0], Type::CStruct(_)) && !ts[0].is_storable() {
+            self.error(
+                args[0].span,
+                format!(
+                    "print() of a value of type '{}': it has members strobe cannot lay out (an incomplete type, a bitfield of a non-integer type)",
+                    ts[0]
+                ),
+            );
         }
         let cx = std::mem::take(&mut self.cx);
         let consts = &self.consts;

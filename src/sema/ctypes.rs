@@ -5,7 +5,10 @@
 //! Input: a BTF object and type id, or the script's C type definitions. Output: [`Type`]s and
 //! [`Member`]s. Invariant: never panics on malformed BTF; an unresolvable type is `None`.
 
+use std::sync::Arc;
+
 use crate::btf::{Btf, TypeClass, TypeKind};
+use crate::runtime::format::decode::{FieldType, StructField, StructLayout};
 use crate::syntax::ast::{CType, CTypeBody, CTypeDef, CTypeExpr, CTypeKind};
 
 use super::types::{AddrSpace, CTypeRef, EnumVariants, Pointee, StructType, Type};
@@ -129,6 +132,7 @@ fn convert(
             },
             size,
             union,
+            layout: btf_layout(btf, id, &mut LAYOUT_BUDGET.clone(), 0).map(Arc::new),
         }),
         TypeClass::Opaque { union } => Type::CStruct(StructType {
             name: format!(
@@ -142,8 +146,109 @@ fn convert(
             },
             size: 0,
             union,
+            layout: None,
         }),
         TypeClass::Float { .. } | TypeClass::Function | TypeClass::Other => return None,
+    })
+}
+
+/// Most members one struct value's layout may have, nested ones included (a guard against
+/// malformed BTF; `struct task_struct` has about a thousand).
+const LAYOUT_BUDGET: usize = 20_000;
+
+/// Deepest nesting of struct members by value followed when laying a struct out.
+const LAYOUT_DEPTH: usize = 32;
+
+/// The layout of BTF struct/union `id` for copying and printing whole values: `None` when a
+/// member cannot be laid out (an incomplete type, a bitfield wider than it can be read).
+fn btf_layout(btf: &Btf, id: u32, budget: &mut usize, depth: usize) -> Option<StructLayout> {
+    if depth > LAYOUT_DEPTH {
+        return None;
+    }
+    let members = btf.members(id).ok()?;
+    let mut fields = Vec::new();
+    let mut align = 1;
+    for m in members.iter() {
+        *budget = budget.checked_sub(1)?;
+        let ty = btf_field(btf, m.type_id, budget, depth + 1)?;
+        align = align.max(ty.align());
+        let offset = (m.bit_offset / 8) as usize;
+        if m.name.is_empty() {
+            // An anonymous inner struct/union: its members are the outer one's.
+            if let FieldType::Struct(inner) = ty {
+                fields.extend(inner.fields.iter().cloned().map(|mut f| {
+                    f.offset += offset;
+                    f
+                }));
+            }
+            continue;
+        }
+        let bits = if m.bitfield_size != 0 {
+            let shift = m.bit_offset % 8;
+            if !matches!(ty, FieldType::Int { .. }) || shift + m.bitfield_size > 64 {
+                return None;
+            }
+            Some((shift as u8, m.bitfield_size as u8))
+        } else {
+            None
+        };
+        fields.push(StructField {
+            name: m.name.to_string(),
+            offset,
+            ty,
+            bits,
+        });
+    }
+    Some(StructLayout {
+        size: members.size as usize,
+        align,
+        fields,
+    })
+}
+
+/// The stored form of a struct member of BTF type `id`.
+fn btf_field(btf: &Btf, id: u32, budget: &mut usize, depth: usize) -> Option<FieldType> {
+    Some(match btf.classify(id).ok()? {
+        TypeClass::Int { bool: true, .. } => FieldType::Bool,
+        TypeClass::Enum {
+            size: size @ (1 | 2 | 4 | 8),
+            signed,
+        } => FieldType::Enum {
+            bytes: size as u8,
+            signed,
+            variants: btf_enumerators(btf, id),
+        },
+        TypeClass::Int { size, signed, .. } | TypeClass::Enum { size, signed } => match size {
+            1 | 2 | 4 | 8 => FieldType::Int {
+                bytes: size as u8,
+                signed,
+            },
+            n => FieldType::Opaque {
+                size: n as usize,
+                align: (n as usize).clamp(1, 8),
+            },
+        },
+        TypeClass::Float { size } => FieldType::Opaque {
+            size: size as usize,
+            align: (size as usize).clamp(1, 8),
+        },
+        TypeClass::Pointer { .. } => FieldType::Pointer,
+        TypeClass::Array { elem, len } => {
+            if matches!(btf.classify(elem).ok()?, TypeClass::Int { char: true, .. }) {
+                FieldType::Str { size: len as usize }
+            } else {
+                FieldType::Array {
+                    elem: Box::new(btf_field(btf, elem, budget, depth + 1)?),
+                    len: len as usize,
+                }
+            }
+        }
+        TypeClass::Record { id, .. } => {
+            FieldType::Struct(Arc::new(btf_layout(btf, id, budget, depth)?))
+        }
+        TypeClass::Void | TypeClass::Opaque { .. } | TypeClass::Function | TypeClass::Other => {
+            return None
+        }
     })
 }
 
@@ -250,6 +355,16 @@ fn script_enumerators(body: &CTypeBody) -> EnumVariants {
     std::sync::Arc::new(out)
 }
 
+/// The size of C floating-point type `name`.
+fn float_size(name: &str) -> Option<u32> {
+    match name {
+        "float" => Some(4),
+        "double" => Some(8),
+        "long double" => Some(16),
+        _ => None,
+    }
+}
+
 /// The script's own C types: layouts computed once with C rules.
 #[derive(Clone, Debug, Default)]
 pub struct ScriptTypes {
@@ -266,6 +381,9 @@ pub struct ScriptType {
     pub members: Vec<Member>,
     /// An enum's enumerators with the values their literals give (empty otherwise).
     pub enumerators: EnumVariants,
+    /// The layout of whole values (`None` for enums, forward declarations and definitions
+    /// with members strobe cannot lay out).
+    pub layout: Option<Arc<StructLayout>>,
 }
 
 impl ScriptTypes {
@@ -284,26 +402,79 @@ impl ScriptTypes {
 
     fn add(&mut self, d: &CTypeDef, btf: Option<&Btf>, max_strlen: usize) -> usize {
         let mut members = Vec::new();
-        let (mut off, mut align, mut size) = (0u32, 1u32, 0u32);
-        if let CTypeBody::Fields(fields) = &d.body {
-            for f in fields {
+        let mut fields = Vec::new();
+        let mut laid_out = true;
+        let union = d.kind == CTypeKind::Union;
+        let packed = d.attributes.iter().any(|a| a.contains("packed"));
+        // Position in bits: C packs adjacent bitfields into units of their declared type.
+        let (mut bit, mut align, mut size) = (0u64, 1u32, 0u32);
+        if let CTypeBody::Fields(fields_ast) = &d.body {
+            for f in fields_ast {
                 let (ty, fsize, falign) = self.field_type(&f.ty, btf, max_strlen);
-                let packed = d.attributes.iter().any(|a| a.contains("packed"));
                 let falign = if packed { 1 } else { falign.max(1) };
-                if d.kind == CTypeKind::Union {
-                    size = size.max(fsize);
-                    off = 0;
-                } else {
-                    off = off.div_ceil(falign) * falign;
-                }
+                let unit = u64::from(fsize.max(1)) * 8;
+                let (off, shift) = match f.bitfield {
+                    _ if union => {
+                        size = size.max(fsize);
+                        (0, 0)
+                    }
+                    Some(0) => {
+                        bit = bit.div_ceil(unit) * unit;
+                        continue;
+                    }
+                    Some(w) => {
+                        let w = u64::from(w);
+                        if !packed && bit / unit != (bit + w - 1) / unit {
+                            bit = bit.div_ceil(unit) * unit;
+                        }
+                        let at = bit;
+                        bit += w;
+                        ((at / 8) as u32, (at % 8) as u8)
+                    }
+                    None => {
+                        let a = u64::from(falign) * 8;
+                        bit = bit.div_ceil(a) * a;
+                        let at = bit;
+                        bit += u64::from(fsize) * 8;
+                        ((at / 8) as u32, 0)
+                    }
+                };
                 align = align.max(falign);
+                let stored = match &f.ty.kind {
+                    CTypeExpr::Named(n) if float_size(n).is_some() => Some(FieldType::Opaque {
+                        size: fsize as usize,
+                        align: falign as usize,
+                    }),
+                    _ => ty.field_type(),
+                };
+                laid_out &= stored.is_some();
                 if let Some(n) = &f.name {
+                    let bits = match (f.bitfield, &stored) {
+                        (Some(w), Some(FieldType::Int { .. }))
+                            if u32::from(shift) + w <= 64 && w > 0 =>
+                        {
+                            Some((shift, w as u8))
+                        }
+                        (Some(_), _) => {
+                            laid_out = false;
+                            None
+                        }
+                        _ => None,
+                    };
                     members.push(Member {
                         name: n.name.clone(),
                         ty,
                         offset: off,
                         bits: f.bitfield.unwrap_or(0),
                     });
+                    if let Some(st) = stored {
+                        fields.push(StructField {
+                            name: n.name.clone(),
+                            offset: off as usize,
+                            ty: st,
+                            bits,
+                        });
+                    }
                 } else if let Type::CStruct(StructType {
                     ty: CTypeRef::Script { index },
                     ..
@@ -315,35 +486,55 @@ impl ScriptTypes {
                         m.offset += off;
                         m
                     }));
-                }
-                if d.kind != CTypeKind::Union {
-                    off += fsize;
+                    if let Some(FieldType::Struct(l)) = stored {
+                        fields.extend(l.fields.iter().cloned().map(|mut m| {
+                            m.offset += off as usize;
+                            m
+                        }));
+                    }
                 }
             }
         }
-        let raw = if d.kind == CTypeKind::Union {
-            size
-        } else {
-            off
-        };
+        let raw = if union { size } else { bit.div_ceil(8) as u32 };
         let size = if d.kind == CTypeKind::Enum {
             4
         } else {
             raw.div_ceil(align) * align
         };
+        let align = if d.kind == CTypeKind::Enum { 4 } else { align };
+        let layout = (laid_out
+            && d.kind != CTypeKind::Enum
+            && matches!(d.body, CTypeBody::Fields(_)))
+        .then(|| {
+            Arc::new(StructLayout {
+                size: size as usize,
+                align: align as usize,
+                fields,
+            })
+        });
         self.defs.push(ScriptType {
             kind: d.kind,
             name: d.name.as_ref().map(|n| n.name.clone()),
             size,
-            align: if d.kind == CTypeKind::Enum { 4 } else { align },
+            align,
             members,
             enumerators: script_enumerators(&d.body),
+            layout,
         });
         self.defs.len() - 1
     }
 
     fn field_type(&mut self, t: &CType, btf: Option<&Btf>, max_strlen: usize) -> (Type, u32, u32) {
         match &t.kind {
+            // Floats have no script type: their bytes are kept (and print as none).
+            CTypeExpr::Named(n) if float_size(n).is_some() => {
+                let s = float_size(n).unwrap_or(8);
+                let ty = Type::Array {
+                    elem: Box::new(Type::U8),
+                    len: s as usize,
+                };
+                (ty, s, s.min(8))
+            }
             CTypeExpr::Named(n) => {
                 let ty = named_type(n, max_strlen).unwrap_or(Type::I64);
                 let s = ty.size() as u32;
@@ -424,6 +615,7 @@ impl ScriptTypes {
             ty: CTypeRef::Script { index: i },
             size: d.size,
             union: d.kind == CTypeKind::Union,
+            layout: d.layout.clone(),
         })
     }
 }

@@ -15,7 +15,9 @@
 //!   known as far as BTF or the script says ([`Pointee`]).
 //! - [`Type::CStruct`] values (a `struct task_struct` obtained with `*p` or a BTF struct
 //!   member that is itself a struct) are *not* copied: the code generator keeps the address and
-//!   reads members on access; only when such a value is stored (map, printf) is it copied.
+//!   reads members on access (a variable holds the address); only when such a value is stored
+//!   (map key or value, tuple, `print`/printf argument) are its bytes copied, laid out as its
+//!   [`StructType::layout`].
 //! - Aggregations ([`Type::Agg`]) exist only as map values; the value slot layout is the one in
 //!   [`crate::runtime::format::agg`] (per-CPU maps).
 //! - [`Type::field_type`] gives each storable type's layout as the runtime decodes it; the code
@@ -26,9 +28,10 @@
 //! by `(module, id)` so they can be resolved again through [`crate::kernel::info::KernelInfo`].
 
 use std::fmt;
+use std::sync::Arc;
 
 use crate::runtime::format::agg::AggKind;
-use crate::runtime::format::decode::FieldType;
+use crate::runtime::format::decode::{FieldType, StructLayout};
 use crate::runtime::format::stack::StackMode;
 
 /// Which address space a pointer points into: decides `bpf_probe_read_kernel` versus
@@ -52,13 +55,34 @@ pub enum CTypeRef {
 }
 
 /// A struct/union value type.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug)]
 pub struct StructType {
     /// `struct task_struct`, `union bpf_attr`, `struct Foo`.
     pub name: String,
     pub ty: CTypeRef,
     pub size: u32,
     pub union: bool,
+    /// Its members' layout for storing and printing whole values; `None` when it has none
+    /// (an incomplete type, members strobe cannot lay out). A function of `ty`, so equality
+    /// and hashing ignore it.
+    pub layout: Option<Arc<StructLayout>>,
+}
+
+impl PartialEq for StructType {
+    fn eq(&self, o: &StructType) -> bool {
+        self.name == o.name && self.ty == o.ty && self.size == o.size && self.union == o.union
+    }
+}
+
+impl Eq for StructType {}
+
+impl std::hash::Hash for StructType {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.name.hash(h);
+        self.ty.hash(h);
+        self.size.hash(h);
+        self.union.hash(h);
+    }
 }
 
 /// An enum's enumerators `(value, name)`, shared by every value of the type.
@@ -252,11 +276,12 @@ impl Type {
 
     /// The record/map layout of a value of this type, as the runtime decodes it
     /// ([`crate::runtime::format::decode`]). `None` for types with no storable form: `None`,
-    /// aggregations (their map layout is [`AggKind`]'s) and struct values (their layout needs
-    /// BTF or the script's definitions). Enums are stored as integers.
+    /// aggregations (their map layout is [`AggKind`]'s) and struct values without a layout.
+    /// Enums are stored as integers.
     pub fn field_type(&self) -> Option<FieldType> {
         Some(match self {
-            Type::None | Type::Agg(_) | Type::CStruct(_) => return None,
+            Type::None | Type::Agg(_) => return None,
+            Type::CStruct(s) => FieldType::Struct(s.layout.clone()?),
             Type::Int { bytes, signed } => FieldType::Int {
                 bytes: *bytes,
                 signed: *signed,

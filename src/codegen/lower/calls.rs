@@ -124,9 +124,7 @@ pub(crate) fn lower_call(
                 if super::store::write_direct(lw, a, rec.arg(i), f)? {
                     continue;
                 }
-                let at = lw.type_of(a.id);
-                let v = lower_expr(lw, a)?;
-                store_val(lw, rec.arg(i), f, v, &at);
+                super::store::store_expr(lw, rec.arg(i), f, a)?;
             }
             submit_record(lw, &rec);
             Ok(Val::None)
@@ -364,7 +362,7 @@ pub(crate) fn lower_call(
                     let f = at.field_type().ok_or_else(|| {
                         LowerError::unsupported(format!("print of a {at}"), a.span)
                     })?;
-                    let v = lower_expr(lw, a)?;
+                    let v = super::store::lower_stored(lw, a)?;
                     lw.script.events.print.push(PrintSpec::Value(f.clone()));
                     let id = lw.script.events.print.len() as u32 - 1;
                     emit_record(lw, e.span, EventKind::Print, id, &[f], &[(v, at)])?;
@@ -522,9 +520,7 @@ fn build_key_for(
         if direct.contains(&i) && super::store::write_direct(lw, k, key.field(i), &f)? {
             continue;
         }
-        let kt = lw.type_of(k.id);
-        let v = lower_expr(lw, k)?;
-        store_val(lw, key.field(i), &f, v, &kt);
+        super::store::store_expr(lw, key.field(i), &f, k)?;
     }
     Ok(key)
 }
@@ -670,7 +666,7 @@ pub(crate) fn assign_map(
         return Ok(());
     }
     let vt = lw.type_of(value.id);
-    let v = lower_expr(lw, value)?;
+    let v = super::store::lower_stored(lw, value)?;
     let (v, vt) = match op {
         Some(o) => {
             let keys_owned: Vec<Expr> = keys.iter().map(|k| (*k).clone()).collect();
@@ -708,8 +704,8 @@ fn write_map(
 ) -> Result<(), LowerError> {
     let f = slot_field(&info.value);
     let size = (f.size() as u32).max(1).next_multiple_of(8);
-    let slot = lw.b.slot(size, 8);
-    let vp = Place::new(slot, 0);
+    // Large values (whole structs) go through the scratch buffer.
+    let vp = lw.place(size, info.span)?;
     if size as usize > f.size() {
         crate::codegen::emit::mem::zero(&mut lw.b, vp.at(f.size() as i32), size - f.size() as u32);
     }

@@ -54,9 +54,34 @@ pub(crate) fn member(
     field: &str,
 ) -> Result<Option<Val>, LowerError> {
     let inner_t = lw.type_of(inner.id);
-    let Some((_, space)) = struct_of(&inner_t) else {
+    let Some((s, space)) = struct_of(&inner_t) else {
         return Ok(None);
     };
+    if matches!(inner_t, Type::CStruct(_)) {
+        // A struct value copied into memory (a variable, a map value, a tuple element) has
+        // its members there.
+        let base = super::expr::lower_expr(lw, inner)?;
+        let off = member_offset(lw, &s, field).ok_or_else(|| {
+            LowerError::unsupported(
+                format!("the layout of `{}` member `{field}`", s.name),
+                e.span,
+            )
+        })?;
+        let t = lw.type_of(e.id);
+        return match base {
+            Val::Mem(p) => Ok(Some(super::store::load_val(lw, p.at(off as i32), &t))),
+            b => {
+                let addr = crate::codegen::emit::arith::binop(
+                    &mut lw.b,
+                    crate::codegen::emit::arith::BinOp::Add,
+                    b.value(),
+                    Value::Imm(off as i64),
+                    IntTy::U64,
+                );
+                read_at(lw, e, addr, &t, space).map(Some)
+            }
+        };
+    }
     let addr = member_addr(lw, e, inner, field)?;
     let t = lw.type_of(e.id);
     read_at(lw, e, addr, &t, space).map(Some)

@@ -204,9 +204,7 @@ fn lower_tuple(lw: &mut Lower<'_>, items: &[&Expr], t: &Type, e: &Expr) -> Resul
     let p = lw.place(size, e.span)?;
     crate::codegen::emit::mem::zero(&mut lw.b, p, size);
     for (i, item) in items.iter().enumerate() {
-        let it = lw.type_of(item.id);
-        let v = lower_expr(lw, item)?;
-        store_val(lw, p.at(offs[i] as i32), &fs[i], v, &it);
+        super::store::store_expr(lw, p.at(offs[i] as i32), &fs[i], item)?;
     }
     Ok(Val::Mem(p))
 }

@@ -28,7 +28,27 @@ pub(crate) struct Scopes {
 }
 
 fn var_field(t: &Type) -> FieldType {
+    if matches!(t, Type::CStruct(_)) && !var_by_copy(t) {
+        return FieldType::Pointer;
+    }
     super::maps::slot_field(t)
+}
+
+/// Whether a variable of struct type `t` holds a copy of the value (as bpftrace's do) rather
+/// than its address: when it has a layout and fits the stack comfortably.
+fn var_by_copy(t: &Type) -> bool {
+    matches!(t, Type::CStruct(_))
+        && t.field_type().is_some()
+        && t.size() as u32 <= super::STACK_VALUE_MAX
+}
+
+/// Lowers the value assigned to a variable of type `t`.
+fn var_value(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, LowerError> {
+    if var_by_copy(t) {
+        super::store::lower_stored(lw, e)
+    } else {
+        lower_expr(lw, e)
+    }
 }
 
 /// Allocates and zeroes every variable's place.
@@ -165,6 +185,10 @@ pub(crate) fn read_var(lw: &mut Lower<'_>, slot: VarSlot) -> Val {
         );
     };
     let t = lw.var_type(slot);
+    if matches!(t, Type::CStruct(_)) && !var_by_copy(&t) {
+        let v = crate::codegen::emit::mem::load_int(&mut lw.b, p, crate::codegen::emit::IntTy::U64);
+        return Val::Int(v, crate::codegen::emit::IntTy::U64);
+    }
     match super::int_ty(&t) {
         Some(it) => Val::Int(super::store::load_slot_int(lw, p, it), it),
         None => load_val(lw, p, &t),
@@ -176,7 +200,10 @@ fn lower_stmt(lw: &mut Lower<'_>, s: &Stmt) -> Result<(), LowerError> {
     match &s.kind {
         StmtKind::Let { var, init, .. } => {
             let v = match init {
-                Some(e) => Some((lower_expr(lw, e)?, lw.type_of(e.id))),
+                Some(e) => {
+                    let t = lw.type_of(e.id);
+                    Some((var_value(lw, e, &t)?, t))
+                }
                 None => None,
             };
             let slot = lw.scopes.declare(&var.name);
@@ -261,7 +288,7 @@ fn lower_assign(
     match target {
         LValue::Var(v) => {
             let vt = lw.type_of(value.id);
-            let val = lower_expr(lw, value)?;
+            let val = var_value(lw, value, &vt)?;
             let slot = match lw.scopes.lookup(&v.name) {
                 Some(s) => s,
                 None => lw.scopes.declare_implicit(&v.name),

@@ -3,12 +3,15 @@
 //! integers of any width, strings of different buffer sizes (copied up to the smaller size,
 //! always NUL-terminated, the tail zeroed so keys hash alike), tuples element by element.
 
+use super::deref::by_address;
 use super::{int_ty, Lower, Val};
 use crate::asm::isa::Size;
 use crate::codegen::emit::mem::{load_int, store_int, zero};
 use crate::codegen::emit::{IntTy, Place, Value};
 use crate::runtime::format::decode::{tuple_offsets, FieldType};
+use crate::sema::types::AddrSpace;
 use crate::sema::Type;
+use crate::syntax::ast::{Expr, ExprKind, UnaryOp};
 
 /// Copies `len` bytes from `src` to `dst` with the widest loads/stores their offsets allow.
 pub(crate) fn copy(lw: &mut Lower<'_>, dst: Place, src: Place, len: u32) {
@@ -33,6 +36,12 @@ pub(crate) fn copy(lw: &mut Lower<'_>, dst: Place, src: Place, len: u32) {
 /// Stores `v` (of checker type `ty`) at `dst` laid out as `f`.
 pub(crate) fn store_val(lw: &mut Lower<'_>, dst: Place, f: &FieldType, v: Val, ty: &Type) {
     match (f, v) {
+        // A struct value kept by address whose source expression is not known here (see
+        // [`store_expr`]): read where the probe's plain addresses point.
+        (FieldType::Struct(_) | FieldType::Array { .. }, Val::Int(addr, _)) if by_address(ty) => {
+            let user = super::calls::reads_user(lw, &Type::None);
+            read_struct(lw, dst, f.size() as u32, addr, user);
+        }
         (_, Val::Int(value, _)) => {
             let bytes = f.size().clamp(1, 8) as u32;
             store_int(&mut lw.b, dst, value, bytes);
@@ -105,6 +114,110 @@ fn store_fields(lw: &mut Lower<'_>, dst: Place, fs: &[FieldType], src: Place, sr
         };
         store_val(lw, dst.at(dst_off[i] as i32), f, v, st);
     }
+}
+
+/// Copies the `size` bytes of a struct value at `addr` to `dst` (zeroed when unreadable).
+fn read_struct(
+    lw: &mut Lower<'_>,
+    dst: Place,
+    size: u32,
+    addr: crate::codegen::emit::Value,
+    user: bool,
+) {
+    zero(&mut lw.b, dst, size);
+    crate::codegen::emit::builtins::read_mem(&mut lw.b, user, dst, size, addr);
+}
+
+/// Which address space the struct value `e` (kept by address) lives in: that of the pointer
+/// it was reached through (`*p`, `p->inner`, `p[i]`, `(*p).inner`); an address of unknown
+/// origin (a variable holding a large struct's address) is where the probe's plain
+/// addresses point.
+pub(crate) fn value_space(lw: &Lower<'_>, e: &Expr) -> AddrSpace {
+    let through = match &e.kind {
+        ExprKind::Unary {
+            op: UnaryOp::Deref,
+            expr: p,
+        } => Some(p),
+        ExprKind::Field { expr: inner, .. } | ExprKind::Index { expr: inner, .. } => {
+            if by_address(&lw.type_of(inner.id)) {
+                return value_space(lw, inner);
+            }
+            Some(inner)
+        }
+        _ => None,
+    };
+    let user = match through {
+        Some(p) => match (lw.cp.addr_spaces.get(&p.id), lw.type_of(p.id)) {
+            (Some(s), _) => *s == AddrSpace::User,
+            (
+                None,
+                Type::Pointer {
+                    space: AddrSpace::User,
+                    ..
+                },
+            ) => true,
+            // A pointer made from a plain integer (`(struct foo *)arg0`) points where the
+            // probe's plain addresses do; one from BTF (`curtask->fs`) says where it points.
+            (None, Type::Pointer { .. }) => {
+                from_integer(lw, p) && super::calls::reads_user(lw, &Type::None)
+            }
+            (None, _) => super::calls::reads_user_expr(lw, p),
+        },
+        None => super::calls::reads_user(lw, &Type::None),
+    };
+    if user {
+        AddrSpace::User
+    } else {
+        AddrSpace::Kernel
+    }
+}
+
+/// Whether pointer `p` was made from an integer (a cast of one, pointer arithmetic on such a
+/// pointer, or a variable/map whose origin is not known here).
+fn from_integer(lw: &Lower<'_>, p: &Expr) -> bool {
+    match &p.kind {
+        ExprKind::Cast { expr, .. } => !lw.type_of(expr.id).is_pointer() || from_integer(lw, expr),
+        ExprKind::Binary { lhs, .. } => from_integer(lw, lhs),
+        ExprKind::Var(_) | ExprKind::Map { .. } => true,
+        _ => false,
+    }
+}
+
+/// Lowers `e` for storing: a struct value kept by address (see [`by_address`]) is copied
+/// from memory onto the stack (or the scratch buffer) first, so it can be stored anywhere.
+pub(crate) fn lower_stored(lw: &mut Lower<'_>, e: &Expr) -> Result<Val, super::LowerError> {
+    let v = super::expr::lower_expr(lw, e)?;
+    let t = lw.type_of(e.id);
+    match (v, t.field_type()) {
+        (Val::Int(addr, _), Some(f)) if by_address(&t) => {
+            let size = f.size() as u32;
+            let p = lw.place(size.max(1).next_multiple_of(8), e.span)?;
+            let user = value_space(lw, e) == AddrSpace::User;
+            read_struct(lw, p, size, addr, user);
+            Ok(Val::Mem(p))
+        }
+        (v, _) => Ok(v),
+    }
+}
+
+/// Lowers `e` and stores it at `dst` laid out as `f`; a struct value kept by address is
+/// read from memory straight into `dst`.
+pub(crate) fn store_expr(
+    lw: &mut Lower<'_>,
+    dst: Place,
+    f: &FieldType,
+    e: &Expr,
+) -> Result<(), super::LowerError> {
+    let t = lw.type_of(e.id);
+    let v = super::expr::lower_expr(lw, e)?;
+    match (v, f) {
+        (Val::Int(addr, _), FieldType::Struct(_) | FieldType::Array { .. }) if by_address(&t) => {
+            let user = value_space(lw, e) == AddrSpace::User;
+            read_struct(lw, dst, f.size() as u32, addr, user);
+        }
+        (v, f) => store_val(lw, dst, f, v, &t),
+    }
+    Ok(())
 }
 
 /// A value of type `ty` materialized on the stack (for tuples built from parts, strings).

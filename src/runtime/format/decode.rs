@@ -12,6 +12,11 @@
 //!   frames come from [`Resolver::stack`];
 //! - `Timestamp`: `u64` nanoseconds since boot ([`Resolver::wall_from_boot`] makes it wall
 //!   clock time); `CgroupPath`: `u64` cgroup id.
+//! - `Struct`: the bytes of a C struct/union value as they were in memory; its members are at
+//!   the offsets of its [`StructLayout`] (C's, from BTF or the script's definition, not the
+//!   tuple rules), a union's all at 0, each decoded and printed as bpftrace does
+//!   (`{ .a = 1, .b = { .c = 2 }, .p = 0xffff… }`, a JSON object); `Opaque` (a float member)
+//!   decodes to none.
 //!
 //! Input: bytes and a layout; a [`Resolver`] for what needs the runtime (symbols, user names,
 //! probe names, local time). Output: a [`Value`].
@@ -21,6 +26,8 @@ use super::net::{macaddr_text, ntop};
 use super::stack::{sym_text, Frame, Stack, StackMode, Sym};
 use super::time::{strftime, Tm};
 use super::value::Value;
+
+use std::sync::Arc;
 
 /// The layout of one value in a record or map.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,6 +85,34 @@ pub enum FieldType {
     Strerror,
     /// `syscall_name(nr)`: `u64` system call number, printed as its name.
     SyscallName,
+    /// A C struct or union value, copied whole.
+    Struct(Arc<StructLayout>),
+    /// Bytes strobe does not decode (a `float` member): printed as none.
+    Opaque {
+        size: usize,
+        align: usize,
+    },
+}
+
+/// The layout of a C struct/union value: its size and members, as the C compiler placed them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StructLayout {
+    pub size: usize,
+    pub align: usize,
+    /// In declaration order; members of anonymous inner structs/unions appear in their place.
+    pub fields: Vec<StructField>,
+}
+
+/// One member of a [`StructLayout`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StructField {
+    pub name: String,
+    /// Byte offset from the start of the struct.
+    pub offset: usize,
+    pub ty: FieldType,
+    /// A bitfield: `(shift, width)` — the value is `width` bits starting `shift` bits into the
+    /// little-endian bytes at `offset` (`shift + width` ≤ 64; `ty` is the declared integer).
+    pub bits: Option<(u8, u8)>,
 }
 
 /// Why bytes could not be decoded.
@@ -165,6 +200,8 @@ impl FieldType {
             FieldType::USym => 16,
             FieldType::KStack { .. } => 8,
             FieldType::UStack { .. } => 16,
+            FieldType::Struct(l) => l.size,
+            FieldType::Opaque { size, .. } => *size,
         }
     }
 
@@ -179,6 +216,8 @@ impl FieldType {
             FieldType::Tuple(fs) => fs.iter().map(FieldType::align).max().unwrap_or(1),
             FieldType::Record(fs) => fs.iter().map(|f| f.1.align()).max().unwrap_or(1),
             FieldType::Array { elem, .. } => elem.align(),
+            FieldType::Struct(l) => l.align.clamp(1, 8),
+            FieldType::Opaque { align, .. } => (*align).clamp(1, 8),
             _ => 8,
         }
     }
@@ -364,6 +403,16 @@ pub fn decode(ty: &FieldType, b: &[u8], r: &dyn Resolver) -> Result<Value, Decod
             let nr = u64_at(b, 0, "syscall number")? as i32;
             Value::Symbol(super::syscalls::name(nr).into())
         }
+        FieldType::Struct(l) => Value::Record(
+            l.fields
+                .iter()
+                .map(|f| Ok((f.name.clone(), decode_member(f, b, r)?)))
+                .collect::<Result<_, DecodeError>>()?,
+        ),
+        FieldType::Opaque { size, .. } => {
+            get(b, 0, *size, "value")?;
+            Value::None
+        }
         FieldType::Timestamp { format } => {
             let ns = r.wall_from_boot(u64_at(b, 0, "timestamp")?);
             let secs = (ns / 1_000_000_000) as i64;
@@ -375,6 +424,34 @@ pub fn decode(ty: &FieldType, b: &[u8], r: &dyn Resolver) -> Result<Value, Decod
                 (ns % 1_000_000_000) as u32,
             ))
         }
+    })
+}
+
+/// One member of a struct value at the start of `b`.
+fn decode_member(f: &StructField, b: &[u8], r: &dyn Resolver) -> Result<Value, DecodeError> {
+    let at = b.get(f.offset..).unwrap_or(&[]);
+    let Some((shift, width)) = f.bits else {
+        return Ok(match decode(&f.ty, at, r)? {
+            // bpftrace prints a struct's pointer members in hex (numbers in JSON).
+            Value::Pointer(p) => Value::Symbolic {
+                name: format!("0x{p:x}").into_bytes(),
+                number: p,
+            },
+            v => v,
+        });
+    };
+    let signed = matches!(f.ty, FieldType::Int { signed: true, .. });
+    let width = u32::from(width).clamp(1, 64);
+    let n = ((u32::from(shift) + width).div_ceil(8) as usize).clamp(1, 8);
+    let s = get(at, 0, n, "bitfield")?;
+    let mut w = [0u8; 8];
+    w[..n].copy_from_slice(s);
+    let raw = u64::from_le_bytes(w) >> u32::from(shift).min(63);
+    let up = 64 - width;
+    Ok(if signed {
+        Value::Int(((raw << up) as i64) >> up)
+    } else {
+        Value::UInt((raw << up) >> up)
     })
 }
 

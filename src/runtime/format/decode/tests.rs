@@ -178,3 +178,128 @@ fn inet_mac_and_timestamps() {
     .unwrap();
     assert_eq!(text(&v), "2017-07-14 02:42:03.456789");
 }
+
+fn member(name: &str, offset: usize, ty: FieldType) -> StructField {
+    StructField {
+        name: name.into(),
+        offset,
+        ty,
+        bits: None,
+    }
+}
+
+const I32: FieldType = FieldType::Int {
+    bytes: 4,
+    signed: true,
+};
+
+fn json(v: &Value) -> String {
+    let mut out = Vec::new();
+    crate::runtime::format::json::write_json_value(&mut out, v, TextStyle::default());
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[test]
+fn structs_print_members_at_their_offsets_as_bpftrace() {
+    // struct { int a; struct { int c; } b; int arr[2]; char s[6]; void *p; }
+    let inner = Arc::new(StructLayout {
+        size: 4,
+        align: 4,
+        fields: vec![member("c", 0, I32)],
+    });
+    let outer = FieldType::Struct(Arc::new(StructLayout {
+        size: 32,
+        align: 8,
+        fields: vec![
+            member("a", 0, I32),
+            member("b", 4, FieldType::Struct(inner)),
+            member(
+                "arr",
+                8,
+                FieldType::Array {
+                    elem: Box::new(I32),
+                    len: 2,
+                },
+            ),
+            member("s", 16, FieldType::Str { size: 6 }),
+            member("p", 24, FieldType::Pointer),
+        ],
+    }));
+    let mut b = Vec::new();
+    for n in [1i32, 2, 1, 2] {
+        b.extend_from_slice(&n.to_le_bytes());
+    }
+    b.extend_from_slice(b"hello\0\0\0");
+    b.extend_from_slice(&0x10u64.to_le_bytes());
+    assert_eq!(outer.size(), 32);
+    assert_eq!(outer.align(), 8);
+    let v = decode(&outer, &b, &NoResolver).unwrap();
+    assert_eq!(
+        text(&v),
+        "{ .a = 1, .b = { .c = 2 }, .arr = [1,2], .s = hello, .p = 0x10 }"
+    );
+    assert_eq!(
+        json(&v),
+        r#"{ "a": 1, "b": { "c": 2 }, "arr": [1,2], "s": "hello", "p": 16 }"#
+    );
+    // Too few bytes is an error, not a panic.
+    assert!(decode(&outer, &b[..20], &NoResolver).is_err());
+}
+
+#[test]
+fn unions_print_every_member_and_floats_print_as_none() {
+    // union N { int i; float f; } inside struct Foo { int m; union N n; }
+    let n = Arc::new(StructLayout {
+        size: 4,
+        align: 4,
+        fields: vec![
+            member("i", 0, I32),
+            member("f", 0, FieldType::Opaque { size: 4, align: 4 }),
+        ],
+    });
+    let foo = FieldType::Struct(Arc::new(StructLayout {
+        size: 8,
+        align: 4,
+        fields: vec![member("m", 0, I32), member("n", 4, FieldType::Struct(n))],
+    }));
+    let mut b = 2i32.to_le_bytes().to_vec();
+    b.extend_from_slice(&5i32.to_le_bytes());
+    let v = decode(&foo, &b, &NoResolver).unwrap();
+    assert_eq!(json(&v), r#"{ "m": 2, "n": { "i": 5, "f": null } }"#);
+    assert_eq!(text(&v), "{ .m = 2, .n = { .i = 5, .f =  } }");
+}
+
+#[test]
+fn bitfields_are_shifted_masked_and_sign_extended() {
+    // struct { u64 x_0:1; u64 x_1:1; u64 x_2:2; s8 y:3 (at bit 4) } over 0x1e | 0x70
+    let u64t = FieldType::Int {
+        bytes: 8,
+        signed: false,
+    };
+    let bit = |name: &str, shift: u8, width: u8, ty: FieldType| StructField {
+        name: name.into(),
+        offset: 0,
+        ty,
+        bits: Some((shift, width)),
+    };
+    let s = FieldType::Struct(Arc::new(StructLayout {
+        size: 8,
+        align: 8,
+        fields: vec![
+            bit("x_0", 0, 1, u64t.clone()),
+            bit("x_1", 1, 1, u64t.clone()),
+            bit("x_2", 2, 2, u64t),
+            bit(
+                "y",
+                4,
+                3,
+                FieldType::Int {
+                    bytes: 1,
+                    signed: true,
+                },
+            ),
+        ],
+    }));
+    let v = decode(&s, &0x7eu64.to_le_bytes(), &NoResolver).unwrap();
+    assert_eq!(text(&v), "{ .x_0 = 0, .x_1 = 1, .x_2 = 3, .y = -1 }");
+}
