@@ -83,6 +83,15 @@ fn next_label(items: &[MItem]) -> u32 {
 
 /// Applies one cross-jump; true when the program changed.
 pub(crate) fn cross_jump(items: &mut Vec<MItem>) -> bool {
+    let label_at: std::collections::HashMap<Label, usize> = items
+        .iter()
+        .enumerate()
+        .filter_map(|(k, it)| match it {
+            MItem::Label(l) => Some((*l, k)),
+            MItem::Insn { .. } => None,
+        })
+        .rev()
+        .collect();
     for i in 0..items.len() {
         let MItem::Insn {
             insn,
@@ -96,10 +105,7 @@ pub(crate) fn cross_jump(items: &mut Vec<MItem>) -> bool {
             continue;
         }
         let t = *t;
-        let Some(j) = items
-            .iter()
-            .position(|it| matches!(it, MItem::Label(l) if *l == t))
-        else {
+        let Some(&j) = label_at.get(&t) else {
             continue;
         };
         // Walk back from the goto (a) and from the label (b) while the instructions match;
@@ -158,7 +164,7 @@ pub(crate) fn cross_jump(items: &mut Vec<MItem>) -> bool {
 
 /// Rewrites every `if c goto A; goto B; A:` into `if !c goto B; A:`; true when it did.
 pub(crate) fn invert_over_goto(items: &mut Vec<MItem>) -> bool {
-    let mut changed = false;
+    let mut drop = vec![false; items.len()];
     let mut i = 0;
     while i + 2 < items.len() {
         let rewrite = match (&items[i], &items[i + 1]) {
@@ -190,12 +196,13 @@ pub(crate) fn invert_over_goto(items: &mut Vec<MItem>) -> bool {
                 insn.code = (insn.code & !OP_MASK) | op;
                 *target = Some(b);
             }
-            items.remove(i + 1);
-            changed = true;
+            // Marked, not removed here: removing one by one would make the pass quadratic.
+            drop[i + 1] = true;
+            i += 1;
         }
         i += 1;
     }
-    changed
+    super::stores::remove_marked(items, &drop)
 }
 
 #[cfg(test)]

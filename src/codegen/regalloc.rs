@@ -93,14 +93,18 @@ fn scan(b: &Builder, temps: &[bool]) -> Result<Vec<Option<Reg>>, Spill> {
         .enumerate()
         .map(|(i, iv)| (iv.vreg, i))
         .collect();
+    for (i, after) in &live.live_after_calls {
+        if let Op::Call { ret, .. } = &b.insts[*i].op {
+            for v in after {
+                if Some(*v) != *ret {
+                    intervals[index_of[v]].crosses_call = true;
+                }
+            }
+        }
+    }
     for (i, inst) in b.insts.iter().enumerate() {
         match &inst.op {
             Op::Call { args, ret, .. } => {
-                for v in live.live_out[i].iter() {
-                    if Some(v) != *ret {
-                        intervals[index_of[&v]].crosses_call = true;
-                    }
-                }
                 if let Some(r) = ret {
                     intervals[index_of[r]].hint.get_or_insert(0);
                 }
