@@ -52,10 +52,10 @@ pub fn finish(mut b: Builder, opts: &FinishOptions) -> Result<Compiled, CodegenE
         return Err(CodegenError::UnboundLabel { label: l.0 });
     }
     super::hoist::hoist_slot_addrs(&mut b);
-    let alloc = allocate(&mut b)?;
-    let frame = layout(&b)?;
+    let alloc = crate::timings::time("regalloc", || allocate(&mut b))?;
+    let frame = crate::timings::time("stack_layout", || layout(&b))?;
     let mut items = emit(&b.insts, &alloc.regs, &frame)?;
-    peephole(&mut items);
+    crate::timings::time("peephole", || peephole(&mut items));
     let mut t = Template::new(&opts.name, opts.attach, Vec::new());
     let mut comments = Vec::new();
     let mut positions: HashMap<u32, usize> = HashMap::new();
