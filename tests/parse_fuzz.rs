@@ -231,3 +231,46 @@ fn arbitrary_bytes_as_lossy_text_never_panic() {
         ]));
     }
 }
+
+/// Huge inputs: generated at a small and an 8× size, parsed (through [`check`]) without
+/// panicking, and the time ratio stays near-linear (a quadratic pass shows as ~64).
+#[test]
+fn huge_inputs_parse_in_near_linear_time() {
+    let shapes: [(&str, fn(usize) -> String); 6] = [
+        ("statements", |n| {
+            format!("BEGIN {{ {} }}", "@x = 1; $y = @x + 2;".repeat(n))
+        }),
+        ("probes", |n| "kprobe:f { @[comm] = count(); }\n".repeat(n)),
+        ("long identifier", |n| {
+            format!("BEGIN {{ @{} = 1; }}", "a".repeat(n * 20))
+        }),
+        ("long string", |n| {
+            format!("BEGIN {{ printf(\"{}\"); }}", "x".repeat(n * 20))
+        }),
+        ("long expression", |n| {
+            format!("BEGIN {{ $x = 1{}; }}", " + 1".repeat(n))
+        }),
+        ("deep nesting", |n| {
+            format!(
+                "BEGIN {{ $x = {}1{}; }}",
+                "(".repeat(n / 8),
+                ")".repeat(n / 8)
+            )
+        }),
+    ];
+    for (what, make) in shapes {
+        let time = |n: usize| {
+            let text = make(n);
+            (0..2)
+                .map(|_| {
+                    let t = std::time::Instant::now();
+                    check(&text);
+                    t.elapsed().as_secs_f64()
+                })
+                .fold(f64::MAX, f64::min)
+        };
+        let (a, b) = (time(1_000), time(8_000));
+        assert!(b < 30.0, "{what}: 8k took {b:.1} s");
+        assert!(b / a.max(1e-3) < 24.0, "{what}: 8k took {:.1}× 1k", b / a);
+    }
+}
