@@ -236,7 +236,7 @@ fn arbitrary_bytes_as_lossy_text_never_panic() {
 /// panicking, and the time ratio stays near-linear (a quadratic pass shows as ~64).
 #[test]
 fn huge_inputs_parse_in_near_linear_time() {
-    let shapes: [(&str, fn(usize) -> String); 6] = [
+    let shapes: [Shape; 6] = [
         ("statements", |n| {
             format!("BEGIN {{ {} }}", "@x = 1; $y = @x + 2;".repeat(n))
         }),
@@ -274,3 +274,6 @@ fn huge_inputs_parse_in_near_linear_time() {
         assert!(b / a.max(1e-3) < 24.0, "{what}: 8k took {:.1}× 1k", b / a);
     }
 }
+
+/// A named generator of an input of size `n`.
+type Shape = (&'static str, fn(usize) -> String);

@@ -99,7 +99,7 @@ fn checking_mutated_examples_never_panics() {
 fn checking_huge_inputs_stays_near_linear() {
     let kernel = MockKernel::fixture();
     let opts = CheckOptions::default();
-    let shapes: [(&str, fn(usize) -> String); 5] = [
+    let shapes: [Shape; 5] = [
         ("statements", |n| {
             format!(
                 "BEGIN {{ {} }}",
@@ -137,3 +137,6 @@ fn checking_huge_inputs_stays_near_linear() {
         assert!(b / a.max(1e-3) < 24.0, "{what}: 4k took {:.1}× 500", b / a);
     }
 }
+
+/// A named generator of an input of size `n`.
+type Shape = (&'static str, fn(usize) -> String);

@@ -363,8 +363,8 @@ pub(crate) fn liveness(insts: &[Inst], nvregs: u32, nlabels: u32) -> Liveness {
         for &r in &live_out[b] {
             touch(r, blk.end - 1);
         }
-        for i in blk.start..blk.end {
-            let op = &insts[i].op;
+        for (i, inst) in insts.iter().enumerate().take(blk.end).skip(blk.start) {
+            let op = &inst.op;
             op.uses(&mut uses);
             if let Some(d) = op.def() {
                 touch(d.0, i);
