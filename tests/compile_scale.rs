@@ -48,11 +48,11 @@ fn compile_secs(text: String, may_fail: bool) -> f64 {
     secs
 }
 
-/// The best of two runs each of a small and an 8× larger input: their time ratio, which is
+/// The best of three runs each of a small and an 8× larger input: their time ratio, which is
 /// about 8 when linear and about 64 when quadratic.
 fn ratio(make: impl Fn(usize) -> String, small: usize, may_fail: bool) -> f64 {
     let best = |n: usize| {
-        (0..2)
+        (0..3)
             .map(|_| compile_secs(make(n), may_fail))
             .fold(f64::MAX, f64::min)
     };
@@ -64,7 +64,7 @@ fn ratio(make: impl Fn(usize) -> String, small: usize, may_fail: bool) -> f64 {
 #[test]
 fn compile_time_grows_linearly_with_statements() {
     let r = ratio(probe, 2_000, false);
-    assert!(r < 24.0, "16k statements took {r:.1}× the time of 2k");
+    assert!(r < 32.0, "16k statements took {r:.1}× the time of 2k");
 }
 
 #[test]
@@ -83,7 +83,7 @@ fn many_distinct_maps_compile_in_linear_time() {
         s + "}\n"
     };
     let r = ratio(maps, 1_000, false);
-    assert!(r < 24.0, "8k maps took {r:.1}× the time of 1k");
+    assert!(r < 32.0, "8k maps took {r:.1}× the time of 1k");
 }
 
 #[test]

@@ -124,7 +124,7 @@ fn checking_huge_inputs_stays_near_linear() {
         let time = |n: usize| {
             let src = SourceFile::new("huge.bt", make(n));
             let parsed = strobe::syntax::parse(&src);
-            (0..2)
+            (0..3)
                 .map(|_| {
                     let t = std::time::Instant::now();
                     std::hint::black_box(check(&parsed.program, &kernel, &opts));
@@ -134,7 +134,7 @@ fn checking_huge_inputs_stays_near_linear() {
         };
         let (a, b) = (time(500), time(4_000));
         assert!(b < 30.0, "{what}: 4k took {b:.1} s");
-        assert!(b / a.max(1e-3) < 24.0, "{what}: 4k took {:.1}× 500", b / a);
+        assert!(b / a.max(1e-3) < 32.0, "{what}: 4k took {:.1}× 500", b / a);
     }
 }
 
