@@ -231,3 +231,46 @@ fn arbitrary_bytes_as_lossy_text_never_panic() {
         ]));
     }
 }
+
+/// Huge inputs: generated at a small and an 8× size, parsed (through [`check`]) without
+/// panicking, and the time ratio (best of three runs) stays under 32 (linear is ~8, quadratic ~64).
+#[test]
+fn huge_inputs_parse_in_near_linear_time() {
+    let shapes: [Shape; 5] = [
+        ("statements", |n| {
+            format!("BEGIN {{ {} }}", "@x = 1; $y = @x + 2;".repeat(n))
+        }),
+        ("probes", |n| "kprobe:f { @[comm] = count(); }\n".repeat(n)),
+        ("long identifier", |n| {
+            format!("BEGIN {{ @{} = 1; }}", "a".repeat(n * 20))
+        }),
+        ("long expression", |n| {
+            format!("BEGIN {{ $x = 1{}; }}", " + 1".repeat(n))
+        }),
+        ("deep nesting", |n| {
+            format!(
+                "BEGIN {{ $x = {}1{}; }}",
+                "(".repeat(n / 8),
+                ")".repeat(n / 8)
+            )
+        }),
+    ];
+    for (what, make) in shapes {
+        let time = |n: usize| {
+            let text = make(n);
+            (0..3)
+                .map(|_| {
+                    let t = std::time::Instant::now();
+                    check(&text);
+                    t.elapsed().as_secs_f64()
+                })
+                .fold(f64::MAX, f64::min)
+        };
+        let (a, b) = (time(1_000), time(8_000));
+        assert!(b < 30.0, "{what}: 8k took {b:.1} s");
+        assert!(b / a.max(1e-3) < 32.0, "{what}: 8k took {:.1}× 1k", b / a);
+    }
+}
+
+/// A named generator of an input of size `n`.
+type Shape = (&'static str, fn(usize) -> String);

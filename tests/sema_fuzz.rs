@@ -92,3 +92,51 @@ fn checking_mutated_examples_never_panics() {
     }
     assert!(checked > 100, "only {checked} mutations parsed cleanly");
 }
+
+/// Huge inputs that parse: checked (no panic, errors allowed) at a small and an 8× size, with
+/// the time ratio near-linear (a quadratic pass shows as ~64) and a generous absolute bound.
+#[test]
+fn checking_huge_inputs_stays_near_linear() {
+    let kernel = MockKernel::fixture();
+    let opts = CheckOptions::default();
+    let shapes: [Shape; 5] = [
+        ("statements", |n| {
+            format!(
+                "BEGIN {{ {} }}",
+                "@x = 1; $y = @x + 2; @h = hist($y);".repeat(n)
+            )
+        }),
+        ("distinct maps", |n| {
+            let body: String = (0..n).map(|i| format!("@m{i}[{i}] = count(); ")).collect();
+            format!("BEGIN {{ {body} }}")
+        }),
+        ("distinct variables", |n| {
+            let body: String = (0..n).map(|i| format!("$v{i} = {i}; ")).collect();
+            format!("BEGIN {{ {body} }}")
+        }),
+        ("probes", |n| "BEGIN { @[1] = count(); }\n".repeat(n)),
+        ("unknown names", |n| {
+            let body: String = (0..n).map(|i| format!("$x = nosuch_{i}(); ")).collect();
+            format!("BEGIN {{ {body} }}")
+        }),
+    ];
+    for (what, make) in shapes {
+        let time = |n: usize| {
+            let src = SourceFile::new("huge.bt", make(n));
+            let parsed = strobe::syntax::parse(&src);
+            (0..3)
+                .map(|_| {
+                    let t = std::time::Instant::now();
+                    std::hint::black_box(check(&parsed.program, &kernel, &opts));
+                    t.elapsed().as_secs_f64()
+                })
+                .fold(f64::MAX, f64::min)
+        };
+        let (a, b) = (time(500), time(4_000));
+        assert!(b < 30.0, "{what}: 4k took {b:.1} s");
+        assert!(b / a.max(1e-3) < 32.0, "{what}: 4k took {:.1}× 500", b / a);
+    }
+}
+
+/// A named generator of an input of size `n`.
+type Shape = (&'static str, fn(usize) -> String);

@@ -72,11 +72,22 @@ pub(super) struct Asm<'a> {
     pub globals: Vec<(&'a str, Span)>,
     pub externs: Names<'a, Span>,
     pub maps: Vec<MapDef>,
+    /// Map name → index in `maps`.
+    pub map_index: HashMap<String, usize>,
     pub license: Option<String>,
     pub diags: Vec<Diagnostic>,
     /// The source length, for sizing the first section.
     size_hint: usize,
+    /// Names an unknown name may be a typo of (labels and maps, then helpers), gathered once
+    /// in pass 2 and sorted so suggestions do not depend on hash order.
+    suggestions: std::cell::OnceCell<(Vec<String>, Vec<String>)>,
+    /// How many "did you mean" searches pass 2 may still do: each costs the number of
+    /// candidates, so a file full of unknown names stays linear.
+    suggest_budget: std::cell::Cell<usize>,
 }
+
+/// Unknown names that get a "did you mean" search; later ones are reported without one.
+const MAX_SUGGESTIONS: usize = 100;
 
 impl<'a> Asm<'a> {
     fn new(size_hint: usize) -> Asm<'a> {
@@ -88,9 +99,12 @@ impl<'a> Asm<'a> {
             globals: Vec::new(),
             externs: Names::default(),
             maps: Vec::new(),
+            map_index: HashMap::new(),
             license: None,
             diags: Vec::new(),
             size_hint,
+            suggestions: std::cell::OnceCell::new(),
+            suggest_budget: std::cell::Cell::new(MAX_SUGGESTIONS),
         }
     }
 
@@ -208,16 +222,26 @@ impl<'a> Asm<'a> {
     }
 
     fn unknown(&self, name: &str, span: Span, what: &str, helpers: bool) -> Box<Diagnostic> {
-        let mut candidates: Vec<String> = self.labels.keys().map(|s| s.to_string()).collect();
-        candidates.extend(self.maps.iter().map(|m| m.name.clone()));
-        if helpers {
-            candidates.extend(Helper::all().skip(1).map(|h| h.to_string()));
-        }
         let d = Diagnostic::error(span, format!("unknown {what} `{name}`"));
-        Box::new(match nearest(name, candidates.iter().map(|s| s.as_str())) {
-            Some(m) => d.with_help(format!("did you mean `{m}`?")),
-            None => d,
-        })
+        let budget = self.suggest_budget.get();
+        if budget == 0 {
+            return Box::new(d);
+        }
+        self.suggest_budget.set(budget - 1);
+        let (names, helper_names) = self.suggestions.get_or_init(|| {
+            let mut names: Vec<String> = self.labels.keys().map(|s| s.to_string()).collect();
+            names.extend(self.maps.iter().map(|m| m.name.clone()));
+            names.sort_unstable();
+            let helpers = Helper::all().skip(1).map(|h| h.to_string()).collect();
+            (names, helpers)
+        });
+        let extra: &[String] = if helpers { helper_names } else { &[] };
+        Box::new(
+            match nearest(name, names.iter().chain(extra).map(|s| s.as_str())) {
+                Some(m) => d.with_help(format!("did you mean `{m}`?")),
+                None => d,
+            },
+        )
     }
 
     fn resolve_one(&mut self, f: Fixup<'a>) -> Result<(), Box<Diagnostic>> {
@@ -319,7 +343,7 @@ impl<'a> Asm<'a> {
                         self.sections[f.section].insns[f.insn..f.insn + 2].copy_from_slice(&pair);
                     }
                     Some(_) => reloc(&mut self.sections, name),
-                    None if self.maps.iter().any(|m| m.name == name)
+                    None if self.map_index.contains_key(name)
                         || self.externs.contains_key(name) =>
                     {
                         reloc(&mut self.sections, name)

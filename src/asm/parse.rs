@@ -260,12 +260,13 @@ fn map(asm: &mut Asm<'_>, c: &mut Cursor<'_, '_>) -> PResult<()> {
             "`.map` needs `type=…`",
         )));
     }
-    if asm.maps.iter().any(|m| m.name == def.name) {
+    if asm.map_index.contains_key(&def.name) {
         return Err(Box::new(Diagnostic::error(
             name_span,
             format!("map `{name}` is declared twice"),
         )));
     }
+    asm.map_index.insert(def.name.clone(), asm.maps.len());
     asm.maps.push(def);
     Ok(())
 }

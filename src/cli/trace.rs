@@ -324,7 +324,15 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
     }
     if opts.dry_run {
         // A dry run goes as far as a run without touching the kernel: parse, check and lower.
-        return match crate::compile::lower_checked(&program, &kernel, &check_opts) {
+        let lowered = crate::timings::time("lower", || {
+            crate::compile::lower_checked(&program, &kernel, &check_opts)
+        });
+        if crate::timings::enabled() {
+            let t = crate::timings::since_start().as_secs_f64();
+            let line = crate::timings::human(&crate::timings::phases());
+            eprintln!("strobe: dry run {t:.3} s: {line}");
+        }
+        return match lowered {
             Ok(_) => EXIT_OK,
             Err(d) => {
                 eprint!("{}", d.render(&combined));

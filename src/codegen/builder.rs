@@ -201,6 +201,8 @@ pub struct Builder {
     pub(crate) maps: Vec<String>,
     pub(crate) params: Vec<String>,
     pub(crate) consts: Vec<String>,
+    /// Name → index in `maps`, `params`, `consts` (lookups stay constant-time in long probes).
+    names: [std::collections::HashMap<String, usize>; 3],
     span: Span,
     comment: Option<String>,
     ctx: VReg,
@@ -226,6 +228,7 @@ impl Builder {
             maps: Vec::new(),
             params: Vec::new(),
             consts: Vec::new(),
+            names: Default::default(),
             span: Span::default(),
             comment: None,
             ctx: VReg(0),
@@ -333,17 +336,17 @@ impl Builder {
 
     /// The index of map `name` in the template's map table (added when new).
     pub fn map(&mut self, name: &str) -> usize {
-        intern(&mut self.maps, name)
+        intern(&mut self.maps, &mut self.names[0], name)
     }
 
     /// The index of parameter `name` (for `ArgSlot` relocations).
     pub fn param(&mut self, name: &str) -> usize {
-        intern(&mut self.params, name)
+        intern(&mut self.params, &mut self.names[1], name)
     }
 
     /// The index of the per-target/per-run constant `name` (for `Const` relocations).
     pub fn konst(&mut self, name: &str) -> usize {
-        intern(&mut self.consts, name)
+        intern(&mut self.consts, &mut self.names[2], name)
     }
 
     /// Number of operations so far (labels included).
@@ -547,12 +550,15 @@ impl Builder {
     }
 }
 
-fn intern(table: &mut Vec<String>, name: &str) -> usize {
-    match table.iter().position(|n| n == name) {
-        Some(i) => i,
-        None => {
-            table.push(name.to_string());
-            table.len() - 1
-        }
+fn intern(
+    table: &mut Vec<String>,
+    index: &mut std::collections::HashMap<String, usize>,
+    name: &str,
+) -> usize {
+    if let Some(&i) = index.get(name) {
+        return i;
     }
+    table.push(name.to_string());
+    index.insert(name.to_string(), table.len() - 1);
+    table.len() - 1
 }

@@ -81,8 +81,31 @@ fn next_label(items: &[MItem]) -> u32 {
         .map_or(0, |m| m + 1)
 }
 
-/// Applies one cross-jump; true when the program changed.
+/// One cross-jump found: the copy `[a, goto)` before the goto at `goto` is dropped and the goto
+/// jumps to a fresh label put before `start`, the first instruction of the other copy.
+struct Merge {
+    a: usize,
+    goto: usize,
+    start: usize,
+    fresh: Label,
+}
+
+/// Applies every cross-jump that does not touch another one's instructions, in one pass
+/// (those that do wait for the next peephole round); true when the program changed.
 pub(crate) fn cross_jump(items: &mut Vec<MItem>) -> bool {
+    let label_at: std::collections::HashMap<Label, usize> = items
+        .iter()
+        .enumerate()
+        .filter_map(|(k, it)| match it {
+            MItem::Label(l) => Some((*l, k)),
+            MItem::Insn { .. } => None,
+        })
+        .rev()
+        .collect();
+    let mut fresh = next_label(items);
+    // Items an earlier merge of this pass drops or shares.
+    let mut claimed = vec![false; items.len()];
+    let mut merges: Vec<Merge> = Vec::new();
     for i in 0..items.len() {
         let MItem::Insn {
             insn,
@@ -95,11 +118,7 @@ pub(crate) fn cross_jump(items: &mut Vec<MItem>) -> bool {
         if !is_goto(insn) {
             continue;
         }
-        let t = *t;
-        let Some(j) = items
-            .iter()
-            .position(|it| matches!(it, MItem::Label(l) if *l == t))
-        else {
+        let Some(&j) = label_at.get(t) else {
             continue;
         };
         // Walk back from the goto (a) and from the label (b) while the instructions match;
@@ -126,39 +145,52 @@ pub(crate) fn cross_jump(items: &mut Vec<MItem>) -> bool {
         if n == 0 || (start < i && j > a) {
             continue;
         }
-        let fresh = Label(next_label(items));
-        let goto = items[i].clone();
-        let goto = match goto {
-            MItem::Insn {
-                insn,
-                reloc,
-                span,
-                comment,
-                ..
-            } => MItem::Insn {
-                insn,
-                reloc,
-                target: Some(fresh),
-                span,
-                comment,
-            },
-            MItem::Label(_) => unreachable!("items[i] is an instruction"),
-        };
-        if start < a {
-            items.splice(a..=i, [goto]);
-            items.insert(start, MItem::Label(fresh));
-        } else {
-            items.insert(start, MItem::Label(fresh));
-            items.splice(a..=i, [goto]);
+        if claimed[a..=i].iter().any(|&c| c) || claimed[start..j].iter().any(|&c| c) {
+            continue;
         }
-        return true;
+        claimed[a..=i].fill(true);
+        claimed[start..j].fill(true);
+        merges.push(Merge {
+            a,
+            goto: i,
+            start,
+            fresh: Label(fresh),
+        });
+        fresh += 1;
     }
-    false
+    if merges.is_empty() {
+        return false;
+    }
+    // Rebuild once: dropped ranges, retargeted gotos and fresh labels.
+    let mut drop = vec![false; items.len()];
+    let mut label_before: std::collections::HashMap<usize, Label> =
+        std::collections::HashMap::new();
+    let mut retarget: std::collections::HashMap<usize, Label> = std::collections::HashMap::new();
+    for m in &merges {
+        drop[m.a..m.goto].fill(true);
+        label_before.insert(m.start, m.fresh);
+        retarget.insert(m.goto, m.fresh);
+    }
+    let old = std::mem::take(items);
+    items.reserve(old.len() + merges.len());
+    for (k, mut it) in old.into_iter().enumerate() {
+        if let Some(l) = label_before.get(&k) {
+            items.push(MItem::Label(*l));
+        }
+        if drop[k] {
+            continue;
+        }
+        if let (Some(l), MItem::Insn { target, .. }) = (retarget.get(&k), &mut it) {
+            *target = Some(*l);
+        }
+        items.push(it);
+    }
+    true
 }
 
 /// Rewrites every `if c goto A; goto B; A:` into `if !c goto B; A:`; true when it did.
 pub(crate) fn invert_over_goto(items: &mut Vec<MItem>) -> bool {
-    let mut changed = false;
+    let mut drop = vec![false; items.len()];
     let mut i = 0;
     while i + 2 < items.len() {
         let rewrite = match (&items[i], &items[i + 1]) {
@@ -190,12 +222,13 @@ pub(crate) fn invert_over_goto(items: &mut Vec<MItem>) -> bool {
                 insn.code = (insn.code & !OP_MASK) | op;
                 *target = Some(b);
             }
-            items.remove(i + 1);
-            changed = true;
+            // Marked, not removed here: removing one by one would make the pass quadratic.
+            drop[i + 1] = true;
+            i += 1;
         }
         i += 1;
     }
-    changed
+    super::stores::remove_marked(items, &drop)
 }
 
 #[cfg(test)]

@@ -73,6 +73,7 @@ fn reads_no_memory(id: i32) -> bool {
 }
 
 /// What scanning learns from one instruction about the live bytes `[lo, hi)` of a store.
+#[cfg(test)]
 enum Step {
     /// Keep scanning.
     Go,
@@ -82,6 +83,7 @@ enum Step {
     Exit,
 }
 
+#[cfg(test)]
 fn step(i: &Insn, live: &mut [bool], lo: i32) -> Step {
     let class = i.code & CLASS_MASK;
     let mode = i.code & MODE_MASK;
@@ -120,8 +122,142 @@ fn step(i: &Insn, live: &mut [bool], lo: i32) -> Step {
     }
 }
 
+/// What the code after a point does first with each stack byte: for every byte, whether the
+/// first event on the straight line ahead is an overwrite or the program's exit (the byte's
+/// current value is dead) rather than a read, a barrier or the end of the items. Filled by a
+/// backward walk; a barrier resets every byte at once by starting a new epoch.
+struct Ahead {
+    epoch: u32,
+    /// What a byte not touched since the last barrier gets: dead after an exit, else live.
+    dead_by_default: bool,
+    /// The lowest fp offset the items access; per byte (indexed by offset - `base`): the epoch
+    /// of its last event and whether it is dead.
+    base: i32,
+    stamp: Vec<u32>,
+    dead: Vec<bool>,
+}
+
+impl Ahead {
+    /// Room for every fp-relative byte the items load or store.
+    fn new(items: &[MItem]) -> Ahead {
+        let (mut lo, mut hi) = (0i32, 0i32);
+        for it in items {
+            if let MItem::Insn { insn, .. } = it {
+                let class = insn.code & CLASS_MASK;
+                let fp = match class {
+                    CLASS_LDX => insn.src() == FP,
+                    CLASS_ST | CLASS_STX => insn.dst() == FP,
+                    _ => false,
+                };
+                if fp {
+                    lo = lo.min(insn.off as i32);
+                    hi = hi.max(insn.off as i32 + 8);
+                }
+            }
+        }
+        let n = (hi - lo) as usize;
+        Ahead {
+            epoch: 1,
+            dead_by_default: false,
+            base: lo,
+            stamp: vec![0; n],
+            dead: vec![false; n],
+        }
+    }
+
+    fn idx(&self, x: i32) -> usize {
+        (x - self.base) as usize
+    }
+
+    fn barrier(&mut self, exit: bool) {
+        self.epoch += 1;
+        self.dead_by_default = exit;
+    }
+
+    fn set(&mut self, (lo, hi): (i32, i32), dead: bool) {
+        for x in lo..hi {
+            let k = self.idx(x);
+            self.stamp[k] = self.epoch;
+            self.dead[k] = dead;
+        }
+    }
+
+    fn all_dead(&self, (lo, hi): (i32, i32)) -> bool {
+        (lo..hi).all(|x| {
+            let k = self.idx(x);
+            if self.stamp[k] == self.epoch {
+                self.dead[k]
+            } else {
+                self.dead_by_default
+            }
+        })
+    }
+
+    /// Steps back over `i` (an instruction without a jump target): `self` becomes what the
+    /// code from `i` on does first with each byte (the forward scan's rules, run backward).
+    fn back_over(&mut self, i: &Insn) {
+        let class = i.code & CLASS_MASK;
+        let mode = i.code & MODE_MASK;
+        match class {
+            CLASS_LDX if mode == MODE_MEM || mode == MODE_MEMSX => {
+                if i.src() != FP {
+                    self.barrier(false);
+                } else {
+                    let a = i.off as i32;
+                    self.set((a, a + size_of(i.code)), false);
+                }
+            }
+            CLASS_ST | CLASS_STX if mode == MODE_ATOMIC => self.barrier(false),
+            CLASS_ST | CLASS_STX => {
+                if let Some(r) = fp_store(i) {
+                    self.set(r, true);
+                }
+            }
+            CLASS_JMP if i.code & 0xf0 == OP_EXIT => self.barrier(true),
+            CLASS_JMP if i.code == CALL_HELPER && i.src() == 0 && reads_no_memory(i.imm) => {}
+            CLASS_JMP | CLASS_JMP32 => self.barrier(false),
+            _ => {}
+        }
+    }
+}
+
 /// Drops the dead stack stores of the module doc; true when it dropped any.
+///
+/// One backward walk (linear in the items): a store is dead when every one of its bytes is,
+/// looking ahead from the instruction after it, overwritten or abandoned at an exit before
+/// being read or reaching a barrier: the forward scan from each store (kept as the tests'
+/// reference) done for every store at once.
 pub(crate) fn drop_dead_stack_stores(items: &mut Vec<MItem>) -> bool {
+    let mut drop = vec![false; items.len()];
+    let mut ahead = Ahead::new(items);
+    for i in (0..items.len()).rev() {
+        let MItem::Insn {
+            insn,
+            reloc,
+            target,
+            ..
+        } = &items[i]
+        else {
+            continue;
+        };
+        if reloc.is_none() {
+            if let Some(r) = fp_store(insn) {
+                drop[i] = ahead.all_dead(r);
+            }
+        }
+        if target.is_some() {
+            ahead.barrier(false);
+        } else {
+            ahead.back_over(insn);
+        }
+    }
+    super::stores::remove_marked(items, &drop)
+}
+
+/// The reference rule: scans forward from each store (quadratic; the tests check that the
+/// backward walk decides every store the same way).
+#[cfg(test)]
+fn dead_forward(items: &[MItem]) -> Vec<bool> {
     let mut drop = vec![false; items.len()];
     for i in 0..items.len() {
         let MItem::Insn {
@@ -155,7 +291,7 @@ pub(crate) fn drop_dead_stack_stores(items: &mut Vec<MItem>) -> bool {
             }
         }
     }
-    super::stores::remove_marked(items, &drop)
+    drop
 }
 
 #[cfg(test)]
@@ -261,5 +397,63 @@ mod tests {
             Insn::exit(),
         ]);
         assert!(!out.contains(&s));
+    }
+
+    /// The backward walk decides every store as the forward scan from it does, on random
+    /// straight-line and branching code over a few overlapping stack bytes.
+    #[test]
+    fn backward_walk_matches_the_forward_scan() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        for _ in 0..3000 {
+            let len = 1 + next(24) as usize;
+            let mut items = Vec::new();
+            for _ in 0..len {
+                let off = -8 * (1 + next(3) as i16) + next(5) as i16;
+                let size = [Size::B, Size::H, Size::W, Size::Dw][next(4) as usize];
+                let insn = match next(10) {
+                    0..=2 => Insn::store_imm(size, Reg::R10, off, 1),
+                    3 => Insn::store_reg(size, Reg::R10, off, Reg::R1),
+                    4 => Insn::load(size, Reg::R0, Reg::R10, off),
+                    5 => Insn::load(size, Reg::R0, Reg::R1, off),
+                    6 => Insn::exit(),
+                    7 => Insn::jmp_imm(JmpOp::Jeq, Reg::R0, 0, 0),
+                    8 => Insn::mov64_imm(Reg::R1, 5),
+                    _ => Insn::call_helper(crate::asm::isa::Helper::KtimeGetNs),
+                };
+                if next(6) == 0 {
+                    items.push(MItem::Label(super::super::builder::Label(0)));
+                }
+                let target = (next(8) == 0).then_some(super::super::builder::Label(0));
+                items.push(MItem::Insn {
+                    insn,
+                    reloc: None,
+                    target,
+                    span: Span::default(),
+                    comment: None,
+                });
+            }
+            let want = dead_forward(&items);
+            let mut got_items = items.clone();
+            drop_dead_stack_stores(&mut got_items);
+            let kept: Vec<bool> = want.iter().map(|d| !d).collect();
+            assert_eq!(
+                got_items.len(),
+                kept.iter().filter(|k| **k).count(),
+                "{items:?}"
+            );
+            let mut k = 0;
+            for (it, keep) in items.iter().zip(&kept) {
+                if *keep {
+                    assert_eq!(format!("{it:?}"), format!("{:?}", got_items[k]));
+                    k += 1;
+                }
+            }
+        }
     }
 }

@@ -52,10 +52,10 @@ pub fn finish(mut b: Builder, opts: &FinishOptions) -> Result<Compiled, CodegenE
         return Err(CodegenError::UnboundLabel { label: l.0 });
     }
     super::hoist::hoist_slot_addrs(&mut b);
-    let alloc = allocate(&mut b)?;
-    let frame = layout(&b)?;
+    let alloc = crate::timings::time("regalloc", || allocate(&mut b))?;
+    let frame = crate::timings::time("stack_layout", || layout(&b))?;
     let mut items = emit(&b.insts, &alloc.regs, &frame)?;
-    peephole(&mut items);
+    crate::timings::time("peephole", || peephole(&mut items));
     let mut t = Template::new(&opts.name, opts.attach, Vec::new());
     let mut comments = Vec::new();
     let mut positions: HashMap<u32, usize> = HashMap::new();
@@ -179,25 +179,20 @@ pub(crate) fn peephole(items: &mut Vec<MItem>) {
                 }
             }
         }
-        // Jumps to the next instruction.
-        let mut i = 0;
-        while i < items.len() {
+        // Jumps to the next instruction (marked, then removed at once: linear).
+        let mut drop = vec![false; items.len()];
+        for i in 0..items.len() {
             if let MItem::Insn {
                 target: Some(t), ..
             } = &items[i]
             {
-                let t = *t;
-                let next_labels = items[i + 1..]
+                drop[i] = items[i + 1..]
                     .iter()
                     .take_while(|x| matches!(x, MItem::Label(_)))
-                    .any(|x| matches!(x, MItem::Label(l) if *l == t));
-                if next_labels {
-                    items.remove(i);
-                    continue;
-                }
+                    .any(|x| matches!(x, MItem::Label(l) if l == t));
             }
-            i += 1;
         }
+        super::stores::remove_marked(items, &drop);
         // Unreachable code after exit / goto, up to the next label some jump names.
         let used: std::collections::HashSet<u32> = items
             .iter()

@@ -96,23 +96,29 @@ fn chain_depth(parts: &[Compiled], f: usize, depth: usize) -> Result<u32, Codege
 /// Appends `sub` at instruction `base` of `t`, merging its tables into `t`'s.
 fn append(t: &mut Template, sub: &Template, base: usize) {
     t.insns.extend_from_slice(&sub.insns);
+    // Index translation, each name looked up once (not one table search per relocation);
+    // only names a relocation uses join `t`'s tables, in order of first use.
+    let mut maps = Names::new(&t.maps, sub.maps.len());
+    let mut params = Names::new(&t.params, sub.params.len());
+    let mut btf_ids = Names::new(&t.btf_ids, sub.btf_ids.len());
+    let mut consts = Names::new(&t.consts, sub.consts.len());
     for r in &sub.relocs {
         let kind = match r.kind {
             RelocKind::MapFd { map } => RelocKind::MapFd {
-                map: t.map_index(&sub.maps[map]),
+                map: maps.get(&mut t.maps, &sub.maps, map),
             },
             RelocKind::MapValue { map, off } => RelocKind::MapValue {
-                map: t.map_index(&sub.maps[map]),
+                map: maps.get(&mut t.maps, &sub.maps, map),
                 off,
             },
             RelocKind::ArgSlot { param } => RelocKind::ArgSlot {
-                param: t.param_index(&sub.params[param]),
+                param: params.get(&mut t.params, &sub.params, param),
             },
             RelocKind::BtfId { func } => RelocKind::BtfId {
-                func: t.btf_id_index(&sub.btf_ids[func]),
+                func: btf_ids.get(&mut t.btf_ids, &sub.btf_ids, func),
             },
             RelocKind::Const { id } => RelocKind::Const {
-                id: t.const_index(&sub.consts[id]),
+                id: consts.get(&mut t.consts, &sub.consts, id),
             },
             k => k,
         };
@@ -120,6 +126,39 @@ fn append(t: &mut Template, sub: &Template, base: usize) {
     }
     for (i, span) in sub.source_map.entries() {
         t.source_map.add(i + base, span);
+    }
+}
+
+/// Where a callee's table entries go in the caller's table (the first occurrence of a name is
+/// its index, as [`Template::map_index`] does).
+struct Names {
+    index: std::collections::HashMap<String, usize>,
+    done: Vec<Option<usize>>,
+}
+
+impl Names {
+    fn new(table: &[String], n: usize) -> Names {
+        let mut index = std::collections::HashMap::new();
+        for (i, name) in table.iter().enumerate() {
+            index.entry(name.clone()).or_insert(i);
+        }
+        Names {
+            index,
+            done: vec![None; n],
+        }
+    }
+
+    /// The caller's index of the callee's entry `i`, adding its name to `table` if new.
+    fn get(&mut self, table: &mut Vec<String>, names: &[String], i: usize) -> usize {
+        if let Some(k) = self.done[i] {
+            return k;
+        }
+        let k = *self.index.entry(names[i].clone()).or_insert_with(|| {
+            table.push(names[i].clone());
+            table.len() - 1
+        });
+        self.done[i] = Some(k);
+        k
     }
 }
 

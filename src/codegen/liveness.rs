@@ -1,8 +1,10 @@
 //! Uses, definitions, control-flow successors and liveness of the builder's operations.
 //!
-//! Input: the instruction list. Output: per instruction, the virtual registers live after it
-//! (backward dataflow to a fixpoint, so loops are exact), and per register a conservative live
-//! interval `[first, last]` in instruction order. Every later pass (register allocation, stack
+//! Input: the instruction list. Output: per helper call, the virtual registers live after it
+//! (backward dataflow over basic blocks to a fixpoint, so loops are exact), and per register a
+//! conservative live interval `[first, last]` in instruction order. Sets are sparse: time and
+//! memory grow with the program's length times the registers live at once (a handful), never
+//! with length times all registers. Every later pass (register allocation, stack
 //! slot lifetimes) reads these; nothing here changes the program.
 
 use super::builder::{Arg, Inst, Label, Mem, Op, Src, VReg};
@@ -176,114 +178,240 @@ pub(crate) fn label_positions(insts: &[Inst], nlabels: u32) -> Vec<Option<usize>
     pos
 }
 
-/// A set of virtual registers as a bitset.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct RegSet(Vec<u64>);
-
-impl RegSet {
-    pub fn iter(&self) -> impl Iterator<Item = VReg> + '_ {
-        self.0.iter().enumerate().flat_map(|(w, &bits)| {
-            let mut rest = bits;
-            std::iter::from_fn(move || {
-                if rest == 0 {
-                    return None;
-                }
-                let b = rest.trailing_zeros();
-                rest &= rest - 1;
-                Some(VReg((w * 64) as u32 + b))
-            })
-        })
-    }
-}
-
 /// Liveness of one program.
 pub(crate) struct Liveness {
-    /// Registers live after each instruction.
-    pub live_out: Vec<RegSet>,
+    /// The registers live after each helper call, as `(instruction index, registers)` in
+    /// instruction order (calls are where register classes matter).
+    pub live_after_calls: Vec<(usize, Vec<VReg>)>,
     /// `[first, last]` instruction index each register is defined, used or live at; `None` for
     /// registers that never appear.
     pub intervals: Vec<Option<(usize, usize)>>,
 }
 
-/// Successors of each instruction.
-pub(crate) fn successors(insts: &[Inst], labels: &[Option<usize>]) -> Vec<[Option<usize>; 2]> {
+/// A straight run of instructions `[start, end)`: only its first may be a jump target and only
+/// its last may jump or stop.
+struct Block {
+    start: usize,
+    end: usize,
+    /// Registers read before any write in the block (sorted).
+    gen: Vec<u32>,
+    /// Registers written in the block (sorted).
+    kill: Vec<u32>,
+    succs: [Option<usize>; 2],
+}
+
+/// `a ∪ b` of sorted, duplicate-free lists.
+fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push(a[i]);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
+/// `gen ∪ (out − kill)` of sorted, duplicate-free lists.
+fn transfer(gen: &[u32], out: &[u32], kill: &[u32]) -> Vec<u32> {
+    let mut k = 0;
+    let rest: Vec<u32> = out
+        .iter()
+        .copied()
+        .filter(|r| {
+            while k < kill.len() && kill[k] < *r {
+                k += 1;
+            }
+            !(k < kill.len() && kill[k] == *r)
+        })
+        .collect();
+    union(gen, &rest)
+}
+
+fn blocks(insts: &[Inst], labels: &[Option<usize>]) -> Vec<Block> {
     let n = insts.len();
-    insts
+    let mut leader = vec![false; n + 1];
+    leader[0] = true;
+    leader[n] = true;
+    for (i, inst) in insts.iter().enumerate() {
+        if matches!(inst.op, Op::Bind(_)) {
+            leader[i] = true;
+        }
+        if inst.op.target().is_some() || !inst.op.falls_through() {
+            leader[i + 1] = true;
+        }
+    }
+    let starts: Vec<usize> = (0..n).filter(|&i| leader[i]).collect();
+    let mut block_of = vec![0usize; n];
+    for (b, w) in starts.iter().enumerate() {
+        let end = starts.get(b + 1).copied().unwrap_or(n);
+        block_of[*w..end].fill(b);
+    }
+    let mut uses = Vec::new();
+    let mut defined = std::collections::HashSet::new();
+    let mut read = std::collections::HashSet::new();
+    starts
         .iter()
         .enumerate()
-        .map(|(i, inst)| {
-            let next = (inst.op.falls_through() && i + 1 < n).then_some(i + 1);
-            let jump = inst.op.target().map(|l| {
-                labels[l.0 as usize]
-                    .unwrap_or_else(|| panic!("internal error: codegen label {} never bound", l.0))
+        .map(|(b, &start)| {
+            let end = starts.get(b + 1).copied().unwrap_or(n);
+            let (mut gen, mut kill) = (Vec::new(), Vec::new());
+            defined.clear();
+            read.clear();
+            for inst in &insts[start..end] {
+                inst.op.uses(&mut uses);
+                for u in &uses {
+                    if !defined.contains(&u.0) && read.insert(u.0) {
+                        gen.push(u.0);
+                    }
+                }
+                if let Some(d) = inst.op.def() {
+                    if defined.insert(d.0) {
+                        kill.push(d.0);
+                    }
+                }
+            }
+            gen.sort_unstable();
+            kill.sort_unstable();
+            let last = &insts[end - 1];
+            let next = (last.op.falls_through() && end < n).then_some(b + 1);
+            let jump = last.op.target().map(|l| {
+                let at = labels[l.0 as usize]
+                    .unwrap_or_else(|| panic!("internal error: codegen label {} never bound", l.0));
+                block_of[at]
             });
-            [next, jump]
+            Block {
+                start,
+                end,
+                gen,
+                kill,
+                succs: [next, jump],
+            }
         })
         .collect()
 }
 
+/// Liveness by backward dataflow over basic blocks with sparse sets, so time and memory grow
+/// with the program's length times the registers live at once, not times all registers.
 pub(crate) fn liveness(insts: &[Inst], nvregs: u32, nlabels: u32) -> Liveness {
     let labels = label_positions(insts, nlabels);
-    let succs = successors(insts, &labels);
-    let n = insts.len();
-    let w = (nvregs as usize).div_ceil(64);
-    // Flat bitsets (one row of `w` words per instruction): no allocation per iteration.
-    let mut live_in = vec![0u64; n * w];
-    let mut live_out = vec![0u64; n * w];
-    let mut tmp = vec![0u64; w];
-    let mut uses = Vec::new();
+    let blocks = blocks(insts, &labels);
+    let nb = blocks.len();
+    let mut live_in: Vec<Vec<u32>> = vec![Vec::new(); nb];
+    let mut live_out: Vec<Vec<u32>> = vec![Vec::new(); nb];
     let mut changed = true;
     while changed {
         changed = false;
-        for i in (0..n).rev() {
-            tmp.fill(0);
-            for s in succs[i].iter().flatten() {
-                for (t, x) in tmp.iter_mut().zip(&live_in[s * w..(s + 1) * w]) {
-                    *t |= *x;
-                }
-            }
-            if live_out[i * w..(i + 1) * w] != tmp[..] {
-                live_out[i * w..(i + 1) * w].copy_from_slice(&tmp);
+        for b in (0..nb).rev() {
+            let out = match blocks[b].succs {
+                [Some(x), Some(y)] if x != y => union(&live_in[x], &live_in[y]),
+                [Some(x), _] | [None, Some(x)] => live_in[x].clone(),
+                [None, None] => Vec::new(),
+            };
+            let inn = transfer(&blocks[b].gen, &out, &blocks[b].kill);
+            if out != live_out[b] {
+                live_out[b] = out;
                 changed = true;
             }
-            if let Some(d) = insts[i].op.def() {
-                tmp[d.0 as usize / 64] &= !(1 << (d.0 % 64));
-            }
-            insts[i].op.uses(&mut uses);
-            for u in &uses {
-                tmp[u.0 as usize / 64] |= 1 << (u.0 % 64);
-            }
-            if live_in[i * w..(i + 1) * w] != tmp[..] {
-                live_in[i * w..(i + 1) * w].copy_from_slice(&tmp);
+            if inn != live_in[b] {
+                live_in[b] = inn;
                 changed = true;
             }
         }
     }
-    let row = |v: &[u64], i: usize| RegSet(v[i * w..(i + 1) * w].to_vec());
-    let live_in: Vec<RegSet> = (0..n).map(|i| row(&live_in, i)).collect();
-    let live_out: Vec<RegSet> = (0..n).map(|i| row(&live_out, i)).collect();
     let mut intervals: Vec<Option<(usize, usize)>> = vec![None; nvregs as usize];
-    let mut touch = |r: VReg, i: usize| {
-        let e = &mut intervals[r.0 as usize];
+    let mut touch = |r: u32, i: usize| {
+        let e = &mut intervals[r as usize];
         *e = Some(match *e {
             None => (i, i),
             Some((a, b)) => (a.min(i), b.max(i)),
         });
     };
-    for i in 0..n {
-        for r in live_in[i].iter() {
-            touch(r, i);
+    // Within a block a register is live from the block's start (when live in) or its first
+    // mention to its last mention or the block's end (when live out): touching those points
+    // gives the same `[first, last]` as touching every instruction it is live at.
+    let mut uses = Vec::new();
+    let mut live_after_calls = Vec::new();
+    // The registers live at the current point of a backward walk, as a sparse set: `live`
+    // lists them, `pos[r]` is r's index in `live` (`u32::MAX` when absent).
+    let mut pos = vec![u32::MAX; nvregs as usize];
+    let mut live: Vec<u32> = Vec::new();
+    let insert = |r: u32, live: &mut Vec<u32>, pos: &mut [u32]| {
+        if pos[r as usize] == u32::MAX {
+            pos[r as usize] = live.len() as u32;
+            live.push(r);
         }
-        for r in live_out[i].iter() {
-            // Live after i: it must survive through i (and into i + 1).
-            touch(r, i);
+    };
+    for (b, blk) in blocks.iter().enumerate() {
+        for &r in &live_in[b] {
+            touch(r, blk.start);
         }
-        if let Some(d) = insts[i].op.def() {
-            touch(d, i);
+        for &r in &live_out[b] {
+            touch(r, blk.end - 1);
         }
+        for (i, inst) in insts.iter().enumerate().take(blk.end).skip(blk.start) {
+            let op = &inst.op;
+            op.uses(&mut uses);
+            if let Some(d) = op.def() {
+                touch(d.0, i);
+            }
+            for u in &uses {
+                touch(u.0, i);
+            }
+        }
+        if !insts[blk.start..blk.end]
+            .iter()
+            .any(|i| matches!(i.op, Op::Call { .. }))
+        {
+            continue;
+        }
+        for &r in &live_out[b] {
+            insert(r, &mut live, &mut pos);
+        }
+        let mut calls = Vec::new();
+        for i in (blk.start..blk.end).rev() {
+            let op = &insts[i].op;
+            if matches!(op, Op::Call { .. }) {
+                let mut regs: Vec<VReg> = live.iter().map(|&r| VReg(r)).collect();
+                regs.sort_unstable_by_key(|r| r.0);
+                calls.push((i, regs));
+            }
+            if let Some(d) = op.def() {
+                let at = pos[d.0 as usize];
+                if at != u32::MAX {
+                    live.swap_remove(at as usize);
+                    if let Some(&moved) = live.get(at as usize) {
+                        pos[moved as usize] = at;
+                    }
+                    pos[d.0 as usize] = u32::MAX;
+                }
+            }
+            op.uses(&mut uses);
+            for u in &uses {
+                insert(u.0, &mut live, &mut pos);
+            }
+        }
+        for r in live.drain(..) {
+            pos[r as usize] = u32::MAX;
+        }
+        live_after_calls.extend(calls.into_iter().rev());
     }
     Liveness {
-        live_out,
+        live_after_calls,
         intervals,
     }
 }

@@ -57,10 +57,9 @@ pub(crate) fn allocate(b: &mut Builder) -> Result<Allocation, CodegenError> {
             }
             Err(Spill(victims)) if !victims.is_empty() => {
                 spilled_total += victims.len();
-                for v in victims {
-                    let slot = b.slot(8, 8);
-                    rewrite_spilled(b, v, slot, &mut temps);
-                }
+                let spills: Vec<(VReg, Slot)> =
+                    victims.into_iter().map(|v| (v, b.slot(8, 8))).collect();
+                rewrite_spilled(b, &spills, &mut temps);
             }
             Err(_) => break,
         }
@@ -93,14 +92,18 @@ fn scan(b: &Builder, temps: &[bool]) -> Result<Vec<Option<Reg>>, Spill> {
         .enumerate()
         .map(|(i, iv)| (iv.vreg, i))
         .collect();
+    for (i, after) in &live.live_after_calls {
+        if let Op::Call { ret, .. } = &b.insts[*i].op {
+            for v in after {
+                if Some(*v) != *ret {
+                    intervals[index_of[v]].crosses_call = true;
+                }
+            }
+        }
+    }
     for (i, inst) in b.insts.iter().enumerate() {
         match &inst.op {
             Op::Call { args, ret, .. } => {
-                for v in live.live_out[i].iter() {
-                    if Some(v) != *ret {
-                        intervals[index_of[&v]].crosses_call = true;
-                    }
-                }
                 if let Some(r) = ret {
                     intervals[index_of[r]].hint.get_or_insert(0);
                 }
@@ -183,41 +186,79 @@ fn scan(b: &Builder, temps: &[bool]) -> Result<Vec<Option<Reg>>, Spill> {
     }
 }
 
-/// Rewrites every occurrence of `v` to a fresh temporary with a reload before each use and a
-/// store after each definition.
-fn rewrite_spilled(b: &mut Builder, v: VReg, slot: Slot, temps: &mut Vec<bool>) {
-    let old = std::mem::take(&mut b.insts);
-    let mut out: Vec<Inst> = Vec::with_capacity(old.len() + 8);
+/// Rewrites every occurrence of each spilled `v` to a fresh temporary with a reload before each
+/// use and a store after each definition, all victims in one pass over the program (a pass per
+/// victim would make spilling quadratic). Temporaries are numbered victim by victim, and
+/// reloads come in victim order, as if each victim had been rewritten in turn.
+fn rewrite_spilled(b: &mut Builder, spills: &[(VReg, Slot)], temps: &mut Vec<bool>) {
+    let victim: std::collections::HashMap<VReg, usize> = spills
+        .iter()
+        .enumerate()
+        .map(|(k, (v, _))| (*v, k))
+        .collect();
     let mut uses = Vec::new();
+    // Which victims an instruction mentions, in victim order.
+    let mentioned = |inst: &Inst, uses: &mut Vec<VReg>, out: &mut Vec<usize>| {
+        out.clear();
+        inst.op.uses(uses);
+        out.extend(uses.iter().filter_map(|u| victim.get(u).copied()));
+        out.extend(inst.op.def().and_then(|d| victim.get(&d).copied()));
+        out.sort_unstable();
+        out.dedup();
+    };
+    let mut ks = Vec::new();
+    let mut count = vec![0u32; spills.len()];
+    for inst in &b.insts {
+        mentioned(inst, &mut uses, &mut ks);
+        for &k in &ks {
+            count[k] += 1;
+        }
+    }
+    let mut next: Vec<u32> = Vec::with_capacity(spills.len());
+    let mut base = b.nvregs;
+    for c in &count {
+        next.push(base);
+        base += c;
+    }
+    b.nvregs = base;
+    temps.resize(b.nvregs as usize, false);
+    let old = std::mem::take(&mut b.insts);
+    let mut out: Vec<Inst> = Vec::with_capacity(old.len() + 2 * spills.len());
     for mut inst in old {
-        inst.op.uses(&mut uses);
-        let used = uses.contains(&v);
-        let defined = inst.op.def() == Some(v);
-        if !used && !defined {
+        mentioned(&inst, &mut uses, &mut ks);
+        if ks.is_empty() {
             out.push(inst);
             continue;
         }
-        b.nvregs += 1;
-        let t = VReg(b.nvregs - 1);
-        temps.resize(b.nvregs as usize, false);
-        temps[t.0 as usize] = true;
-        inst.op.rename(v, t);
-        if used {
-            out.push(Inst {
-                op: Op::Load {
-                    size: Size::Dw,
-                    dst: t,
-                    base: Mem::Slot(slot),
-                    off: 0,
-                    reloc: None,
-                },
-                span: inst.span,
-                comment: Some("reload".into()),
-            });
+        inst.op.uses(&mut uses);
+        let def = inst.op.def();
+        let mut store = None;
+        for &k in &ks {
+            let (v, slot) = spills[k];
+            let t = VReg(next[k]);
+            next[k] += 1;
+            temps[t.0 as usize] = true;
+            if uses.contains(&v) {
+                out.push(Inst {
+                    op: Op::Load {
+                        size: Size::Dw,
+                        dst: t,
+                        base: Mem::Slot(slot),
+                        off: 0,
+                        reloc: None,
+                    },
+                    span: inst.span,
+                    comment: Some("reload".into()),
+                });
+            }
+            if def == Some(v) {
+                store = Some((t, slot));
+            }
+            inst.op.rename(v, t);
         }
         let span = inst.span;
         out.push(inst);
-        if defined {
+        if let Some((t, slot)) = store {
             out.push(Inst {
                 op: Op::Store {
                     size: Size::Dw,

@@ -105,18 +105,24 @@ pub(crate) fn layout(b: &Builder) -> Result<Frame, CodegenError> {
     let life = lifetimes(b);
     let mut order: Vec<usize> = (0..b.slots.len()).filter(|&s| life[s].is_some()).collect();
     order.sort_by_key(|&s| life[s]);
-    // (lifetime, byte range [lo, hi) as positive depths below fp)
+    // (lifetime, byte range [lo, hi) as positive depths below fp) of the placed slots still
+    // alive: slots come in order of first use, so one that ended before the current slot's
+    // start conflicts with no later slot and leaves the set (a linear scan, not all pairs).
     let mut placed: Vec<((usize, usize), (u32, u32))> = Vec::new();
     let mut offsets = vec![None; b.slots.len()];
     let mut size = 0;
+    let mut conflicts: Vec<(u32, u32)> = Vec::new();
     for s in order {
         let info = b.slots[s];
         let (a, z) = life[s].unwrap_or((0, 0));
-        let conflicts: Vec<(u32, u32)> = placed
-            .iter()
-            .filter(|(l, _)| l.0 <= z && a <= l.1)
-            .map(|&(_, r)| r)
-            .collect();
+        placed.retain(|(l, _)| l.1 >= a);
+        conflicts.clear();
+        conflicts.extend(
+            placed
+                .iter()
+                .filter(|(l, _)| l.0 <= z && a <= l.1)
+                .map(|&(_, r)| r),
+        );
         // Depth d means bytes fp-d .. fp-d+size; d must be a multiple of the alignment.
         let mut d = info.size.div_ceil(info.align) * info.align;
         loop {

@@ -315,13 +315,16 @@ impl<'a> Reader<'a, '_> {
             })?,
             None => Vec::new(),
         };
+        let mut by_name: std::collections::HashMap<&str, &MapDef> = Default::default();
+        for m in &shapes {
+            by_name.entry(m.name.as_str()).or_insert(m);
+        }
         Ok(names
             .into_iter()
             .map(|(_, n)| {
-                shapes
-                    .iter()
-                    .find(|m| m.name == n)
-                    .cloned()
+                by_name
+                    .get(n)
+                    .map(|m| (*m).clone())
                     .unwrap_or_else(|| MapDef {
                         name: n.to_string(),
                         map_type: 0,

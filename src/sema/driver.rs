@@ -132,36 +132,42 @@ pub(super) fn run(program: &Program, kernel: &dyn KernelInfo, opts: &CheckOption
     let mut diagnostics = std::mem::take(&mut second.diags);
     diagnostics.sort_by_key(|d| (d.span.start, !d.is_error()));
     let has_errors = diagnostics.iter().any(Diagnostic::is_error);
-    let program = (!has_errors).then(|| CheckedProgram {
-        program: program.clone(),
-        types: second.types,
-        var_slots: second.var_slots,
-        map_refs: second
-            .map_refs
-            .into_iter()
-            .map(|(e, m)| (e, super::MapId(m as u32)))
-            .collect(),
-        maps: second.maps.finish(second.opts.max_map_keys),
-        format_of: second
-            .formats
-            .iter()
-            .enumerate()
-            .map(|(i, f)| (f.call, super::FormatId(i as u32)))
-            .collect(),
-        formats: second.formats,
-        consts: second.consts,
-        str_consts: second.str_consts,
-        addr_spaces: second.addr_spaces,
-        script_types: second.script_types,
-        probes,
-        fn_vars: second.fn_vars,
-        options: second.getopts,
-        warnings: diagnostics
-            .iter()
-            .filter(|d| !d.is_error())
-            .cloned()
-            .collect(),
-    });
+    let program = (!has_errors)
+        .then(|| CheckedProgram {
+            program: program.clone(),
+            types: second.types,
+            var_slots: second.var_slots,
+            map_refs: second
+                .map_refs
+                .into_iter()
+                .map(|(e, m)| (e, super::MapId(m as u32)))
+                .collect(),
+            map_index: Default::default(),
+            maps: second.maps.finish(second.opts.max_map_keys),
+            format_of: second
+                .formats
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (f.call, super::FormatId(i as u32)))
+                .collect(),
+            formats: second.formats,
+            consts: second.consts,
+            str_consts: second.str_consts,
+            addr_spaces: second.addr_spaces,
+            script_types: second.script_types,
+            probes,
+            fn_vars: second.fn_vars,
+            options: second.getopts,
+            warnings: diagnostics
+                .iter()
+                .filter(|d| !d.is_error())
+                .cloned()
+                .collect(),
+        })
+        .map(|mut cp| {
+            cp.map_index = CheckedProgram::index_maps(&cp.maps);
+            cp
+        });
     CheckOutput {
         program,
         diagnostics,

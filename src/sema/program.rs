@@ -124,6 +124,8 @@ pub struct CheckedProgram {
     pub fn_vars: HashMap<String, VarTable>,
     /// Named options the script reads with `getopt`.
     pub options: Vec<super::getopt::NamedOption>,
+    /// Map name → index in `maps` as checked (see [`CheckedProgram::map`]).
+    pub(crate) map_index: HashMap<String, u32>,
 }
 
 impl CheckedProgram {
@@ -134,10 +136,28 @@ impl CheckedProgram {
 
     /// The map called `name` (with its `@`).
     pub fn map(&self, name: &str) -> Option<(MapId, &MapInfo)> {
+        // The index answers in constant time; a table changed since checking (the fields are
+        // public) is searched instead.
+        match self.map_index.get(name) {
+            Some(&i) if self.maps.get(i as usize).is_some_and(|m| m.name == name) => {
+                return Some((MapId(i), &self.maps[i as usize]));
+            }
+            None if self.map_index.len() == self.maps.len() => return None,
+            _ => {}
+        }
         self.maps
             .iter()
             .enumerate()
             .find(|(_, m)| m.name == name)
             .map(|(i, m)| (MapId(i as u32), m))
+    }
+
+    /// The name → index table [`CheckedProgram::map`] uses.
+    pub(crate) fn index_maps(maps: &[MapInfo]) -> HashMap<String, u32> {
+        let mut ix = HashMap::with_capacity(maps.len());
+        for (i, m) in maps.iter().enumerate() {
+            ix.entry(m.name.clone()).or_insert(i as u32);
+        }
+        ix
     }
 }
