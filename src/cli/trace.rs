@@ -373,7 +373,7 @@ fn run_checked(
         None => Box::new(std::io::stdout().lock()),
     };
     match crate::runtime::driver::run(&script, &run_opts, &mut out) {
-        Ok(_) => EXIT_OK,
+        Ok(o) => o.exit_code.unwrap_or(EXIT_OK),
         Err(e) => {
             match crate::compile::verifier_diagnostic(&script, &e) {
                 Some(d) => eprint!("{}", d.render(source)),

@@ -89,7 +89,7 @@ pub fn run_script(a: &TraceArgs, script: &CompiledScript) -> i32 {
         None => Box::new(std::io::stdout().lock()),
     };
     match run(script, &opts, &mut out) {
-        Ok(_) => EXIT_OK,
+        Ok(o) => o.exit_code.unwrap_or(EXIT_OK),
         Err(e) => {
             eprintln!("strobe: {e}");
             e.exit_code()

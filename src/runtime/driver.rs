@@ -25,6 +25,7 @@ use std::time::Duration;
 use super::child::Child;
 use super::epoll::{BufferSet, Epoll};
 use super::events::{EventSink, Step};
+use super::exit_flag::ExitFlag;
 use super::format::maps::MapSnapshot;
 use super::format::{OutputFormat, Printer};
 use super::plan::{probe_id, CompiledScript, MapRole, PlanError, ProbeKind};
@@ -90,6 +91,8 @@ pub struct RunOutcome {
     pub attached: usize,
     pub lost: u64,
     pub drops: u64,
+    /// The code `exit(code)` gave (0 for a bare `exit()`), when a probe called it.
+    pub exit_code: Option<i32>,
     /// `-c`'s command's pid.
     pub child_pid: Option<i32>,
     /// The non-empty script maps as they were printed at exit.
@@ -259,6 +262,7 @@ pub fn run(
         v.push(arming.clone());
     }
     let _armed_guard = ArmedGuard(arming.clone());
+    let exit_flag = ExitFlag::create().map_err(RunError::Arming)?;
     let maps = crate::timings::time("maps", || create_maps(script))?;
     let mut map_fds: Vec<(&str, RawFd)> = script
         .maps
@@ -267,6 +271,7 @@ pub fn run(
         .map(|(s, m)| (s.name.as_str(), m.as_raw_fd()))
         .collect();
     map_fds.push(arming.map_entry());
+    map_fds.push(exit_flag.map_entry());
 
     let mut child = match &opts.command {
         Some(argv) => Some(Child::spawn(argv).map_err(|source| RunError::Command {
@@ -276,12 +281,16 @@ pub fn run(
         None => None,
     };
     let pid = opts.pid.or(child.as_ref().map(Child::pid));
-    if let (Some(pid), Some((i, spec))) = (pid, script.map_with_role(&MapRole::PidFilter)) {
-        // Kernel probes' process filter (`codegen::lower::pid_filter`), set before arming.
+    if let Some((i, spec)) = script.map_with_role(&MapRole::PidFilter) {
+        // Kernel probes' process filter and strobe's own pid, which they leave out
+        // (`codegen::lower::pid_filter`), set before arming.
+        let mut value = [0u8; 8];
+        value[..4].copy_from_slice(&(pid.unwrap_or(0) as u32).to_ne_bytes());
+        value[4..].copy_from_slice(&std::process::id().to_ne_bytes());
         maps[i]
             .update(
                 &0u32.to_ne_bytes(),
-                &(pid as u32).to_ne_bytes(),
+                &value,
                 crate::sys::UpdateFlags::empty(),
             )
             .map_err(|source| RunError::MapCreate {
@@ -379,7 +388,9 @@ pub fn run(
     let mut reason = None;
     for b in &begins {
         b.run()?;
-        if handle_pending(&mut buffers, &mut sink, out, &mut buf, opts.buffering)? {
+        if handle_pending(&mut buffers, &mut sink, out, &mut buf, opts.buffering)?
+            || exit_flag.code().is_some()
+        {
             reason = Some(ExitReason::Exit);
             break;
         }
@@ -407,7 +418,7 @@ pub fn run(
         }
         reason = Some(event_loop(
             &mut buffers,
-            (&signals, opts.stop.as_ref()),
+            (&signals, opts.stop.as_ref(), &exit_flag),
             &mut child,
             &mut sink,
             out,
@@ -465,6 +476,7 @@ pub fn run(
         attached,
         lost,
         drops,
+        exit_code: exit_flag.code(),
         child_pid,
         maps: snaps,
     })
@@ -544,7 +556,7 @@ const TOKEN_STOP: u64 = 3;
 fn event_loop(
     buffers: &mut BufferSet,
     // What else ends the loop: signals, and the library API's stop switch.
-    (signals, stop): (&SignalFd, Option<&super::stop::StopHandle>),
+    (signals, stop, exit_flag): (&SignalFd, Option<&super::stop::StopHandle>, &ExitFlag),
     child: &mut Option<Child>,
     sink: &mut EventSink<'_>,
     out: &mut dyn Write,
@@ -590,6 +602,12 @@ fn event_loop(
             }
         }
         if handle_pending(buffers, sink, out, buf, mode)? {
+            return Ok(ExitReason::Exit);
+        }
+        if exit_flag.code().is_some() {
+            // Its record was lost (or is still being written): the probes are disarmed, so
+            // one more pass takes what they wrote before it and ends.
+            handle_pending(buffers, sink, out, buf, mode)?;
             return Ok(ExitReason::Exit);
         }
         if stop.is_some_and(|s| s.is_stopped()) {

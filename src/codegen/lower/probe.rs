@@ -92,9 +92,9 @@ pub(crate) fn lower_probe(
             super::elapsed::record_start(&mut lw.b);
             *need_start = false;
         }
-        if opts.pid_filter && super::pid_filter::applies(at.kind) {
+        if super::pid_filter::applies(at.kind) {
             let exit = lw.exit;
-            super::pid_filter::emit(&mut lw.b, exit);
+            super::pid_filter::emit(&mut lw.b, exit, opts.pid_filter);
         }
         super::stmt::init_vars(&mut lw, checked);
         if let Some(pred) = &probe.predicate {
