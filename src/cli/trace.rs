@@ -195,14 +195,21 @@ fn list(opts: &TraceArgs) -> i32 {
         .or(opts.program.as_ref())
         .map(String::as_str);
     let kernel = crate::kernel::info::HostKernel::new();
-    match crate::sema::list::list_probes(pattern, opts.verbose, &kernel) {
-        Ok(lines) => {
+    match crate::sema::list::list_probes_reporting(pattern, opts.verbose, &kernel) {
+        Ok(listing) => {
+            for p in &listing.problems {
+                eprintln!("strobe: warning: {p}");
+            }
             let mut text = String::new();
-            for l in lines {
+            for l in listing.lines {
                 text.push_str(&l);
                 text.push('\n');
             }
             super::print_stdout(text)
+        }
+        Err(e @ crate::sema::list::ListError::Unavailable(_)) => {
+            eprintln!("strobe: {e}");
+            super::EXIT_KERNEL
         }
         Err(e) => {
             eprintln!("strobe: {e}");
