@@ -55,8 +55,16 @@ pub fn run(args: &[OsString]) -> i32 {
             .map_err(|e| format!("cannot read {shown}: {e}"))
             .and_then(|b| crate::elf::read_object(&b).map_err(|e| format!("{shown}: {e}")));
         match obj {
-            Ok(obj) if args.source => print!("{}", crate::asm::disassemble_object(&obj)),
-            Ok(obj) => print!("{}", listing(&shown, &obj)),
+            Ok(obj) => {
+                let text = if args.source {
+                    crate::asm::disassemble_object(&obj)
+                } else {
+                    listing(&shown, &obj)
+                };
+                if let Err(c) = super::write_stdout(text) {
+                    return c;
+                }
+            }
             Err(msg) => {
                 eprintln!("strobe disasm: {msg}");
                 code = EXIT_INPUT;

@@ -4,7 +4,7 @@
 
 use std::ffi::OsString;
 
-use super::{EXIT_OK, EXIT_USAGE};
+use super::EXIT_USAGE;
 use crate::kernel::features::{features, Section};
 
 pub fn run(args: &[OsString]) -> i32 {
@@ -13,8 +13,7 @@ pub fn run(args: &[OsString]) -> i32 {
         match a.to_str() {
             Some("--json") => json = true,
             Some("-h" | "--help") => {
-                println!("usage: strobe info [--json]\n\nProbes the running kernel's BPF features and prints them.");
-                return EXIT_OK;
+                return super::print_stdout("usage: strobe info [--json]\n\nProbes the running kernel's BPF features and prints them.\n");
             }
             _ => {
                 eprintln!(
@@ -29,11 +28,10 @@ pub fn run(args: &[OsString]) -> i32 {
     let mut sections = features().sections();
     sections.insert(1.min(sections.len()), build_section());
     if json {
-        println!("{}", render_json(&sections));
+        super::print_stdout(format!("{}\n", render_json(&sections)))
     } else {
-        print!("{}", render_text(&sections));
+        super::print_stdout(render_text(&sections))
     }
-    EXIT_OK
 }
 
 /// What this build of strobe has, in `bpftrace --info`'s words (its "Build" section), so

@@ -18,6 +18,34 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_INPUT: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 pub const EXIT_KERNEL: i32 = 3;
+/// A write to a closed pipe (`strobe … | head -1`): the status a shell shows for a process
+/// that SIGPIPE ended (128 + 13), as bpftrace's.
+pub const EXIT_PIPE: i32 = 141;
+
+/// The exit code for a failed write of strobe's output: [`EXIT_PIPE`] (silently) for a closed
+/// pipe, else [`EXIT_INPUT`] with the reason on stderr (`-o /dev/full`: "No space left").
+pub fn output_error(e: &std::io::Error) -> i32 {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        return EXIT_PIPE;
+    }
+    eprintln!("strobe: cannot write the output: {e}");
+    EXIT_INPUT
+}
+
+/// Writes `text` to stdout and flushes it; a failed write gives [`output_error`]'s code
+/// (Rust ignores SIGPIPE, so a closed pipe is an `EPIPE` here, never a panic).
+pub fn write_stdout(text: impl AsRef<[u8]>) -> Result<(), i32> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_ref())
+        .and_then(|_| out.flush())
+        .map_err(|e| output_error(&e))
+}
+
+/// [`write_stdout`] as an exit code: `EXIT_OK` when the write went through.
+pub fn print_stdout(text: impl AsRef<[u8]>) -> i32 {
+    write_stdout(text).err().unwrap_or(EXIT_OK)
+}
 
 /// One toolkit subcommand: its name, a one-line summary, and its entry point, which receives
 /// the arguments after the subcommand's name.
@@ -59,8 +87,7 @@ pub fn run(args: Vec<OsString>) -> i32 {
     match first {
         Some("--info") => info::run(&args[2..]),
         Some("--version" | "-V") => {
-            print!("{}{}", version::banner(), version::details());
-            EXIT_OK
+            print_stdout(format!("{}{}", version::banner(), version::details()))
         }
         Some(_) => trace::run(&args[1..]),
         _ => {

@@ -130,6 +130,12 @@ impl TraceArgs {
 
     /// Loads the script text (from -e, a file, or stdin for `-`).
     pub fn load(&self) -> Result<ScriptInput, String> {
+        if self.program.as_deref() == Some("") {
+            // bpftrace's words for `-e ''`, as for no program at all.
+            return Err(
+                "USAGE: filename or -e 'program' required (the -e program is empty)".into(),
+            );
+        }
         if let Some(p) = &self.program {
             let (params, named) = split_params(&self.rest, self.dashes_dropped());
             return Ok(ScriptInput {
@@ -141,21 +147,18 @@ impl TraceArgs {
         let Some((file, params)) = self.rest.split_first() else {
             return Err("no program given: use -e 'PROGRAM' or a script FILE".into());
         };
-        let text = if file == "-" {
-            let mut s = String::new();
-            std::io::stdin()
-                .read_to_string(&mut s)
-                .map_err(|e| format!("cannot read the script from stdin: {e}"))?;
-            s
+        let bytes = if file == "-" {
+            read_script(std::io::stdin().lock(), "stdin")?
         } else {
-            let bytes = std::fs::read(file).map_err(|e| format!("cannot read '{file}': {e}"))?;
-            String::from_utf8(bytes).map_err(|e| {
-                format!(
-                    "'{file}' is not UTF-8 text (byte {})",
-                    e.utf8_error().valid_up_to()
-                )
-            })?
+            let f = std::fs::File::open(file).map_err(|e| format!("cannot read '{file}': {e}"))?;
+            read_script(f, &format!("'{file}'"))?
         };
+        let text = String::from_utf8(bytes).map_err(|e| {
+            format!(
+                "'{file}' is not UTF-8 text (byte {})",
+                e.utf8_error().valid_up_to()
+            )
+        })?;
         let (params, named) = split_params(params, self.dashes_dropped());
         Ok(ScriptInput {
             source: SourceFile::new(file.clone(), text),
@@ -163,6 +166,25 @@ impl TraceArgs {
             named,
         })
     }
+}
+
+/// The largest script strobe reads: far beyond any real script, and a bound for a file that
+/// never ends (`/dev/zero`, a pipe).
+pub const MAX_SCRIPT_BYTES: u64 = 16 << 20;
+
+/// Reads a whole script from `r`, refusing one past [`MAX_SCRIPT_BYTES`].
+fn read_script(r: impl Read, what: &str) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    r.take(MAX_SCRIPT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read the script from {what}: {e}"))?;
+    if bytes.len() as u64 > MAX_SCRIPT_BYTES {
+        return Err(format!(
+            "the script in {what} is larger than {} MiB",
+            MAX_SCRIPT_BYTES >> 20
+        ));
+    }
+    Ok(bytes)
 }
 
 /// `-l [PATTERN]`, `-lv`: the pattern is the first free argument (or `-e`'s text).
@@ -173,16 +195,21 @@ fn list(opts: &TraceArgs) -> i32 {
         .or(opts.program.as_ref())
         .map(String::as_str);
     let kernel = crate::kernel::info::HostKernel::new();
-    match crate::sema::list::list_probes(pattern, opts.verbose, &kernel) {
-        Ok(lines) => {
-            use std::io::Write;
-            let mut out = std::io::stdout().lock();
-            for l in lines {
-                if writeln!(out, "{l}").is_err() {
-                    break;
-                }
+    match crate::sema::list::list_probes_reporting(pattern, opts.verbose, &kernel) {
+        Ok(listing) => {
+            for p in &listing.problems {
+                eprintln!("strobe: warning: {p}");
             }
-            EXIT_OK
+            let mut text = String::new();
+            for l in listing.lines {
+                text.push_str(&l);
+                text.push('\n');
+            }
+            super::print_stdout(text)
+        }
+        Err(e @ crate::sema::list::ListError::Unavailable(_)) => {
+            eprintln!("strobe: {e}");
+            super::EXIT_KERNEL
         }
         Err(e) => {
             eprintln!("strobe: {e}");
@@ -198,6 +225,10 @@ pub fn run(args: &[OsString]) -> i32 {
     // Signals a running script reads from its signalfd must be blocked in every thread, so
     // block them here before the worker thread exists (it inherits the mask).
     let _ = crate::runtime::signals::block();
+    // SIGUSR1 is harmless, as in bpftrace (which runs `self:signal:SIGUSR1` probes on it;
+    // strobe has none yet): its default action would kill the run with everything attached.
+    // SAFETY: setting a standard disposition.
+    unsafe { libc::signal(libc::SIGUSR1, libc::SIG_IGN) };
     // Unnamed, so the thread keeps the process's name: `comm` in BEGIN/END (which run on
     // it) is the name strobe was started as, as bpftrace's is `bpftrace`.
     std::thread::Builder::new()
@@ -222,6 +253,12 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
             return code;
         }
     };
+    if let Some(pid) = opts.pid {
+        if let Err(msg) = super::trace_run::check_pid(pid) {
+            eprintln!("strobe: {msg}");
+            return EXIT_USAGE;
+        }
+    }
     if opts.list {
         return list(&opts);
     }
@@ -251,10 +288,10 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
     }
     let wants = |stage: &str| opts.debug.iter().any(|s| s == stage || s == "all");
     if wants("ast") {
-        print!(
-            "{}",
-            crate::syntax::print::print_program(&parsed.program, &input.source)
-        );
+        let tree = crate::syntax::print::print_program(&parsed.program, &input.source);
+        if let Err(code) = super::write_stdout(tree) {
+            return code;
+        }
     }
     if parsed.has_errors() {
         return EXIT_INPUT;
@@ -304,17 +341,13 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
         return EXIT_INPUT;
     };
     if input.named.iter().any(|(n, _)| n == "help") {
-        println!("{}", crate::sema::getopt::describe(&program.options));
-        return EXIT_OK;
+        let help = crate::sema::getopt::describe(&program.options);
+        return super::print_stdout(format!("{help}\n"));
     }
     if wants("asm") {
         return match crate::compile::lower_checked(&program, &kernel, &check_opts) {
             Ok(script) => {
-                print!(
-                    "{}",
-                    crate::codegen::lower::listing::listing(&script, &combined)
-                );
-                EXIT_OK
+                super::print_stdout(crate::codegen::lower::listing::listing(&script, &combined))
             }
             Err(d) => {
                 eprint!("{}", d.render(&combined));
@@ -365,6 +398,13 @@ fn run_checked(
         }
     };
     script.events.locate(source);
+    if script.probes.is_empty() {
+        // bpftrace's words and status; a run with nothing attached would never end.
+        if !opts.quiet {
+            let _ = super::write_stdout("No probes to attach\n");
+        }
+        return EXIT_INPUT;
+    }
     let run_opts = match super::trace_run::run_options(opts) {
         Ok(o) => o,
         Err(msg) => {
@@ -383,7 +423,8 @@ fn run_checked(
         None => Box::new(std::io::stdout().lock()),
     };
     match crate::runtime::driver::run(&script, &run_opts, &mut out) {
-        Ok(_) => EXIT_OK,
+        Ok(o) => o.exit_code.unwrap_or(EXIT_OK),
+        Err(e) if e.is_quiet() => e.exit_code(),
         Err(e) => {
             match crate::compile::verifier_diagnostic(&script, &e) {
                 Some(d) => eprint!("{}", d.render(source)),

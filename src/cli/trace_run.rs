@@ -32,6 +32,20 @@ pub fn unblock_signals() {
     }
 }
 
+/// `-p PID`: the process must exist (bpftrace: "No such process").
+pub fn check_pid(pid: u32) -> Result<(), String> {
+    if pid == 0 || pid > i32::MAX as u32 {
+        return Err(format!("invalid pid {pid}"));
+    }
+    // SAFETY: signal 0 only checks that the process exists and may be signalled.
+    let r = unsafe { libc::kill(pid as i32, 0) };
+    let e = std::io::Error::last_os_error();
+    if r != 0 && e.raw_os_error() == Some(libc::ESRCH) {
+        return Err(format!("-p {pid}: no such process"));
+    }
+    Ok(())
+}
+
 /// The run options the flags ask for, or a usage message.
 pub fn run_options(a: &TraceArgs) -> Result<RunOptions, String> {
     let format = match a.format.as_deref() {
@@ -89,7 +103,8 @@ pub fn run_script(a: &TraceArgs, script: &CompiledScript) -> i32 {
         None => Box::new(std::io::stdout().lock()),
     };
     match run(script, &opts, &mut out) {
-        Ok(_) => EXIT_OK,
+        Ok(o) => o.exit_code.unwrap_or(EXIT_OK),
+        Err(e) if e.is_quiet() => e.exit_code(),
         Err(e) => {
             eprintln!("strobe: {e}");
             e.exit_code()

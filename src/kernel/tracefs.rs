@@ -22,6 +22,15 @@ pub enum TracefsError {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "tracefs is mounted but {path} cannot be read: {source} (tracepoints need root or \
+         CAP_DAC_OVERRIDE, besides CAP_BPF and CAP_PERFMON)"
+    )]
+    Unreadable {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("cannot read {path}: {source}")]
     Io {
         path: PathBuf,
@@ -134,10 +143,31 @@ impl Tracefs {
             .map(Tracefs::at)
     }
 
+    /// The first candidate mount whose `events` directory strobe may not read (EACCES): the
+    /// tracefs is mounted, only unreadable without privileges (mode 700 for non-root, even
+    /// with CAP_BPF and CAP_PERFMON).
+    fn unreadable() -> Option<TracefsError> {
+        TRACEFS_DIRS.iter().find_map(|d| {
+            let events = Path::new(d).join("events");
+            match std::fs::metadata(&events) {
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                    Some(TracefsError::Unreadable {
+                        path: events,
+                        source: e,
+                    })
+                }
+                _ => None,
+            }
+        })
+    }
+
     /// The mounted tracefs, mounting it at `/sys/kernel/tracing` when it is absent.
     pub fn open() -> Result<Tracefs, TracefsError> {
         if let Some(t) = Tracefs::find() {
             return Ok(t);
+        }
+        if let Some(e) = Tracefs::unreadable() {
+            return Err(e);
         }
         let path = Path::new(TRACEFS_DIRS[0]);
         let res = crate::sys::env::mount_pseudo_fs(c"tracefs", path);

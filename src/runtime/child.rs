@@ -9,8 +9,11 @@
 //! async-signal-safe calls (close, read, sigprocmask, execvp, write, _exit).
 //!
 //! Invariants: if the tracer dies before releasing it, the child sees EOF on the pipe and
-//! exits without running the command (never untraced); dropping a [`Child`] that is still
-//! running sends it SIGTERM and reaps it, so the tracer never leaves a held command behind.
+//! exits without running the command (never untraced); if it dies afterwards (even by
+//! SIGKILL), the command gets SIGTERM (`PR_SET_PDEATHSIG`, as bpftrace's child); dropping a
+//! [`Child`] that is still running sends it SIGTERM and reaps it, so the tracer never leaves a
+//! held command behind. A command that is not an executable file (on `PATH` for a bare name)
+//! is refused before forking, so the run fails before anything is attached.
 
 use std::ffi::CString;
 use std::io;
@@ -34,6 +37,33 @@ pub fn split_command(cmd: &str) -> Vec<String> {
 
 const EXEC_FAILED: &[u8] = b"strobe: cannot run the -c command\n";
 
+/// The file `execvp` would run for `name`: `name` itself when it has a `/`, else the first
+/// executable regular file named so in a `PATH` directory.
+fn resolve_program(name: &str) -> io::Result<CString> {
+    use std::os::unix::ffi::OsStrExt;
+    let runnable = |p: &std::path::Path| {
+        let Ok(c) = CString::new(p.as_os_str().as_bytes()) else {
+            return None;
+        };
+        // SAFETY: a NUL-terminated path.
+        let exec = unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0;
+        (exec && p.is_file()).then_some(c)
+    };
+    let found = if name.contains('/') {
+        runnable(std::path::Path::new(name))
+    } else {
+        let path =
+            std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+        std::env::split_paths(&path).find_map(|d| runnable(&d.join(name)))
+    };
+    found.ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("path '{name}' does not exist or is not executable"),
+        )
+    })
+}
+
 impl Child {
     /// Forks `argv`, held before exec.
     pub fn spawn(argv: &[String]) -> io::Result<Child> {
@@ -43,6 +73,7 @@ impl Child {
                 "empty -c command",
             ));
         }
+        let program = resolve_program(&argv[0])?;
         let cargs: Vec<CString> = argv
             .iter()
             .map(|a| CString::new(a.as_bytes()))
@@ -56,6 +87,8 @@ impl Child {
             return Err(io::Error::last_os_error());
         }
         let (rd, wr) = (fds[0], fds[1]);
+        // SAFETY: getpid has no preconditions.
+        let parent = unsafe { libc::getpid() };
         // SAFETY: the child branch only calls async-signal-safe functions on memory prepared
         // before the fork, and never returns.
         let pid = unsafe { libc::fork() };
@@ -72,6 +105,13 @@ impl Child {
             // SAFETY: see above.
             unsafe {
                 libc::close(wr);
+                // The tracer's death ends the command; a tracer already gone before the
+                // prctl is seen through getppid.
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0
+                    || libc::getppid() != parent
+                {
+                    libc::_exit(127);
+                }
                 let mut b = 0u8;
                 let n = libc::read(rd, (&mut b as *mut u8).cast(), 1);
                 if n != 1 {
@@ -80,7 +120,11 @@ impl Child {
                 let mut empty: libc::sigset_t = std::mem::zeroed();
                 libc::sigemptyset(&mut empty);
                 libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-                libc::execvp(ptrs[0], ptrs.as_ptr());
+                // Rust ignores SIGPIPE and an ignored signal stays ignored across exec: give
+                // the command the default a shell would.
+                libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+                libc::signal(libc::SIGUSR1, libc::SIG_DFL);
+                libc::execv(program.as_ptr(), ptrs.as_ptr());
                 libc::write(2, EXEC_FAILED.as_ptr().cast(), EXEC_FAILED.len());
                 libc::_exit(127);
             }

@@ -25,6 +25,7 @@ use std::time::Duration;
 use super::child::Child;
 use super::epoll::{BufferSet, Epoll};
 use super::events::{EventSink, Step};
+use super::exit_flag::ExitFlag;
 use super::format::maps::MapSnapshot;
 use super::format::{OutputFormat, Printer};
 use super::plan::{probe_id, CompiledScript, MapRole, PlanError, ProbeKind};
@@ -78,6 +79,8 @@ pub enum ExitReason {
     Signal(i32),
     /// `-c`'s command exited.
     CommandExited,
+    /// `-p`'s process exited.
+    ProcessExited,
     /// [`RunOptions::stop`] was used.
     Stopped,
 }
@@ -90,6 +93,8 @@ pub struct RunOutcome {
     pub attached: usize,
     pub lost: u64,
     pub drops: u64,
+    /// The code `exit(code)` gave (0 for a bare `exit()`), when a probe called it.
+    pub exit_code: Option<i32>,
     /// `-c`'s command's pid.
     pub child_pid: Option<i32>,
     /// The non-empty script maps as they were printed at exit.
@@ -127,6 +132,8 @@ pub enum RunError {
     Poll(#[from] super::epoll::PollError),
     #[error("ring buffer: {0}")]
     Ring(#[from] super::ringbuf::RingBufError),
+    #[error("cannot write the output: {0}")]
+    Output(#[source] std::io::Error),
 }
 
 impl From<ProbeError> for RunError {
@@ -136,9 +143,13 @@ impl From<ProbeError> for RunError {
 }
 
 impl RunError {
-    /// The exit code the CLI uses: 3 when the kernel refused, 1 otherwise.
+    /// The exit code the CLI uses: 3 when the kernel refused, 141 for a closed output pipe
+    /// (SIGPIPE's status, as bpftrace), 1 otherwise.
     pub fn exit_code(&self) -> i32 {
         match self {
+            RunError::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                crate::cli::EXIT_PIPE
+            }
             RunError::Probe(p) if p.is_kernel_refusal() => crate::cli::EXIT_KERNEL,
             RunError::MapCreate { .. } | RunError::Arming(_) => crate::cli::EXIT_KERNEL,
             _ => crate::cli::EXIT_INPUT,
@@ -241,6 +252,14 @@ fn report_timings(verbose: bool) {
     }
 }
 
+impl RunError {
+    /// Whether the CLI should say nothing of it: a closed output pipe is how `| head` ends a
+    /// run, not a failure to report.
+    pub fn is_quiet(&self) -> bool {
+        matches!(self, RunError::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+}
+
 /// Runs `script` to the end, writing its output to `out`.
 pub fn run(
     script: &CompiledScript,
@@ -262,6 +281,7 @@ pub fn run(
         v.push(arming.clone());
     }
     let _armed_guard = ArmedGuard(arming.clone());
+    let exit_flag = ExitFlag::create().map_err(RunError::Arming)?;
     let maps = crate::timings::time("maps", || create_maps(script))?;
     let mut map_fds: Vec<(&str, RawFd)> = script
         .maps
@@ -270,6 +290,7 @@ pub fn run(
         .map(|(s, m)| (s.name.as_str(), m.as_raw_fd()))
         .collect();
     map_fds.push(arming.map_entry());
+    map_fds.push(exit_flag.map_entry());
 
     let mut child = match &opts.command {
         Some(argv) => Some(Child::spawn(argv).map_err(|source| RunError::Command {
@@ -279,12 +300,16 @@ pub fn run(
         None => None,
     };
     let pid = opts.pid.or(child.as_ref().map(Child::pid));
-    if let (Some(pid), Some((i, spec))) = (pid, script.map_with_role(&MapRole::PidFilter)) {
-        // Kernel probes' process filter (`codegen::lower::pid_filter`), set before arming.
+    if let Some((i, spec)) = script.map_with_role(&MapRole::PidFilter) {
+        // Kernel probes' process filter and strobe's own pid, which they leave out
+        // (`codegen::lower::pid_filter`), set before arming.
+        let mut value = [0u8; 8];
+        value[..4].copy_from_slice(&(pid.unwrap_or(0) as u32).to_ne_bytes());
+        value[4..].copy_from_slice(&std::process::id().to_ne_bytes());
         maps[i]
             .update(
                 &0u32.to_ne_bytes(),
-                &(pid as u32).to_ne_bytes(),
+                &value,
                 crate::sys::UpdateFlags::empty(),
             )
             .map_err(|source| RunError::MapCreate {
@@ -384,13 +409,15 @@ pub fn run(
         printer.attached_probes(&mut buf, &mut err, attached as u64);
         let _ = std::io::stderr().write_all(&err);
     }
-    flush(out, &mut buf, true);
+    flush(out, &mut buf, true)?;
 
     // BEGIN, in order; its records first.
     let mut reason = None;
     for b in &begins {
         b.run()?;
-        if handle_pending(&mut buffers, &mut sink, out, &mut buf, opts.buffering)? {
+        if handle_pending(&mut buffers, &mut sink, out, &mut buf, opts.buffering)?
+            || exit_flag.code().is_some()
+        {
             reason = Some(ExitReason::Exit);
             break;
         }
@@ -407,7 +434,7 @@ pub fn run(
         // Test harnesses (bpftrace's runtime-test convention) start their `AFTER` workloads
         // when this line appears: the probes are armed from here on.
         if std::env::var_os(crate::testkit::cases::NOTIFY_ATTACHED).is_some() {
-            flush(out, &mut buf, true);
+            flush(out, &mut buf, true)?;
             let _ = writeln!(out, "{}", crate::testkit::cases::NOTIFY_ATTACHED);
             let _ = out.flush();
         }
@@ -423,8 +450,9 @@ pub fn run(
         }
         reason = Some(event_loop(
             &mut buffers,
-            (&signals, opts.stop.as_ref()),
+            (&signals, opts.stop.as_ref(), &exit_flag),
             &mut child,
+            opts.pid,
             &mut sink,
             out,
             &mut buf,
@@ -452,6 +480,8 @@ pub fn run(
         .maps
         .iter()
         .zip(&maps)
+        // A signal while large maps are read stops reading them.
+        .take_while(|_| !super::signals::stop_pending())
         .filter_map(|(s, m)| Some((s, snapshot::snapshot(s, m, &symbolizer).ok().flatten()?)))
         .collect();
     printer.exit_maps(&mut buf, &exit_shapes(&all));
@@ -464,7 +494,7 @@ pub fn run(
         Some((i, _)) => LostCounter::new(maps[i].as_fd(), 0)?.read().unwrap_or(0),
         None => 0,
     };
-    flush(out, &mut buf, true);
+    flush(out, &mut buf, true)?;
     if drops > 0 {
         eprintln!(
             "WARNING: {drops} map updates were dropped because a map was full; \
@@ -481,6 +511,7 @@ pub fn run(
         attached,
         lost,
         drops,
+        exit_code: exit_flag.code(),
         child_pid,
         maps: snaps,
     })
@@ -527,14 +558,27 @@ fn exit_shapes(all: &[(&super::plan::MapSpec, MapSnapshot)]) -> Vec<MapSnapshot>
     out
 }
 
-fn flush(out: &mut dyn Write, buf: &mut Vec<u8>, force: bool) {
+/// Writes the buffered output. A failed write ends the run ([`RunError::Output`]): a closed
+/// pipe (`strobe … | head -1`) or a full disk would otherwise leave it running, attached,
+/// with its output going nowhere. Unwinding from the error still detaches everything.
+fn flush(out: &mut dyn Write, buf: &mut Vec<u8>, force: bool) -> Result<(), RunError> {
     if buf.is_empty() || (!force && buf.len() < 64 << 10) {
-        return;
+        return Ok(());
     }
-    // A closed pipe (`strobe … | head`) must not stop the run from cleaning up.
-    let _ = out.write_all(buf);
-    let _ = out.flush();
+    // In pieces, so a Ctrl-C during a long print (a large map) stops it promptly.
+    let mut r = Ok(());
+    for (i, piece) in buf.chunks(64 << 10).enumerate() {
+        if i > 0 && super::signals::stop_pending() {
+            break;
+        }
+        r = out.write_all(piece);
+        if r.is_err() {
+            break;
+        }
+    }
+    let r = r.and_then(|_| out.flush());
     buf.clear();
+    r.map_err(RunError::Output)
 }
 
 /// Handles every record already in the buffers; true when one was `exit()`.
@@ -546,17 +590,24 @@ fn handle_pending(
     mode: Buffering,
 ) -> Result<bool, RunError> {
     let mut exit = false;
+    let mut failed = None;
     buffers.drain(|_, rec| {
         if sink.handle(rec, buf) == Step::Exit {
             exit = true;
             return ControlFlow::Break(());
         }
         if mode != Buffering::Full {
-            flush(out, buf, true);
+            if let Err(e) = flush(out, buf, true) {
+                failed = Some(e);
+                return ControlFlow::Break(());
+            }
         }
         ControlFlow::Continue(())
     })?;
-    flush(out, buf, mode != Buffering::Full);
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    flush(out, buf, mode != Buffering::Full)?;
     Ok(exit)
 }
 
@@ -564,12 +615,31 @@ const TOKEN_BUFFERS: u64 = 0;
 const TOKEN_SIGNALS: u64 = 1;
 const TOKEN_CHILD: u64 = 2;
 const TOKEN_STOP: u64 = 3;
+const TOKEN_TRACED: u64 = 4;
+
+/// A pidfd for `-p`'s process (pidfd_open, 5.3): readable once it exits. None where the
+/// kernel has no pidfds or the process is already gone (`kill(pid, 0)` tells the latter).
+fn traced_pidfd(pid: i32) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: pidfd_open with no flags; a fresh fd on success.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    // SAFETY: `fd` is a new descriptor owned by nobody else.
+    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// Whether `-p`'s process is gone.
+fn traced_gone(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks for the process.
+    let r = unsafe { libc::kill(pid, 0) };
+    r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+}
 
 fn event_loop(
     buffers: &mut BufferSet,
     // What else ends the loop: signals, and the library API's stop switch.
-    (signals, stop): (&SignalFd, Option<&super::stop::StopHandle>),
+    (signals, stop, exit_flag): (&SignalFd, Option<&super::stop::StopHandle>, &ExitFlag),
     child: &mut Option<Child>,
+    traced: Option<i32>,
     sink: &mut EventSink<'_>,
     out: &mut dyn Write,
     buf: &mut Vec<u8>,
@@ -592,6 +662,14 @@ fn event_loop(
     }
     if let Some(fd) = child.as_ref().and_then(Child::pidfd) {
         add(fd, TOKEN_CHILD)?;
+    }
+    // bpftrace ends a `-p` run when that process exits.
+    let traced_fd = traced.and_then(traced_pidfd);
+    if let Some(fd) = &traced_fd {
+        add(fd.as_fd(), TOKEN_TRACED)?;
+    }
+    if traced.is_some_and(traced_gone) {
+        return Ok(ExitReason::ProcessExited);
     }
     // The command may have exited before SIGCHLD was blocked-and-read; check once up front.
     if child.as_mut().is_some_and(|c| c.exited().is_some()) {
@@ -616,8 +694,18 @@ fn event_loop(
         if handle_pending(buffers, sink, out, buf, mode)? {
             return Ok(ExitReason::Exit);
         }
+        if exit_flag.code().is_some() {
+            // Its record was lost (or is still being written): the probes are disarmed, so
+            // one more pass takes what they wrote before it and ends.
+            handle_pending(buffers, sink, out, buf, mode)?;
+            return Ok(ExitReason::Exit);
+        }
         if stop.is_some_and(|s| s.is_stopped()) {
             return Ok(ExitReason::Stopped);
+        }
+        // A pidfd is readable once the process has exited (a zombie still answers kill()).
+        if ready.contains(&TOKEN_TRACED) {
+            return Ok(ExitReason::ProcessExited);
         }
         if ready.contains(&TOKEN_CHILD) && child.as_mut().is_some_and(|c| c.exited().is_some()) {
             return Ok(ExitReason::CommandExited);

@@ -8,6 +8,7 @@ pub mod cpus;
 pub mod driver;
 pub mod epoll;
 pub mod events;
+pub mod exit_flag;
 pub mod format;
 pub mod perfbuf;
 pub mod plan;

@@ -5,7 +5,8 @@
 //! [`super::driver::run`]. Invariants the producer must keep (checked by
 //! [`CompiledScript::validate`] before anything touches the kernel):
 //! - every name in a template's `maps` table is the `name` of a [`MapSpec`] (or
-//!   [`crate::template::ARM_MAP_NAME`], which the runtime creates itself);
+//!   [`crate::template::ARM_MAP_NAME`] and [`crate::template::EXIT_MAP_NAME`], which the
+//!   runtime creates itself);
 //! - exactly one map has [`MapRole::RingBuf`] when any template emits records; the
 //!   lost-record counter ([`MapRole::LostCounter`]) and the map-full drop counter
 //!   ([`MapRole::DropCounter`]) are (per-CPU) arrays of `u64`, as `codegen::emit::maps::Counter`
@@ -24,7 +25,7 @@ use crate::runtime::format::agg::AggKind;
 use crate::runtime::format::decode::FieldType;
 use crate::runtime::format::PrintfCall;
 use crate::sys::MapType;
-use crate::template::{Template, ARM_MAP_NAME};
+use crate::template::{Template, ARM_MAP_NAME, EXIT_MAP_NAME};
 
 /// A whole compiled script.
 #[derive(Clone, Debug, Default)]
@@ -67,8 +68,9 @@ pub enum MapRole {
     DropCounter,
     /// Anything else the program needs (scratch space, stack maps): never printed.
     Internal,
-    /// One-entry array of `u32`: the process (tgid) kernel probes are limited to, 0 for any;
-    /// the runtime writes the `-p` pid or the `-c` command's pid before arming.
+    /// One-entry array of two `u32`: the process (tgid) kernel probes are limited to, 0 for
+    /// any, then strobe's own tgid, which they leave out; the runtime writes the `-p` pid or
+    /// the `-c` command's pid and its own before arming.
     PidFilter,
 }
 
@@ -354,7 +356,10 @@ impl CompiledScript {
     pub fn validate(&self) -> Result<(), PlanError> {
         for p in &self.probes {
             for m in &p.template.maps {
-                if m != ARM_MAP_NAME && !self.maps.iter().any(|s| &s.name == m) {
+                if m != ARM_MAP_NAME
+                    && m != EXIT_MAP_NAME
+                    && !self.maps.iter().any(|s| &s.name == m)
+                {
                     return Err(PlanError::UnknownMap {
                         probe: p.name.clone(),
                         map: m.clone(),

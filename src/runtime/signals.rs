@@ -76,6 +76,21 @@ fn mask(how: libc::c_int, sigs: &[i32]) {
     }
 }
 
+/// Whether a SIGINT or SIGTERM is waiting to be read (without reading it): long output (a
+/// large map at exit) checks this between pieces to stop promptly, and the event loop still
+/// sees the signal afterwards.
+pub fn stop_pending() -> bool {
+    // SAFETY: sigpending fills a local set; sigismember reads it.
+    unsafe {
+        let mut s: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut s);
+        if libc::sigpending(&mut s) != 0 {
+            return false;
+        }
+        libc::sigismember(&s, libc::SIGINT) == 1 || libc::sigismember(&s, libc::SIGTERM) == 1
+    }
+}
+
 /// A signalfd for [`HANDLED`] (non-blocking, close-on-exec).
 #[derive(Debug)]
 pub struct SignalFd {

@@ -92,6 +92,20 @@ pub enum ExpandError {
     },
 }
 
+impl ExpandError {
+    /// Whether the kernel's list of targets could not be read at all (as opposed to a pattern
+    /// that matched nothing).
+    pub fn is_unavailable(&self) -> bool {
+        matches!(
+            self,
+            ExpandError::Kernel {
+                source: KernelInfoError::Unavailable { .. },
+                ..
+            }
+        )
+    }
+}
+
 /// Functions a kretprobe must not attach to: the return trampoline takes these locks itself
 /// (bpftrace's list).
 const BANNED_KRETPROBES: &[&str] = &[

@@ -57,15 +57,37 @@ const HARDWARE: &[&str] = &[
 pub enum ListError {
     #[error("invalid probe pattern '{pattern}': {reason}")]
     Pattern { pattern: String, reason: String },
+    /// Nothing matched because the probes' sources could not be read (tracefs unreadable
+    /// without privileges, …): saying so beats an empty list.
+    #[error("cannot list probes: {0}")]
+    Unavailable(String),
+}
+
+/// What `-l` found: the lines to print, and why some kinds could not be listed.
+#[derive(Debug, Default)]
+pub struct Listing {
+    pub lines: Vec<String>,
+    /// One message per attach point whose source could not be read.
+    pub problems: Vec<String>,
 }
 
 /// The lines `strobe -l PATTERN` (`-lv` with `verbose`) prints, without trailing newlines
-/// (argument lines included in `-lv`). Kinds whose source is unavailable are skipped.
+/// (argument lines included in `-lv`). Kinds whose source is unavailable are skipped; when
+/// nothing at all was listed for that reason, that is the error.
 pub fn list_probes(
     pattern: Option<&str>,
     verbose: bool,
     k: &dyn KernelInfo,
 ) -> Result<Vec<String>, ListError> {
+    list_probes_reporting(pattern, verbose, k).map(|l| l.lines)
+}
+
+/// [`list_probes`] with the reasons kinds were skipped, for the CLI to warn about.
+pub fn list_probes_reporting(
+    pattern: Option<&str>,
+    verbose: bool,
+    k: &dyn KernelInfo,
+) -> Result<Listing, ListError> {
     let pattern = pattern.unwrap_or("*");
     let (kind_pat, rest) = match pattern.split_once(':') {
         Some((kp, r)) => (kp, r),
@@ -86,6 +108,7 @@ pub fn list_probes(
         }
     };
     let mut out = Vec::new();
+    let mut problems = Vec::new();
     for kind in kinds {
         let rest = if rest.is_empty() { "*" } else { rest };
         match kind {
@@ -105,14 +128,27 @@ pub fn list_probes(
                 continue;
             }
             ProbeKind::Tracepoint if !rest.contains(':') && kind_pat == "*" => {
-                list_kind(kind, &format!("*:{rest}"), verbose, k, &mut out);
+                list_kind(
+                    kind,
+                    &format!("*:{rest}"),
+                    verbose,
+                    k,
+                    &mut out,
+                    &mut problems,
+                );
                 continue;
             }
             _ => {}
         }
-        list_kind(kind, rest, verbose, k, &mut out);
+        list_kind(kind, rest, verbose, k, &mut out, &mut problems);
     }
-    Ok(out)
+    if out.is_empty() && !problems.is_empty() {
+        return Err(ListError::Unavailable(problems.join("; ")));
+    }
+    Ok(Listing {
+        lines: out,
+        problems,
+    })
 }
 
 fn list_kind(
@@ -121,14 +157,20 @@ fn list_kind(
     verbose: bool,
     k: &dyn KernelInfo,
     out: &mut Vec<String>,
+    problems: &mut Vec<String>,
 ) {
     let text = format!("{}:{rest}", kind.name());
     let Ok(points) = parse_attach_point(&text, 0) else {
         return;
     };
     for ap in points {
-        let Ok(mut targets) = expand(&ap, k) else {
-            continue;
+        let mut targets = match expand(&ap, k) {
+            Ok(t) => t,
+            Err(e) if e.is_unavailable() => {
+                problems.push(e.to_string());
+                continue;
+            }
+            Err(_) => continue,
         };
         if kind == ProbeKind::Usdt {
             // bpftrace lists USDT probes sorted, once however many sites a probe has.

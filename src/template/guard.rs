@@ -14,6 +14,12 @@ use crate::asm::{Insn, Reg};
 /// The name of the arming map in [`Template::maps`] (`BPF_OBJ_NAME_LEN` is 16).
 pub const ARM_MAP_NAME: &str = "strobe_arm";
 
+/// The name of the exit map in [`Template::maps`]: a one-entry array of 8 bytes that `exit()`
+/// writes (`u32` code at 0, then `u32` 1 at 4) before its ring-buffer record, so the runtime
+/// learns of an `exit()` even when that record is lost in a full buffer
+/// (`runtime::exit_flag`).
+pub const EXIT_MAP_NAME: &str = "strobe_exit";
+
 /// Instructions the guard puts in front of a program that does not end in `r0 = 0; exit`.
 pub(crate) const GUARD_LEN: usize = 6;
 /// Instructions the guard puts in front of a program that does: it branches to that tail.

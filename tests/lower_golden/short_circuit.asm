@@ -1,11 +1,15 @@
 # BEGIN { if (pid > 1 && tid > 1 || cpu == 0) { exit(); } }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 39 instructions
-# map 0: ringbuf
-# map 1: lost
+# rawtracepoint template, 46 instructions
+# map 0: strobe_exit
+# map 1: ringbuf
+# map 2: lost
+# map 3: strobe_arm
 # relocations:
-#   insn   25: map fd ringbuf
-#   insn   33: map value lost + 0
+#   insn   23: map value strobe_exit + 0
+#   insn   29: map fd ringbuf
+#   insn   37: map value lost + 0
+#   insn   41: map value strobe_arm + 0
     # t.bt:1: BEGIN { if (pid > 1 && tid > 1 || cpu == 0) { exit(); } }
     r6 = 1
     r7 = 0
@@ -34,20 +38,26 @@ L20:
     if r1 != 0 goto L22
     r6 = 0
 L22:
-    if r6 == 0 goto L37
+    if r6 == 0 goto L44
+    r0 = map_value(0, 0) ll
+    *(u32 *)(r0 + 0) = 0
+    *(u32 *)(r0 + 4) = 1
     *(u32 *)(r10 - 8) = 4
     *(u32 *)(r10 - 4) = 0
-    r1 = map_fd(0) ll
+    r1 = map_fd(1) ll
     r2 = r10
     r2 += -8
     r3 = 8
     r4 = 0
     call 130 # bpf_ringbuf_output
-    if r0 == 0 goto L37
+    if r0 == 0 goto L41
     r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L37:
+L41:
+    r0 = map_value(0, 0) ll
+    *(u32 *)(r0 + 0) = 0
+L44:
     r0 = 0
     exit
 

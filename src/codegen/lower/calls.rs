@@ -8,6 +8,7 @@ use super::expr::lower_expr;
 use super::maps::{slot_field, stored_key_fields, FIRST_SCRIPT_MAP};
 use super::store::store_val;
 use super::{int_ty, Lower, LowerError, Val};
+use crate::asm::isa::Size;
 use crate::codegen::emit::agg::update_agg;
 use crate::codegen::emit::maps::{self as emaps, Key, BPF_ANY};
 use crate::codegen::emit::output::{submit, EventKind, Record};
@@ -299,7 +300,25 @@ pub(crate) fn lower_call(
             Ok(Val::Int(v, IntTy::U64))
         }
         "exit" => {
+            // The code and the flag in the exit map first (a record can be lost in a full
+            // buffer, this write cannot), then the record (it wakes the runtime and keeps the
+            // output's order), then disarm so no probe adds records after it
+            // (`runtime::exit_flag`).
+            let code = match args.first() {
+                Some(a) => lower_expr(lw, a)?.value(),
+                None => Value::Imm(0),
+            };
+            let code = code.src(&mut lw.b);
+            let map = lw.b.map(crate::template::EXIT_MAP_NAME);
+            let p = lw.b.vreg();
+            lw.b.ld_map_value(p, map, 0);
+            lw.b.store(Size::W, p, 0, code);
+            lw.b.store(Size::W, p, 4, 1);
             emit_record(lw, e.span, EventKind::Exit, 0, &[], &[])?;
+            let arm = lw.b.map(crate::template::ARM_MAP_NAME);
+            let a = lw.b.vreg();
+            lw.b.ld_map_value(a, arm, 0);
+            lw.b.store(Size::W, a, 0, 0);
             let exit = lw.exit;
             lw.b.ja(exit);
             // Code after exit() is unreachable; give it a fresh block so later binds work.

@@ -306,9 +306,6 @@ pub fn lower(
     if uses_elapsed {
         maps.push(elapsed::start_map());
     }
-    if opts.pid_filter {
-        maps.push(pid_filter::map());
-    }
     for checked in &cp.probes {
         probes.extend(probe::lower_probe(
             cp,
@@ -322,6 +319,12 @@ pub fn lower(
     }
     if need_start {
         probes.push(probe::start_only_begin(probes.len())?);
+    }
+    if probes
+        .iter()
+        .any(|p| p.template.maps.iter().any(|m| m == pid_filter::PID_MAP))
+    {
+        maps.push(pid_filter::map());
     }
     maps.extend(
         state

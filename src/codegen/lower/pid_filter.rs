@@ -6,9 +6,14 @@
 //! watchpoints are limited by their perf events instead, and `interval`, which runs on one
 //! CPU's timer whatever process is there, is left alone.)
 //!
-//! The pid is not known when compiling with `-c` (the command starts later), so it lives in
-//! a one-entry array map (`strobe_pid`, role [`MapRole::PidFilter`]) that the runtime fills
-//! before arming; 0 means no filter.
+//! The same prelude leaves out strobe's own process, as bpftrace does: otherwise the tracer's
+//! own output writes feed a probe like `tracepoint:raw_syscalls:sys_enter { printf(…) }`
+//! without end.
+//!
+//! Neither pid is known when compiling (the `-c` command starts later, and a dry run or
+//! `-d asm` has no run), so they live in a one-entry array map (`strobe_pid`, role
+//! [`MapRole::PidFilter`]): `u32` traced tgid at 0 (0 for any), `u32` strobe's own tgid at 4,
+//! filled by the runtime before arming.
 
 use crate::asm::isa::{AluOp, Helper, JmpOp, Size};
 use crate::codegen::{Builder, Label};
@@ -24,7 +29,7 @@ pub(crate) fn map() -> MapSpec {
         name: PID_MAP.into(),
         map_type: MapType::Array,
         key_size: 4,
-        value_size: 4,
+        value_size: 8,
         max_entries: 1,
         role: MapRole::PidFilter,
     }
@@ -56,13 +61,23 @@ pub(crate) fn load_pid(b: &mut Builder) -> crate::codegen::VReg {
     want
 }
 
-/// `if (want != 0 && bpf_get_current_pid_tgid() >> 32 != want) goto exit;`
-pub(crate) fn emit(b: &mut Builder, exit: Label) {
-    let want = load_pid(b);
-    let go = b.label();
-    b.jmp64(JmpOp::Jeq, want, 0, go);
+/// `if (tgid == own) goto exit;` and, with `filter` (`-p`/`-c`),
+/// `if (want != 0 && tgid != want) goto exit;`, where `tgid = bpf_get_current_pid_tgid() >> 32`.
+pub(crate) fn emit(b: &mut Builder, exit: Label, filter: bool) {
+    let map = b.map(PID_MAP);
     let tgid = b.call(Helper::GetCurrentPidTgid, &[]);
     b.alu(true, AluOp::Rsh, tgid, 32);
-    b.jmp64(JmpOp::Jne, tgid, want, exit);
-    b.bind(go);
+    let p = b.vreg();
+    b.ld_map_value(p, map, 0);
+    let own = b.vreg();
+    b.load(Size::W, own, p, 4);
+    b.jmp64(JmpOp::Jeq, tgid, own, exit);
+    if filter {
+        let want = b.vreg();
+        b.load(Size::W, want, p, 0);
+        let go = b.label();
+        b.jmp64(JmpOp::Jeq, want, 0, go);
+        b.jmp64(JmpOp::Jne, tgid, want, exit);
+        b.bind(go);
+    }
 }

@@ -6,6 +6,7 @@
 //! Program shape: [predicate → exit] body; `r0 = 0; exit` at the single exit label. Every
 //! probe except BEGIN/END gets the arming guard (runtime plan invariant).
 
+use crate::syntax::ast::ProbeKind as AstKind;
 use std::path::PathBuf;
 
 use super::{ArgsSource, Lower, LowerError, ScriptState};
@@ -112,9 +113,13 @@ pub(crate) fn lower_probe(
             super::elapsed::record_start(&mut lw.b);
             *need_start = false;
         }
-        if opts.pid_filter && super::pid_filter::applies(at.kind) {
+        // strobe's own pid is left out where its own syscalls would feed the probe
+        // (tracepoints, raw tracepoints); kprobes and fentry keep bpftrace 0.17's size
+        // budget (`tests/lower_sizes.rs`) unless `-p`/`-c` filters anyway.
+        let own_feed = matches!(at.kind, AstKind::Tracepoint | AstKind::RawTracepoint);
+        if super::pid_filter::applies(at.kind) && (opts.pid_filter || own_feed) {
             let exit = lw.exit;
-            super::pid_filter::emit(&mut lw.b, exit);
+            super::pid_filter::emit(&mut lw.b, exit, opts.pid_filter);
         }
         super::stmt::init_vars(&mut lw, checked);
         if let Some(pred) = &probe.predicate {

@@ -18,6 +18,9 @@ pub fn attach(
         reason: e.to_string(),
     })?;
     let mut out = Attachment::default();
+    // A wildcard's target that the kernel refuses is skipped with its reason (as fentry
+    // targets are); a tracepoint named alone must attach.
+    let wildcard = targets.len() > 1;
     for (i, (cat, name)) in targets.iter().enumerate() {
         let id = match tracefs.id(cat, name) {
             Ok(id) => id,
@@ -26,12 +29,25 @@ pub fn attach(
                 continue;
             }
         };
-        let prog = load_program(probe, i as u32, ctx)?;
-        let ev = PerfEvent::tracepoint(id as u64, -1, 0)
-            .map_err(sys_err(probe, format!("opening tracepoint {cat}:{name}")))?;
-        let a = attach_perf_events(probe, prog, vec![ev])?;
-        out.attached += a.attached;
-        out.objects.extend(a.objects);
+        let target = ProbeSpec {
+            name: format!("tracepoint:{cat}:{name}"),
+            ..probe.clone()
+        };
+        let attached = load_program(&target, i as u32, ctx).and_then(|prog| {
+            let ev = PerfEvent::tracepoint(id as u64, -1, 0)
+                .map_err(sys_err(&target, format!("opening tracepoint {cat}:{name}")))?;
+            attach_perf_events(&target, prog, vec![ev])
+        });
+        match attached {
+            Ok(a) => {
+                out.attached += a.attached;
+                out.objects.extend(a.objects);
+            }
+            Err(e) if wildcard && e.is_kernel_refusal() => {
+                out.refused.push(format!("{e}; skipped"));
+            }
+            Err(e) => return Err(e),
+        }
     }
     if out.attached == 0 {
         return Err(ProbeError::NoTarget {
