@@ -8,6 +8,7 @@ use std::io::Read;
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
+#[allow(dead_code)] // the shared helpers; this test uses `have_bpf`
 mod runtime_support;
 use runtime_support::have_bpf;
 

@@ -451,8 +451,7 @@ pub fn run(
         reason = Some(event_loop(
             &mut buffers,
             (&signals, opts.stop.as_ref(), &exit_flag),
-            &mut child,
-            opts.pid,
+            (&mut child, opts.pid),
             &mut sink,
             out,
             &mut buf,
@@ -638,8 +637,8 @@ fn event_loop(
     buffers: &mut BufferSet,
     // What else ends the loop: signals, and the library API's stop switch.
     (signals, stop, exit_flag): (&SignalFd, Option<&super::stop::StopHandle>, &ExitFlag),
-    child: &mut Option<Child>,
-    traced: Option<i32>,
+    // Processes whose end ends the run: the `-c` command and `-p`'s process.
+    (child, traced): (&mut Option<Child>, Option<i32>),
     sink: &mut EventSink<'_>,
     out: &mut dyn Write,
     buf: &mut Vec<u8>,
