@@ -68,7 +68,7 @@ impl Script {
     ///
     /// ```
     /// let err = strobe::Script::compile("BEGIN { printf(\"%d\\n\"); }").unwrap_err();
-    /// assert!(err.to_string().contains("error:"));
+    /// assert!(err.to_string().contains("ERROR:"));
     /// let ok = strobe::Script::compile("BEGIN { printf(\"hi\\n\"); exit(); }");
     /// assert!(ok.is_ok());
     /// ```

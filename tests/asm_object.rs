@@ -123,7 +123,7 @@ fn unknown_map_reference_is_an_error_with_a_suggestion() {
     );
     let d = assemble(&file).unwrap_err();
     assert_eq!(
-        strobe::diag::render_all(&d, &file),
+        strobe::diag::render_all_styled(&d, &file, strobe::diag::Style::Llvm),
         "t.s:2:6: error: unknown map or symbol `countz`\nr1 = countz ll\n     ^~~~~~\nhelp: did you mean `counts`?\n"
     );
 }
