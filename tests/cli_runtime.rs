@@ -470,7 +470,10 @@ fn a_tracepoint_wildcard_skips_a_target_the_kernel_refuses() {
         err.contains("warning: tracepoint:ftrace:function: opening tracepoint ftrace:function"),
         "{err}"
     );
-    assert!(err.contains("\nAttached ") || err.starts_with("Attached "), "{err}");
+    assert!(
+        err.contains("\nAttached ") || err.starts_with("Attached "),
+        "{err}"
+    );
 }
 
 /// A copy of strobe that an unprivileged user may run (the build tree may not be
