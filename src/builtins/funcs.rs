@@ -209,8 +209,8 @@ fn strcontains(c: &CallCtx<'_>) -> Result<Type, RuleError> {
             ));
         }
     }
-    // A uint64 0/1 in bpftrace 0.17 (`print` shows 1, not true).
-    Ok(Type::U64)
+    // A bool in current bpftrace (`print` shows true/false; 0.17 had a uint64 0/1).
+    Ok(Type::Bool)
 }
 
 /// `path(p[, size])`: `p` is a `struct path *` or a `struct path` member (kept by address,
