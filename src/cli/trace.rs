@@ -532,15 +532,13 @@ fn print_maps_on_exit(program: &crate::syntax::ast::Program) -> bool {
     if let Some(v) = env {
         return truthy(&v);
     }
-    let entries = program.config.iter().flat_map(|c| &c.entries);
-    let setting = entries
-        .filter(|e| {
-            e.key
-                .name
-                .trim_start_matches("BPFTRACE_")
-                .eq_ignore_ascii_case("print_maps_on_exit")
-        })
-        .last();
+    let mut entries = program.config.iter().flat_map(|c| &c.entries);
+    let setting = entries.rfind(|e| {
+        e.key
+            .name
+            .trim_start_matches("BPFTRACE_")
+            .eq_ignore_ascii_case("print_maps_on_exit")
+    });
     match setting.map(|e| &e.value) {
         Some(ConfigValue::Int(n)) => *n != 0,
         Some(ConfigValue::Bool(b)) => *b,

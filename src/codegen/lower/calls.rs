@@ -831,7 +831,7 @@ fn tai_minus_boot_ns() -> i64 {
         };
         // SAFETY: clock_gettime writes one timespec we own.
         let r = unsafe { libc::clock_gettime(clock, &mut ts) };
-        (r == 0).then(|| ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64)
+        (r == 0).then(|| ts.tv_sec * 1_000_000_000 + ts.tv_nsec)
     };
     match (read(libc::CLOCK_TAI), read(libc::CLOCK_BOOTTIME)) {
         (Some(tai), Some(boot)) => tai - boot,
