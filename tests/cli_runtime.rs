@@ -412,8 +412,9 @@ fn a_pid_that_does_not_exist_is_refused() {
     let pid = (max + 1).to_string();
     let o = run(&["-p", &pid, "-e", "BEGIN { }"], 20);
     assert_eq!(o.status.code(), Some(2));
+    // bpftrace's words for a pid past pid_max.
     assert!(
-        text(&o.stderr).contains("no such process"),
+        text(&o.stderr).contains(&format!("ERROR: Pid out of range: {pid}")),
         "{}",
         text(&o.stderr)
     );

@@ -446,7 +446,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         r#"BEGIN { unroll(0) { } }"#,
-        r#"1:16: unroll count must be between 1 and 100, got 0"#,
+        r#"1:16: unroll minimum value is 1 (got 0)"#,
     ),
     (
         r#"BEGIN { $a = 1; unroll($a) { } }"#,

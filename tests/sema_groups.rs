@@ -184,16 +184,16 @@ fn tracepoint_wildcard_skips_targets_without_the_field() {
 }
 
 #[test]
-fn unknown_config_variables_warn_with_the_nearest_name() {
+fn unknown_config_variables_are_errors_with_the_nearest_name() {
     let (src, out) = check_text(
         "config = { max_strln = 10 } BEGIN { exit(); }",
         &CheckOptions::default(),
     );
-    assert!(out.program.is_some(), "a warning, not an error");
+    assert!(out.program.is_none(), "an error, as in current bpftrace");
     let d = &out.diagnostics[0];
     assert_eq!(
         located(&src, d),
-        "1:12: Unrecognized config variable: max_strln"
+        "1:12: max_strln: not a known configuration option"
     );
     assert_eq!(d.help.as_deref(), Some("did you mean 'max_strlen'?"));
 }

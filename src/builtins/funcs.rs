@@ -197,6 +197,20 @@ fn strncmp(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(Type::I64)
 }
 
+/// `strlen(s)`: bytes before the first NUL of a string (or of an `int8` array), as bpftrace's
+/// stdlib macro counts them.
+fn strlen(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    let t = &c.arg_types[0];
+    let chars = matches!(t, Type::Array { elem, .. } if elem.size() == 1 && elem.is_integer());
+    if !t.is_string() && !chars {
+        return Err(RuleError::arg(
+            0,
+            format!("strlen() expects a string or an int8 array, got {t}"),
+        ));
+    }
+    Ok(Type::U64)
+}
+
 fn strcontains(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     for i in 0..2 {
         if !c.arg_types[i].is_string() {
@@ -385,6 +399,20 @@ pub const BUILTINS: &[Builtin] = &[
         pcomm,
         "name of a task's parent (real_parent)",
     ),
+    func(
+        "leader_tid",
+        0,
+        1,
+        ppid,
+        "thread id of a task's thread-group leader",
+    ),
+    func(
+        "leader_comm",
+        0,
+        1,
+        pcomm,
+        "name of a task's thread-group leader",
+    ),
     func("cgroupid", 1, 1, cgroupid, "id of a cgroup path"),
     func("cgroup_path", 1, 2, cgroup_path, "path of a cgroup id"),
     func("strftime", 2, 2, strftime, "format a time"),
@@ -395,6 +423,7 @@ pub const BUILTINS: &[Builtin] = &[
         strncmp,
         "compare up to n bytes of two strings",
     ),
+    func("strlen", 1, 1, strlen, "length of a string"),
     func(
         "strcontains",
         2,

@@ -92,6 +92,16 @@ pub const BUILTINS: &[Builtin] = &[
         comm,
         "name of the current task's parent (real_parent)",
     ),
+    value(
+        "leader_tid",
+        u32_,
+        "thread id of the current task's thread-group leader",
+    ),
+    value(
+        "leader_comm",
+        comm,
+        "name of the current task's thread-group leader",
+    ),
     value("username", username, "the current user's name"),
     value("probe", probe, "the probe's full name"),
     value("usermode", u8_, "1 when the probe fired in user mode"),

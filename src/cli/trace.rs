@@ -23,7 +23,9 @@ use crate::diag::{render_all, SourceFile};
     version,
     about = "Trace the kernel and processes with bpftrace scripts (no LLVM needed)",
     override_usage = "strobe [OPTIONS] FILE [ARGS]...\n       strobe [OPTIONS] -e PROGRAM [ARGS]...\n       strobe <SUBCOMMAND> [ARGS]...",
-    after_help = AFTER_HELP
+    after_help = AFTER_HELP,
+    // bpftrace's heading, which scripts and tests look for.
+    help_template = "{about}\n\nUSAGE:\n    {usage}\n\n{all-args}{after-help}"
 )]
 pub struct TraceArgs {
     /// The program text to run.
@@ -44,6 +46,10 @@ pub struct TraceArgs {
 
     /// Enable USDT probes of, and filter by, this process id.
     #[arg(short = 'p', value_name = "PID")]
+    pub pid_text: Option<String>,
+
+    /// `-p`'s value once checked by [`parse_pid`].
+    #[arg(skip)]
     pub pid: Option<u32>,
 
     /// Output format: text or json.
@@ -61,6 +67,10 @@ pub struct TraceArgs {
     /// Verbose messages.
     #[arg(short = 'v')]
     pub verbose: bool,
+
+    /// Print no warnings (the checker's or `warnf()`'s).
+    #[arg(long = "no-warnings")]
+    pub no_warnings: bool,
 
     /// List probes matching PATTERN (all when omitted); with -v, show their arguments.
     #[arg(short = 'l')]
@@ -150,7 +160,12 @@ impl TraceArgs {
         let bytes = if file == "-" {
             read_script(std::io::stdin().lock(), "stdin")?
         } else {
-            let f = std::fs::File::open(file).map_err(|e| format!("cannot read '{file}': {e}"))?;
+            let f = std::fs::File::open(file).map_err(|e| {
+                format!(
+                    "ERROR: failed to open file '{file}': {}",
+                    crate::sys::Errno(e.raw_os_error().unwrap_or(libc::EIO)).meaning()
+                )
+            })?;
             read_script(f, &format!("'{file}'"))?
         };
         let text = String::from_utf8(bytes).map_err(|e| {
@@ -165,6 +180,28 @@ impl TraceArgs {
             params,
             named,
         })
+    }
+}
+
+/// `-p`'s value as bpftrace checks it: a decimal number with nothing after it, no larger than
+/// the kernel's `pid_max`.
+pub fn parse_pid(text: &str) -> Result<u32, String> {
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return Err(format!("Failed to parse pid: invalid integer: {text}"));
+    }
+    if digits < text.len() {
+        return Err(format!(
+            "Failed to parse pid: invalid trailing bytes: {text}"
+        ));
+    }
+    let pid_max: u64 = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(4 << 20);
+    match text.parse::<u64>() {
+        Ok(p) if p <= pid_max && p <= i32::MAX as u64 => Ok(p as u32),
+        _ => Err(format!("Pid out of range: {text}")),
     }
 }
 
@@ -245,14 +282,28 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
     // script, Ctrl-C keeps its default meaning here.
     super::trace_run::unblock_signals();
     let argv = std::iter::once(OsString::from("strobe")).chain(args.iter().cloned());
-    let opts = match TraceArgs::try_parse_from(argv) {
+    let mut opts = match TraceArgs::try_parse_from(argv) {
         Ok(o) => o,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
             let _ = e.print();
+            if e.kind() == clap::error::ErrorKind::UnknownArgument {
+                // bpftrace answers an unknown flag with its usage text.
+                let _ = <TraceArgs as clap::CommandFactory>::command()
+                    .write_help(&mut std::io::stderr());
+            }
             return code;
         }
     };
+    if let Some(text) = &opts.pid_text {
+        match parse_pid(text) {
+            Ok(pid) => opts.pid = Some(pid),
+            Err(msg) => {
+                eprintln!("ERROR: {msg}");
+                return EXIT_USAGE;
+            }
+        }
+    }
     if let Some(pid) = opts.pid {
         if let Err(msg) = super::trace_run::check_pid(pid) {
             eprintln!("strobe: {msg}");
@@ -275,8 +326,22 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
     if let Some(plan) = &opts.x_plan {
         return super::trace_run::run_canned(&opts, plan);
     }
+    if let (None, Some(flag)) = (&opts.program, opts.rest.first()) {
+        if flag.starts_with('-') && flag != "-" && flag != "--" {
+            // An option strobe does not know, not a script file: bpftrace shows its usage.
+            eprintln!("ERROR: unknown option '{flag}'");
+            let _ =
+                <TraceArgs as clap::CommandFactory>::command().write_help(&mut std::io::stderr());
+            return EXIT_USAGE;
+        }
+    }
     let input = match opts.load() {
         Ok(i) => i,
+        // bpftrace's own words are printed as they are, strobe's own under its name.
+        Err(msg) if msg.starts_with("ERROR: ") => {
+            eprintln!("{msg}");
+            return EXIT_USAGE;
+        }
         Err(msg) => {
             eprintln!("strobe: {msg}");
             return EXIT_USAGE;
@@ -331,8 +396,14 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
     let checked = crate::timings::time("check", || {
         crate::sema::check(&parsed.program, &kernel, &check_opts)
     });
-    if !checked.diagnostics.is_empty() {
-        eprint!("{}", render_all(&checked.diagnostics, &input.source));
+    let shown: Vec<_> = checked
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error() || !opts.no_warnings)
+        .cloned()
+        .collect();
+    if !shown.is_empty() {
+        eprint!("{}", render_all(&shown, &input.source));
     }
     if checked.has_errors() {
         return EXIT_INPUT;
@@ -406,7 +477,15 @@ fn run_checked(
         return EXIT_INPUT;
     }
     let run_opts = match super::trace_run::run_options(opts) {
-        Ok(o) => o,
+        Ok(o) => crate::runtime::driver::RunOptions {
+            no_exit_maps: !print_maps_on_exit(&program.program),
+            no_warnings: opts.no_warnings,
+            ..o
+        },
+        Err(msg) if msg.starts_with("ERROR: ") => {
+            eprintln!("{msg}");
+            return super::EXIT_USAGE;
+        }
         Err(msg) => {
             eprintln!("strobe: {msg}");
             return super::EXIT_USAGE;
@@ -439,6 +518,32 @@ fn run_checked(
             }
             e.exit_code()
         }
+    }
+}
+
+/// The `print_maps_on_exit` setting: the environment (`STROBE_`/`BPFTRACE_PRINT_MAPS_ON_EXIT`)
+/// wins over the script's `config` block, as in bpftrace; on by default.
+fn print_maps_on_exit(program: &crate::syntax::ast::Program) -> bool {
+    use crate::syntax::ast::ConfigValue;
+    let truthy = |v: &str| !matches!(v.trim(), "0" | "false");
+    let env = ["STROBE_PRINT_MAPS_ON_EXIT", "BPFTRACE_PRINT_MAPS_ON_EXIT"]
+        .iter()
+        .find_map(|n| std::env::var(n).ok());
+    if let Some(v) = env {
+        return truthy(&v);
+    }
+    let mut entries = program.config.iter().flat_map(|c| &c.entries);
+    let setting = entries.rfind(|e| {
+        e.key
+            .name
+            .trim_start_matches("BPFTRACE_")
+            .eq_ignore_ascii_case("print_maps_on_exit")
+    });
+    match setting.map(|e| &e.value) {
+        Some(ConfigValue::Int(n)) => *n != 0,
+        Some(ConfigValue::Bool(b)) => *b,
+        Some(ConfigValue::Str(s) | ConfigValue::Ident(s)) => truthy(s),
+        None => true,
     }
 }
 

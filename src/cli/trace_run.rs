@@ -51,7 +51,8 @@ pub fn run_options(a: &TraceArgs) -> Result<RunOptions, String> {
     let format = match a.format.as_deref() {
         None | Some("text") => OutputFormat::Text,
         Some("json") => OutputFormat::Json,
-        Some(f) => return Err(format!("unknown output format '{f}' (known: text, json)")),
+        // bpftrace's words (its tests look for them); strobe knows text and json.
+        Some(f) => return Err(format!("ERROR: Invalid output format \"{f}\"")),
     };
     let buffering = match a.buffering.as_deref() {
         None | Some("line") => Buffering::Line,

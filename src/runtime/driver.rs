@@ -68,6 +68,10 @@ pub struct RunOptions {
     pub stop: Option<super::stop::StopHandle>,
     /// Told the number of attached probes once every probe is attached and armed.
     pub on_armed: Option<std::sync::mpsc::Sender<usize>>,
+    /// `print_maps_on_exit = 0`: the maps are not printed at exit.
+    pub no_exit_maps: bool,
+    /// `--no-warnings`: runtime warnings (`warnf()`) are not printed.
+    pub no_warnings: bool,
 }
 
 /// Why the run ended.
@@ -331,6 +335,12 @@ pub fn run(
     let mut probe_names = HashMap::new();
     for (i, p) in script.probes.iter().enumerate() {
         for (t, name) in p.target_names().into_iter().enumerate() {
+            // The `probe` builtin says `begin`/`end` in current bpftrace (0.17: BEGIN/END).
+            let name = match p.kind {
+                ProbeKind::Begin => "begin".to_string(),
+                ProbeKind::End => "end".to_string(),
+                _ => name,
+            };
             probe_names.insert(probe_id(i, t as u32), name);
         }
         match p.kind {
@@ -403,6 +413,7 @@ pub fn run(
     }
     let printer = Printer::new(opts.format);
     let mut sink = EventSink::new(script, &maps, printer, &symbolizer, opts.unsafe_mode);
+    sink.no_warnings = opts.no_warnings;
     let mut buf = Vec::with_capacity(4096);
     if !opts.quiet {
         let mut err = Vec::new();
@@ -483,7 +494,9 @@ pub fn run(
         .take_while(|_| !super::signals::stop_pending())
         .filter_map(|(s, m)| Some((s, snapshot::snapshot(s, m, &symbolizer).ok().flatten()?)))
         .collect();
-    printer.exit_maps(&mut buf, &exit_shapes(&all));
+    if !opts.no_exit_maps {
+        printer.exit_maps(&mut buf, &exit_shapes(&all));
+    }
     let snaps: Vec<_> = all
         .into_iter()
         .map(|(_, s)| s)

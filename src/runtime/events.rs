@@ -35,6 +35,8 @@ pub struct EventSink<'a> {
     pub resolver: &'a dyn Resolver,
     /// `--unsafe`: `system()` may run commands.
     pub unsafe_mode: bool,
+    /// `--no-warnings`: `warnf()` prints nothing.
+    pub no_warnings: bool,
     warned: HashSet<(u32, u32)>,
 }
 
@@ -65,6 +67,7 @@ impl<'a> EventSink<'a> {
             printer,
             resolver,
             unsafe_mode,
+            no_warnings: false,
             warned: HashSet::new(),
         }
     }
@@ -79,6 +82,9 @@ impl<'a> EventSink<'a> {
     /// text dropped), or its JSON message on the output.
     fn diagnostic(&mut self, out: &mut Vec<u8>, d: &super::plan::PrintfDiag, text: &[u8]) {
         let text = text.strip_suffix(b"\n").unwrap_or(text);
+        if self.no_warnings && !d.error {
+            return;
+        }
         let what = if d.error { "ERROR" } else { "WARNING" };
         match self.printer.format {
             super::format::OutputFormat::Text => {
@@ -136,7 +142,13 @@ impl<'a> EventSink<'a> {
                     if let (Some(spec), Some(m)) = (self.script.maps.get(*map), self.maps.get(*map))
                     {
                         match snapshot::snapshot(spec, m, self.resolver) {
-                            Ok(Some(s)) => self.printer.map(out, &s, top, div),
+                            Ok(Some(mut s)) => {
+                                if s.entries.is_empty() {
+                                    s.entries
+                                        .extend(snapshot::empty_scalar_entry(spec, self.resolver));
+                                }
+                                self.printer.map(out, &s, top, div)
+                            }
                             Ok(None) => {}
                             Err(e) => self.warn(kind, id, &e.to_string()),
                         }
@@ -162,10 +174,16 @@ impl<'a> EventSink<'a> {
                     Ok(path) => {
                         let path = String::from_utf8_lossy(&path).into_owned();
                         let mut text = Vec::new();
-                        match std::fs::File::open(&path).and_then(|mut f| f.read_to_end(&mut text))
+                        let limit = max_cat_bytes();
+                        match std::fs::File::open(&path)
+                            .and_then(|f| f.take(limit).read_to_end(&mut text))
                         {
                             Ok(_) => self.printer.cat(out, &text),
-                            Err(e) => eprintln!("strobe: cat(\"{path}\"): {e}"),
+                            // bpftrace's words.
+                            Err(e) => eprintln!(
+                                "ERROR: failed to open file '{path}' ({})",
+                                crate::sys::Errno(e.raw_os_error().unwrap_or(libc::EIO)).meaning()
+                            ),
                         }
                     }
                     Err(e) => self.warn(kind, id, &e.to_string()),
@@ -225,4 +243,16 @@ impl<'a> EventSink<'a> {
         }
         Step::Continue
     }
+}
+
+/// The most bytes `cat()` prints of a file: `max_cat_bytes` (`STROBE_`/`BPFTRACE_MAX_CAT_BYTES`),
+/// 10240 by default as in bpftrace.
+fn max_cat_bytes() -> u64 {
+    static LIMIT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        ["STROBE_MAX_CAT_BYTES", "BPFTRACE_MAX_CAT_BYTES"]
+            .iter()
+            .find_map(|n| std::env::var(n).ok()?.trim().parse().ok())
+            .unwrap_or(10240)
+    })
 }

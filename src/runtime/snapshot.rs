@@ -82,6 +82,26 @@ pub fn snapshot(
     Ok(Some(snap))
 }
 
+/// What `print(@m)` shows for a keyless map that holds no value yet: the zero value of its
+/// type (`@: 0`, `@: { .count = 0, .average = 0, .total = 0 }`), as bpftrace prints it. `None`
+/// for maps with keys and for histograms (nothing to show).
+pub fn empty_scalar_entry(spec: &MapSpec, r: &dyn Resolver) -> Option<(Vec<Value>, MapValue)> {
+    let MapRole::Script { key, value } = &spec.role else {
+        return None;
+    };
+    if !key.is_empty() {
+        return None;
+    }
+    let v = match value {
+        MapValueSpec::Agg(AggKind::Hist(_)) => return None,
+        MapValueSpec::Agg(agg) => MapValue::Agg(agg.merge(&[0u8; 16])),
+        MapValueSpec::Plain(ty) => {
+            MapValue::Plain(decode(ty, &vec![0u8; ty.size()], r).unwrap_or(Value::Int(0)))
+        }
+    };
+    Some((Vec::new(), v))
+}
+
 fn decode_key(fields: &[FieldType], bytes: &[u8], r: &dyn Resolver) -> Vec<Value> {
     if fields.is_empty() {
         return Vec::new();

@@ -221,8 +221,12 @@ impl Checker<'_> {
 
     /// Whether the script defines a macro or `fn` called `name` (it wins over a builtin value
     /// called as a function).
-    fn is_user_callable(&self, name: &str) -> bool {
-        self.program.macros().any(|m| m.name.name == name)
+    /// Whether a script macro or function answers a call of `name` with `nargs` arguments
+    /// (a macro of another arity leaves a builtin of the same name callable, as in bpftrace).
+    fn is_user_callable(&self, name: &str, nargs: usize) -> bool {
+        self.program
+            .macros()
+            .any(|m| m.name.name == name && m.params.len() == nargs)
             || self.program.fns().any(|f| f.name.name == name)
     }
 
@@ -249,8 +253,24 @@ impl Checker<'_> {
         args: &[Expr],
         as_map_value: bool,
     ) -> Type {
+        if let ([a], "str") = (args, name.name.as_str()) {
+            if let ExprKind::Positional(n) = a.kind {
+                // `str($1)` is the parameter's text, even when it reads as a number.
+                self.expr(a);
+                let text = (n as usize)
+                    .checked_sub(1)
+                    .and_then(|i| self.opts.params.get(i))
+                    .cloned()
+                    .unwrap_or_default();
+                let size = text.len() + 1;
+                self.str_consts.insert(e.id, text.into_bytes());
+                return Type::Str { size };
+            }
+        }
         let Some(b) = builtins::lookup(&name.name, Form::Function) else {
-            if builtins::value_call(&name.name, args.len()) && !self.is_user_callable(&name.name) {
+            if builtins::value_call(&name.name, args.len())
+                && !self.is_user_callable(&name.name, args.len())
+            {
                 return self.ident(e, &name.name);
             }
             if let Some(m) = self.program.macros().find(|m| m.name.name == name.name) {
@@ -362,6 +382,24 @@ impl Checker<'_> {
             };
             ts.push(t);
         }
+        if let (true, Some(ExprKind::Map { name: m, keys })) =
+            (b.name == "len", args.first().map(|a| &a.kind))
+        {
+            let mname = self.map_name(&m.name);
+            let keyless = self
+                .maps
+                .get(&mname)
+                .and_then(|e| e.keys.as_ref())
+                .is_some_and(|k| k.is_empty());
+            if keyless && keys.is_empty() {
+                // bpftrace's words.
+                self.error(
+                    args[0].span,
+                    "call to len() expects a map with explicit keys (non-scalar map)",
+                );
+                return Type::None;
+            }
+        }
         if b.takes_map && !matches!(b.name, "print" | "len") {
             if !matches!(args.first().map(|a| &a.kind), Some(ExprKind::Map { .. })) {
                 self.error(args[0].span, format!("{}() expects a map argument", b.name));
@@ -372,9 +410,20 @@ impl Checker<'_> {
                     (args.first().map(|a| &a.kind), ts.get(1))
                 {
                     let mname = self.map_name(&m.name);
+                    let keyless = self
+                        .maps
+                        .get(&mname)
+                        .and_then(|e| e.keys.as_ref())
+                        .is_some_and(|k| k.is_empty());
                     let idx = self.maps.id(&mname, m.span);
                     // `(a, b)` is the key `[a, b]` (`use_keys` flattens it).
-                    if let Err(msg) = self.maps.use_keys(idx, std::slice::from_ref(k)) {
+                    if keyless && b.name == "has_key" {
+                        // bpftrace's words.
+                        self.error(
+                            args[0].span,
+                            format!("call to has_key() expects a map with explicit keys ({mname} has none)"),
+                        );
+                    } else if let Err(msg) = self.maps.use_keys(idx, std::slice::from_ref(k)) {
                         self.error(args[1].span, msg);
                     }
                 }

@@ -114,11 +114,18 @@ fn tracepoint_field_type(
     }
     let t = f.type_text.trim();
     if t.ends_with('*') {
-        let base = t
-            .trim_end_matches('*')
-            .trim()
-            .trim_start_matches("const ")
-            .trim();
+        // `const char *const *argv`: one pointer per `*`, qualifiers dropped.
+        let mut base = t;
+        let mut depth = 0;
+        while let Some(rest) = base.strip_suffix('*') {
+            depth += 1;
+            let rest = rest.trim_end();
+            base = match rest.strip_suffix("const") {
+                Some(r) if r.is_empty() || r.ends_with([' ', '*']) => r.trim_end(),
+                _ => rest,
+            };
+        }
+        let base = base.trim().trim_start_matches("const ").trim();
         let pointee = super::ctypes::named_type(base, max_strlen)
             .filter(|t| !t.is_string())
             .or_else(|| {
@@ -130,13 +137,17 @@ fn tracepoint_field_type(
                 };
                 btf_to_type(b, None, id, space)
             });
-        return Some(match pointee {
+        let mut ty = match pointee {
             Some(Type::None) | None => Type::Pointer {
                 pointee: super::types::Pointee::Opaque,
                 space,
             },
             Some(p) => Type::ptr_to(p, space),
-        });
+        };
+        for _ in 1..depth {
+            ty = Type::ptr_to(ty, space);
+        }
+        return Some(ty);
     }
     let scalar = match (f.size, f.layout) {
         (_, FieldLayout::Array { len }) if len > 0 => {

@@ -60,6 +60,14 @@ fn config_overrides(program: &Program, opts: &mut CheckOptions, diags: &mut Vec<
             .name
             .trim_start_matches("BPFTRACE_")
             .to_ascii_lowercase();
+        // The environment wins over the script's config block, as in bpftrace.
+        let upper = key.to_ascii_uppercase();
+        if CONFIG_KEYS.contains(&key.as_str())
+            && (std::env::var_os(format!("BPFTRACE_{upper}")).is_some()
+                || std::env::var_os(format!("STROBE_{upper}")).is_some())
+        {
+            continue;
+        }
         match (key.as_str(), &e.value) {
             ("max_strlen", ConfigValue::Int(n)) => {
                 opts.max_strlen = (*n).clamp(1, 1 << 20) as usize
@@ -81,9 +89,10 @@ fn config_overrides(program: &Program, opts: &mut CheckOptions, diags: &mut Vec<
                 };
             }
             (k, _) if !CONFIG_KEYS.contains(&k) => {
-                let mut d = Diagnostic::warning(
-                    e.key.span,
-                    format!("Unrecognized config variable: {}", e.key.name),
+                // bpftrace's words; the span covers `key=value`.
+                let mut d = Diagnostic::error(
+                    Span::new(e.key.span.start as usize, e.value_span.end as usize),
+                    format!("{}: not a known configuration option", e.key.name),
                 );
                 d.help = crate::diag::nearest(k, CONFIG_KEYS.iter().copied())
                     .map(|n| format!("did you mean '{n}'?"));
@@ -333,6 +342,19 @@ impl<'a> Checker<'a> {
             .collect();
         for (span, name) in unassigned {
             self.error(span, format!("Undefined map: {name}"));
+        }
+        // A declared map no probe uses (bpftrace's warning).
+        let unused: Vec<(Span, String)> = self
+            .maps
+            .entries
+            .iter()
+            .filter(|e| {
+                e.declared.is_some() && !e.assigned && e.value.is_none() && e.keys.is_none()
+            })
+            .map(|e| (e.span, e.name.clone()))
+            .collect();
+        for (span, name) in unused {
+            self.warn(span, format!("Unused map: {name}"));
         }
         self.check_map_kinds();
     }

@@ -85,6 +85,23 @@ fn default_of(e: &Expr) -> Option<OptValue> {
     }
 }
 
+/// `[-]digits` in decimal, `0x` hex or `0`-prefixed octal: (negative, magnitude).
+fn parse_number(v: &str) -> Option<(bool, u64)> {
+    let (neg, d) = match v.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, v),
+    };
+    let (radix, body) = match d.strip_prefix("0x").or_else(|| d.strip_prefix("0X")) {
+        Some(h) => (16, h),
+        None if d.len() > 1 && d.starts_with('0') => (8, &d[1..]),
+        None => (10, d),
+    };
+    if body.is_empty() || !body.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    u64::from_str_radix(body, radix).ok().map(|n| (neg, n))
+}
+
 /// Parses a command-line value for an option of `default`'s type.
 fn parse_value(default: &OptValue, given: Option<&str>) -> Result<OptValue, &'static str> {
     let Some(v) = given else {
@@ -96,18 +113,22 @@ fn parse_value(default: &OptValue, given: Option<&str>) -> Result<OptValue, &'st
     };
     match default {
         OptValue::Bool(_) => match v {
-            "true" | "1" => Ok(OptValue::Bool(true)),
-            "false" | "0" => Ok(OptValue::Bool(false)),
+            "true" | "True" | "1" => Ok(OptValue::Bool(true)),
+            "false" | "False" | "0" => Ok(OptValue::Bool(false)),
             _ => Err("expects a boolean (e.g. 'true')"),
         },
-        OptValue::Unsigned(_) => v
-            .parse()
-            .map(OptValue::Unsigned)
-            .map_err(|_| "expects an unsigned integer"),
-        OptValue::Signed(_) => v
-            .parse()
-            .map(OptValue::Signed)
-            .map_err(|_| "expects an integer"),
+        // Decimal, `0x` hex or `0` octal, as bpftrace reads numbers; a `uint64` default
+        // takes a negative number as its bits and an integer one past `i64::MAX`, as bpftrace
+        // does (`--aa=0xffffffffffffffff` for `getopt("aa", 20)`).
+        OptValue::Unsigned(_) | OptValue::Signed(_) => match parse_number(v) {
+            Some((neg, n)) if !neg => Ok(match default {
+                OptValue::Signed(_) if n <= i64::MAX as u64 => OptValue::Signed(n as i64),
+                _ => OptValue::Unsigned(n),
+            }),
+            Some((_, n)) if n <= 1 << 63 => Ok(OptValue::Signed((n as i64).wrapping_neg())),
+            _ if matches!(default, OptValue::Unsigned(_)) => Err("expects an unsigned integer"),
+            _ => Err("expects an integer"),
+        },
         OptValue::Str(_) => Ok(OptValue::Str(v.to_string())),
     }
 }

@@ -118,6 +118,18 @@ impl CheckOptions {
         if let Some(n) = get(["STROBE_MAX_MAP_KEYS", "BPFTRACE_MAX_MAP_KEYS"]) {
             o.max_map_keys = n.max(1);
         }
+        let mode = ["STROBE_STACK_MODE", "BPFTRACE_STACK_MODE"]
+            .iter()
+            .find_map(|n| std::env::var(n).ok());
+        if let Some(m) = mode {
+            use crate::runtime::format::stack::StackMode;
+            match m.trim() {
+                "perf" => o.stack_mode = StackMode::Perf,
+                "raw" => o.stack_mode = StackMode::Raw,
+                "bpftrace" => o.stack_mode = StackMode::Bpftrace,
+                _ => {}
+            }
+        }
         o
     }
 }

@@ -174,6 +174,7 @@ impl Checker<'_> {
         for s in &b.stmts {
             self.stmt(s);
         }
+        self.warn_unreachable(b);
         let t = match &b.tail {
             Some(e) => self.expr(e),
             None => Type::None,
@@ -183,6 +184,35 @@ impl Checker<'_> {
         }
         self.scopes.pop();
         t
+    }
+
+    /// bpftrace's warning for what follows `exit()` or `return` in a block (once per place).
+    fn warn_unreachable(&mut self, b: &Block) {
+        let ends = |s: &Stmt| match &s.kind {
+            StmtKind::Return(_) => true,
+            StmtKind::Expr(e) | StmtKind::Discard(e) => {
+                matches!(&e.kind, ExprKind::Call { name, .. } if name.name == "exit")
+            }
+            _ => false,
+        };
+        let Some(i) = b.stmts.iter().position(ends) else {
+            return;
+        };
+        let next = match b.stmts.get(i + 1) {
+            Some(s) => s.span,
+            None => match &b.tail {
+                Some(t) => t.span,
+                None => return,
+            },
+        };
+        let msg = "Unreachable statement";
+        if !self
+            .diags
+            .iter()
+            .any(|d| d.span == next && d.message == msg)
+        {
+            self.warn(next, msg);
+        }
     }
 
     fn stmt(&mut self, s: &Stmt) {
@@ -231,11 +261,12 @@ impl Checker<'_> {
                 self.expr(count);
                 match self.consts.get(&count.id) {
                     Some(n) if (1..=100).contains(n) => {}
+                    // bpftrace's words.
+                    Some(n) if *n > 100 => {
+                        self.error(count.span, format!("unroll maximum value is 100 (got {n})"));
+                    }
                     Some(n) => {
-                        self.error(
-                            count.span,
-                            format!("unroll count must be between 1 and 100, got {n}"),
-                        );
+                        self.error(count.span, format!("unroll minimum value is 1 (got {n})"));
                     }
                     None => {
                         self.error(count.span, "unroll count must be an integer literal");

@@ -140,12 +140,12 @@ impl Checker<'_> {
                 .and_then(|i| self.opts.params.get(i))
                 .cloned()
             {
-                Some(p) => match p.trim().parse::<i64>() {
-                    Ok(v) => {
+                Some(p) => match parse_param_int(&p) {
+                    Some((v, t)) => {
                         self.consts.insert(e.id, v);
-                        Type::I64
+                        t
                     }
-                    Err(_) => {
+                    None => {
                         let size = p.len() + 1;
                         self.str_consts.insert(e.id, p.into_bytes());
                         Type::Str { size }
@@ -247,7 +247,9 @@ impl Checker<'_> {
                             if i < 0 || i as usize >= len {
                                 self.error(
                                     index.span,
-                                    format!("Index {i} out of bounds for array of size {len}"),
+                                    format!(
+                                        "the index {i} is out of bounds for array of size {len}"
+                                    ),
                                 );
                             }
                         }
@@ -259,6 +261,24 @@ impl Checker<'_> {
                         ..
                     } => *p,
                     Type::None => Type::None,
+                    // `$t[i]` with a constant `i` is `$t.i`, as in current bpftrace.
+                    Type::Tuple(ts) => match self.consts.get(&index.id) {
+                        Some(&i) if i >= 0 && (i as usize) < ts.len() => ts[i as usize].clone(),
+                        Some(&i) => {
+                            self.error(
+                                index.span,
+                                format!(
+                                    "Invalid tuple index: {i}. Found {} elements in tuple.",
+                                    ts.len()
+                                ),
+                            );
+                            Type::None
+                        }
+                        None => {
+                            self.error(index.span, "a tuple index must be a constant");
+                            Type::None
+                        }
+                    },
                     t => {
                         self.error(
                             expr.span,
@@ -461,6 +481,18 @@ impl Checker<'_> {
                 Type::Bool
             }
             UnaryOp::Deref => match t {
+                // A pointer read from user memory points into user memory too
+                // (`**(struct Foo **)arg0` in a uprobe).
+                Type::Pointer {
+                    pointee: Pointee::Type(p),
+                    space: AddrSpace::User,
+                } => match *p {
+                    Type::Pointer { pointee, .. } => Type::Pointer {
+                        pointee,
+                        space: AddrSpace::User,
+                    },
+                    p => p,
+                },
                 Type::Pointer {
                     pointee: Pointee::Type(p),
                     ..
@@ -521,12 +553,28 @@ impl Checker<'_> {
                 self.consts.insert(e.id, v);
             }
         }
+        // A constant string plus a constant skips bytes, as pointer arithmetic on a string
+        // literal does in bpftrace (`str($1 + 1)` with `$1` = "hello" is "ello").
+        if let (Add, Some(text), Some(&n)) =
+            (op, self.str_consts.get(&l.id), self.consts.get(&r.id))
+        {
+            let rest = text[(n.max(0) as usize).min(text.len())..].to_vec();
+            let size = rest.len() + 1;
+            self.str_consts.insert(e.id, rest);
+            return Type::Str { size };
+        }
         if matches!(op, Div | Mod) && self.consts.get(&r.id) == Some(&0) {
             self.error(r.span, "Division by zero");
         }
         let cmp = matches!(op, Eq | Ne | Lt | Le | Gt | Ge);
         if matches!((&a, &b), (Type::Buf { .. }, Type::Buf { .. })) && matches!(op, Eq | Ne) {
             return Type::Bool;
+        }
+        // Arrays of the same integer type compare element by element (current bpftrace).
+        if let (Type::Array { elem: ea, len: la }, Type::Array { elem: eb, len: lb }) = (&a, &b) {
+            if matches!(op, Eq | Ne) && la == lb && ea == eb && ea.is_integer() {
+                return Type::Bool;
+            }
         }
         if a.is_string() || b.is_string() {
             if a.is_string() && b.is_string() && matches!(op, Eq | Ne) {
@@ -581,7 +629,17 @@ impl Checker<'_> {
 
     fn cast(&mut self, e: &Expr, ty: &TypeRef, x: &Expr) -> Type {
         let from = self.expr(x);
-        let to = self.type_ref(ty);
+        let mut to = self.type_ref(ty);
+        // `(int8[])v`: an unsized array cast takes as many elements as `v` has bytes for.
+        if let Type::Array { elem, len: 0 } = &to {
+            let n = from.size() / elem.size().max(1);
+            if n > 0 && (from.is_integer() || matches!(from, Type::Array { .. })) {
+                to = Type::Array {
+                    elem: elem.clone(),
+                    len: n,
+                };
+            }
+        }
         if let Some(&v) = self.consts.get(&x.id) {
             if let Type::Int { bytes, signed } = to {
                 let bits = bytes as u32 * 8;
@@ -708,5 +766,36 @@ impl Checker<'_> {
                 TypeOrExpr::Expr(e) => self.expr(e),
             },
         }
+    }
+}
+
+/// A positional parameter that is a number, as bpftrace reads one: decimal, `0x` hex or
+/// `0`-prefixed octal, optionally negative; one past `i64::MAX` is a `uint64` (kept as its
+/// bits). `None` for anything else (the parameter is a string).
+fn parse_param_int(text: &str) -> Option<(i64, Type)> {
+    let t = text.trim();
+    let (neg, digits) = match t.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, t),
+    };
+    let (radix, body) = if let Some(h) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        (16, h)
+    } else if digits.len() > 1 && digits.starts_with('0') {
+        (8, &digits[1..])
+    } else {
+        (10, digits)
+    };
+    if body.is_empty() || !body.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let v = u64::from_str_radix(body, radix).ok()?;
+    match (neg, i64::try_from(v)) {
+        (false, Ok(v)) => Some((v, Type::I64)),
+        (false, Err(_)) => Some((v as i64, Type::U64)),
+        (true, _) if v <= 1 << 63 => Some(((v as i64).wrapping_neg(), Type::I64)),
+        (true, _) => None,
     }
 }

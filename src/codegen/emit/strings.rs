@@ -49,6 +49,21 @@ pub fn strncmp(b: &mut Builder, a: Place, c: Place, n: u32) -> Value {
     Value::Reg(out)
 }
 
+/// `strlen`: the bytes before the first NUL of the buffer of `n` bytes at `a` (`n` when it
+/// has none), counted by an unrolled scan.
+pub fn strlen(b: &mut Builder, a: Place, n: u32) -> Value {
+    let out = b.constant(0);
+    let done = b.label();
+    for i in 0..n as i32 {
+        let x = b.vreg();
+        b.load(Size::B, x, a.mem(), a.off + i);
+        b.jmp64(JmpOp::Jeq, x, 0, done);
+        b.alu(true, AluOp::Add, out, 1);
+    }
+    b.bind(done);
+    Value::Reg(out)
+}
+
 /// Bytes of scratch memory [`contains`] needs: the haystack with room for a needle's words
 /// past its end, then the needle's words and their byte mask.
 pub fn contains_work_size(hsize: u32, nsize: u32) -> u32 {
@@ -151,6 +166,22 @@ fn copy_bytes(b: &mut Builder, dst: Place, src: Place, len: u32) {
     }
 }
 
+/// `a == b` for the `n` bytes at `a` and `c` (array values): 1 or 0, one byte pair at a time.
+pub fn bytes_eq(b: &mut Builder, a: Place, c: Place, n: u32) -> Value {
+    let out = b.constant(0);
+    let done = b.label();
+    for i in 0..n as i32 {
+        let x = b.vreg();
+        let y = b.vreg();
+        b.load(Size::B, x, a.mem(), a.off + i);
+        b.load(Size::B, y, c.mem(), c.off + i);
+        b.jmp64(JmpOp::Jne, x, y, done);
+    }
+    b.mov(out, 1);
+    b.bind(done);
+    Value::Reg(out)
+}
+
 /// `a == b` for strings in buffers of `size_a` and `size_b` bytes: 1 or 0.
 pub fn str_eq(b: &mut Builder, a: Place, size_a: u32, c: Place, size_b: u32) -> Value {
     let r = strncmp(b, a, c, size_a.min(size_b));
@@ -205,6 +236,23 @@ pub fn zero_after_nul(b: &mut Builder, place: Place, size: u32) {
     for (i, entry) in entries.iter().enumerate() {
         b.bind(*entry);
         b.store(Size::B, place.mem(), place.off + i as i32 + 1, 0);
+    }
+    b.bind(done);
+}
+
+/// Ends the string at `place` (buffer of `size` bytes) after `len - 1` bytes, for a length
+/// known only at run time: one compare per position picks the store, so each store has a
+/// constant offset. A length of 0 or 1 leaves the empty string; one past the buffer, all of it.
+pub fn cut_at(b: &mut Builder, place: Place, size: u32, len: Value) {
+    let len = len.fresh(b);
+    let done = b.label();
+    for k in 0..size as i32 {
+        let next = b.label();
+        // Byte k ends the string when len - 1 <= k, i.e. len <= k + 1.
+        b.jmp64(JmpOp::Jgt, len, k + 1, next);
+        b.store(Size::B, place.mem(), place.off + k, 0);
+        b.ja(done);
+        b.bind(next);
     }
     b.bind(done);
 }

@@ -22,7 +22,7 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
     if name == "elapsed" {
         return Ok(Val::Int(super::elapsed::elapsed(lw), it));
     }
-    if name == "ppid" || name == "pcomm" {
+    if matches!(name, "ppid" | "pcomm" | "leader_tid" | "leader_comm") {
         return super::task::parent(lw, e, name, None);
     }
     let b = &mut lw.b;
@@ -99,6 +99,16 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
         },
         // x86-64: the code segment selector's low two bits are the privilege level; 3 is
         // user mode. Profile/perf contexts start with the interrupted `pt_regs`.
+        // BEGIN/END run from user space in bpftrace (a uprobe on its own trigger function);
+        // strobe runs them with BPF_PROG_TEST_RUN, which has no registers to read.
+        "usermode"
+            if matches!(
+                lw.probe_kind,
+                crate::syntax::ast::ProbeKind::Begin | crate::syntax::ast::ProbeKind::End
+            ) =>
+        {
+            Value::Imm(1)
+        }
         "usermode" => {
             let cs = ctx_load(lw, PT_REGS_CS, IntTy::U64);
             let low = crate::codegen::emit::arith::binop(

@@ -275,6 +275,13 @@ pub(crate) fn lower_call(
             let v = crate::codegen::emit::strings::strncmp(&mut lw.b, a, b, n);
             Ok(Val::Int(v, IntTy::U64))
         }
+        "strlen" => {
+            let at = lw.type_of(args[0].id);
+            let a = lower_expr(lw, &args[0])?;
+            let a = super::store::spill(lw, a, &at);
+            let v = crate::codegen::emit::strings::strlen(&mut lw.b, a, at.size() as u32);
+            Ok(Val::Int(v, IntTy::U64))
+        }
         "strcontains" => {
             let (at, bt) = (lw.type_of(args[0].id), lw.type_of(args[1].id));
             let a = lower_expr(lw, &args[0])?;
@@ -291,6 +298,18 @@ pub(crate) fn lower_call(
             let v = match args.first().map(|a| &a.kind) {
                 Some(ExprKind::Ident(m)) if m == "boot" => {
                     crate::codegen::emit::builtins::boot_ns(&mut lw.b)
+                }
+                // Software TAI, as bpftrace computes it: the boot clock plus the offset of
+                // CLOCK_TAI from CLOCK_BOOTTIME, read here (the script is compiled at start).
+                Some(ExprKind::Ident(m)) if m == "sw_tai" => {
+                    let boot = crate::codegen::emit::builtins::boot_ns(&mut lw.b);
+                    crate::codegen::emit::arith::binop(
+                        &mut lw.b,
+                        crate::codegen::emit::arith::BinOp::Add,
+                        boot,
+                        Value::Imm(tai_minus_boot_ns()),
+                        IntTy::U64,
+                    )
                 }
                 Some(ExprKind::Ident(m)) if m != "monotonic" => {
                     return Err(LowerError::unsupported(format!("nsecs({m})"), e.span))
@@ -391,7 +410,9 @@ pub(crate) fn lower_call(
             Ok(Val::None)
         }
         "kstack" | "ustack" => super::builtins::stack(lw, e, &t),
-        "ppid" | "pcomm" => super::task::parent(lw, e, name, args.first()),
+        "ppid" | "pcomm" | "leader_tid" | "leader_comm" => {
+            super::task::parent(lw, e, name, args.first())
+        }
         "ksym" => {
             let v = lower_expr(lw, &args[0])?.value();
             Ok(Val::Int(v, IntTy::U64))
@@ -434,11 +455,19 @@ pub(crate) fn lower_call(
             let slot = lw.b.slot(size, 8);
             let p = Place::new(slot, 0);
             crate::codegen::emit::mem::zero(&mut lw.b, p, size);
+            // `str(p, n)` keeps n - 1 bytes and the NUL, as bpftrace does.
             let mut n = size;
-            if let Some(len) = args.get(1).and_then(|l| lw.cp.consts.get(&l.id)) {
-                n = (*len as u32).saturating_add(1).clamp(1, size);
+            let mut cut = None;
+            if let Some(l) = args.get(1) {
+                match lw.cp.consts.get(&l.id) {
+                    Some(len) => n = (*len).clamp(1, size as i64) as u32,
+                    None => cut = Some(lower_expr(lw, l)?.value()),
+                }
             }
             crate::codegen::emit::strings::read_str(&mut lw.b, user, p, n, v.value());
+            if let Some(len) = cut {
+                crate::codegen::emit::strings::cut_at(&mut lw.b, p, size, len);
+            }
             Ok(Val::Mem(p))
         }
         _ => Err(LowerError::unsupported(
@@ -790,5 +819,22 @@ pub(crate) fn increment(
             Ok(Val::Int(if post { old } else { new }, it))
         }
         _ => Err(LowerError::unsupported("++/-- of this expression", e.span)),
+    }
+}
+
+/// CLOCK_TAI − CLOCK_BOOTTIME now, in nanoseconds (0 if a clock cannot be read).
+fn tai_minus_boot_ns() -> i64 {
+    let read = |clock: libc::clockid_t| {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime writes one timespec we own.
+        let r = unsafe { libc::clock_gettime(clock, &mut ts) };
+        (r == 0).then(|| ts.tv_sec * 1_000_000_000 + ts.tv_nsec)
+    };
+    match (read(libc::CLOCK_TAI), read(libc::CLOCK_BOOTTIME)) {
+        (Some(tai), Some(boot)) => tai - boot,
+        _ => 0,
     }
 }

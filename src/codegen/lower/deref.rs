@@ -6,8 +6,9 @@
 //! Offsets come from BTF (`find_member`, through anonymous members) or the script's own C
 //! definitions, the same sources the checker used.
 
-use super::{Lower, LowerError, Val};
-use crate::codegen::emit::{IntTy, Value};
+use super::{int_ty, Lower, LowerError, Val};
+use crate::asm::isa::JmpOp;
+use crate::codegen::emit::{IntTy, Place, Value};
 use crate::sema::types::{AddrSpace, CTypeRef, Pointee, StructType};
 use crate::sema::Type;
 use crate::syntax::ast::Expr;
@@ -161,6 +162,42 @@ fn read_at(
     Ok(super::store::load_val(lw, p, t))
 }
 
+/// The longest array value a variable index reads (one compare and load per element).
+const MAX_SWITCHED_INDEX: usize = 1024;
+
+/// `a[i]` with a variable `i` on an array value of `len` integer elements in memory: one
+/// compare per element picks the load, so every access the verifier sees has a constant
+/// offset; an index outside the array reads 0.
+fn switched_index(
+    lw: &mut Lower<'_>,
+    place: Place,
+    i: Value,
+    len: usize,
+    size: u32,
+    t: &Type,
+    it: IntTy,
+) -> Val {
+    let idx = match i {
+        Value::Reg(r) => r,
+        v => v.fresh(&mut lw.b),
+    };
+    let out = lw.b.constant(0);
+    let done = lw.b.label();
+    for k in 0..len {
+        let next = lw.b.label();
+        lw.b.jmp64(JmpOp::Jne, idx, k as i32, next);
+        let v = super::store::load_val(lw, place.at(k as i32 * size as i32), t).value();
+        match v {
+            Value::Reg(r) => lw.b.mov(out, r),
+            Value::Imm(c) => lw.b.mov_const(out, c),
+        }
+        lw.b.ja(done);
+        lw.b.bind(next);
+    }
+    lw.b.bind(done);
+    Val::Int(Value::Reg(out), it)
+}
+
 /// Struct values, and arrays of them, are kept by address (read member by member).
 pub(crate) fn by_address(t: &Type) -> bool {
     match t {
@@ -213,6 +250,11 @@ pub(crate) fn index(
     let i = super::expr::lower_expr(lw, idx)?.value();
     match b {
         Val::Mem(place) => {
+            if let (None, Some(len), Some(it)) = (i.imm(), len, int_ty(&t)) {
+                if len <= MAX_SWITCHED_INDEX {
+                    return Ok(switched_index(lw, place, i, len, size, &t, it));
+                }
+            }
             let (Some(k), Some(len)) = (i.imm(), len) else {
                 return Err(LowerError::unsupported(
                     "a variable index into an array value",

@@ -174,7 +174,15 @@ fn lower_expr_here(lw: &mut Lower<'_>, e: &Expr) -> Result<Val, LowerError> {
                 e.span,
             ))
         }
-        ExprKind::Index { expr, index } => super::deref::index(lw, e, expr, index),
+        ExprKind::Index { expr, index } => {
+            let inner_t = lw.type_of(expr.id);
+            if let (Type::Tuple(_), Some(&i)) = (&inner_t, lw.cp.consts.get(&index.id)) {
+                let v = lower_expr(lw, expr)?;
+                let p = spill(lw, v, &inner_t);
+                return element(lw, p, &inner_t, i as usize);
+            }
+            super::deref::index(lw, e, expr, index)
+        }
         ExprKind::Positional(_) | ExprKind::PositionalCount => Ok(Val::Int(Value::Imm(0), ity(&t))),
         _ => Err(LowerError::unsupported("this expression", e.span)),
     }
@@ -364,6 +372,16 @@ pub(crate) fn arith(
             (l, r, lt, rt)
         {
             let eq = crate::codegen::emit::strings::buf_eq(&mut lw.b, a, *ca as u32, b, *cb as u32);
+            let v = if c == CmpOp::Ne {
+                arith::logical_not(&mut lw.b, eq)
+            } else {
+                eq
+            };
+            return Val::Int(v, IntTy::U8);
+        }
+        if let (Val::Mem(a), Val::Mem(b), Type::Array { .. }) = (l, r, lt) {
+            let n = lt.size().min(rt.size()) as u32;
+            let eq = crate::codegen::emit::strings::bytes_eq(&mut lw.b, a, b, n);
             let v = if c == CmpOp::Ne {
                 arith::logical_not(&mut lw.b, eq)
             } else {

@@ -53,7 +53,10 @@ pub(crate) fn store_val(lw: &mut Lower<'_>, dst: Place, f: &FieldType, v: Val, t
             copy(lw, dst, src, n);
             if dst_size > n {
                 zero(&mut lw.b, dst.at(n as i32), dst_size - n);
-            } else {
+            } else if src_size > dst_size {
+                // A longer string is cut and ends in a NUL. One of the same size is copied
+                // as it is: only a char array can fill its buffer without a NUL (`char s[5]`
+                // holding "hello" prints whole, as in bpftrace).
                 lw.b.store(Size::B, dst.mem(), dst.off + dst_size as i32 - 1, 0);
             }
             if lw.is_raw(src) {
@@ -272,6 +275,7 @@ pub(crate) fn write_direct(
         (ExprKind::Call { name, args }, FieldType::Str { size })
             if name.name == "str"
                 && args.len() == 1
+                && !lw.cp.str_consts.contains_key(&e.id)
                 && lw.type_of(e.id) == (Type::Str { size: *size })
                 && int_ty(&lw.type_of(args[0].id)).is_some() =>
         {

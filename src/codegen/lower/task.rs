@@ -1,4 +1,5 @@
-//! The parent of a task: `ppid`/`ppid()`/`ppid(task)` and `pcomm`/`pcomm()`/`pcomm(task)`.
+//! The parent of a task: `ppid`/`ppid()`/`ppid(task)` and `pcomm`/`pcomm()`/`pcomm(task)`;
+//! its thread-group leader: `leader_tid` and `leader_comm` (same forms, over `group_leader`).
 //!
 //! bpftrace defines them as stdlib macros over `task.real_parent.pid` and
 //! `task.real_parent.comm` (the task defaults to `curtask`); `real_parent` is the process that
@@ -12,8 +13,8 @@ use crate::codegen::emit::builtins as bi;
 use crate::codegen::emit::{IntTy, Place, Value};
 use crate::syntax::ast::Expr;
 
-/// Byte offsets of `task_struct.real_parent` and of `member` (`pid` or `comm`).
-fn offsets(lw: &Lower<'_>, member: &str, e: &Expr) -> Result<(i32, i32), LowerError> {
+/// Byte offsets of `task_struct.<link>` and of `member` (`pid` or `comm`).
+fn offsets(lw: &Lower<'_>, link: &str, member: &str, e: &Expr) -> Result<(i32, i32), LowerError> {
     let missing = |what: &str| {
         LowerError::unsupported(
             format!("{what}: needs the kernel's BTF for `struct task_struct`"),
@@ -30,7 +31,7 @@ fn offsets(lw: &Lower<'_>, member: &str, e: &Expr) -> Result<(i32, i32), LowerEr
             _ => Err(missing(&format!("task_struct member `{name}`"))),
         }
     };
-    Ok((off("real_parent")?, off(member)?))
+    Ok((off(link)?, off(member)?))
 }
 
 /// `ppid`/`pcomm` (`name`), of `task` or of the current task.
@@ -40,8 +41,17 @@ pub(crate) fn parent(
     name: &str,
     task: Option<&Expr>,
 ) -> Result<Val, LowerError> {
-    let member = if name == "ppid" { "pid" } else { "comm" };
-    let (parent_off, member_off) = offsets(lw, member, e)?;
+    let member = if matches!(name, "ppid" | "leader_tid") {
+        "pid"
+    } else {
+        "comm"
+    };
+    let link = if name.starts_with("leader_") {
+        "group_leader"
+    } else {
+        "real_parent"
+    };
+    let (parent_off, member_off) = offsets(lw, link, member, e)?;
     let task = match task {
         Some(t) => lower_expr(lw, t)?.value(),
         None => bi::curtask(&mut lw.b),

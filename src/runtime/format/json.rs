@@ -55,7 +55,7 @@ pub fn write_json_str(out: &mut Vec<u8>, bytes: &[u8]) {
 }
 
 /// Appends one value as JSON: numbers bare, text quoted, tuples and arrays as `[a,b]`,
-/// records as `{ "f": v, … }`.
+/// records as `{"f": v, …}` (current bpftrace; 0.17 padded the braces with spaces).
 pub fn write_json_value(out: &mut Vec<u8>, v: &Value, style: TextStyle) {
     match v {
         Value::None => out.extend_from_slice(b"null"),
@@ -82,7 +82,7 @@ pub fn write_json_value(out: &mut Vec<u8>, v: &Value, style: TextStyle) {
             out.push(b']');
         }
         Value::Record(fields) => {
-            out.extend_from_slice(b"{ ");
+            out.push(b'{');
             for (i, (name, x)) in fields.iter().enumerate() {
                 if i > 0 {
                     out.extend_from_slice(b", ");
@@ -91,7 +91,7 @@ pub fn write_json_value(out: &mut Vec<u8>, v: &Value, style: TextStyle) {
                 out.extend_from_slice(b": ");
                 write_json_value(out, x, style);
             }
-            out.extend_from_slice(b" }");
+            out.push(b'}');
         }
     }
 }
@@ -248,7 +248,7 @@ mod tests {
         write_value_message(&mut out, &v, TextStyle::default());
         assert_eq!(
             s(out),
-            "{\"type\": \"value\", \"data\": [1,\"two\",{ \"f\": true }]}\n"
+            "{\"type\": \"value\", \"data\": [1,\"two\",{\"f\": true}]}\n"
         );
     }
 }

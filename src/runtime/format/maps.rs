@@ -138,7 +138,7 @@ pub fn write_agg_text(out: &mut Vec<u8>, agg: &Agg, div: u64) {
         Agg::Stats { total, count } => write_display(
             out,
             format_args!(
-                "count {count}, average {}, total {total}",
+                "{{ .count = {count}, .average = {}, .total = {total} }}",
                 average(*total, *count)
             ),
         ),
@@ -175,9 +175,12 @@ pub fn write_map_text(
             }
         }
         write_map_key(out, &map.name, keys, style);
-        out.extend_from_slice(b": ");
+        // Current bpftrace starts a histogram on the next line with no space after the colon
+        // (0.17 wrote `@h: `).
         if layout == Layout::Hist {
-            out.push(b'\n');
+            out.extend_from_slice(b":\n");
+        } else {
+            out.extend_from_slice(b": ");
         }
         match value {
             MapValue::Agg(a) => write_agg_text(out, a, div),

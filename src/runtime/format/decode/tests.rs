@@ -240,7 +240,7 @@ fn structs_print_members_at_their_offsets_as_bpftrace() {
     );
     assert_eq!(
         json(&v),
-        r#"{ "a": 1, "b": { "c": 2 }, "arr": [1,2], "s": "hello", "p": 16 }"#
+        r#"{"a": 1, "b": {"c": 2}, "arr": [1,2], "s": "hello", "p": 16}"#
     );
     // Too few bytes is an error, not a panic.
     assert!(decode(&outer, &b[..20], &NoResolver).is_err());
@@ -265,7 +265,7 @@ fn unions_print_every_member_and_floats_print_as_none() {
     let mut b = 2i32.to_le_bytes().to_vec();
     b.extend_from_slice(&5i32.to_le_bytes());
     let v = decode(&foo, &b, &NoResolver).unwrap();
-    assert_eq!(json(&v), r#"{ "m": 2, "n": { "i": 5, "f": null } }"#);
+    assert_eq!(json(&v), r#"{"m": 2, "n": {"i": 5, "f": null}}"#);
     assert_eq!(text(&v), "{ .m = 2, .n = { .i = 5, .f =  } }");
 }
 

@@ -102,7 +102,7 @@ fn stats_and_avg_maps_end_with_a_blank_line() {
     };
     assert_eq!(
         text(&m, 0, 0),
-        "@st[a]: count 1, average 1, total 1\n@st[b]: count 2, average 51, total 103\n\n"
+        "@st[a]: { .count = 1, .average = 1, .total = 1 }\n@st[b]: { .count = 2, .average = 51, .total = 103 }\n\n"
     );
     let a = MapSnapshot {
         name: "@av".into(),
@@ -157,8 +157,8 @@ fn hist_maps_separate_entries_with_blank_lines() {
     assert_eq!(
         text(&m, 0, 0),
         format!(
-            "@hk[x]: \n[1]                    1 |{bar52}|\n\n\
-             @hk[y]: \n[2, 4)                 1 |{bar52}|\n[4, 8)                 1 |{bar52}|\n\n"
+            "@hk[x]:\n[1]                    1 |{bar52}|\n\n\
+             @hk[y]:\n[2, 4)                 1 |{bar52}|\n[4, 8)                 1 |{bar52}|\n\n"
         )
     );
 }
