@@ -20,11 +20,13 @@ fn read(path: &Path) -> Result<Bytes, BtfError> {
     let _t = crate::timings::Timer::new("btf_read");
     let file = std::fs::File::open(path).map_err(io)?;
     // Kernels since 6.16 let /sys/kernel/btf/vmlinux be mmapped (read-only pages of kernel
-    // memory that never change), which saves copying 5+ MB; older ones refuse, so read.
+    // memory that never change), which saves copying 5+ MB in 4 KiB reads (sysfs hands out
+    // at most a page per read); they refuse a shared mapping (EACCES), so map it private and
+    // read-only. Older kernels refuse any mapping, so read.
     // SAFETY: the mapping is read-only and sysfs BTF is immutable while the kernel runs; for
     // ordinary files the usual memmap2 caveat (concurrent truncation) is accepted for test
     // fixtures only.
-    if let Ok(map) = unsafe { memmap2::Mmap::map(&file) } {
+    if let Ok(map) = unsafe { memmap2::MmapOptions::new().map_copy_read_only(&file) } {
         if !map.is_empty() {
             return Ok(Bytes::Mapped(map));
         }

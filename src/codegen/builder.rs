@@ -209,6 +209,10 @@ pub struct Builder {
     /// Emit ISA v4 `sdiv`/`smod` for signed division (the kernel accepts them: 6.6+);
     /// otherwise signed division is built from unsigned operations.
     pub signed_division: bool,
+    /// `bpf_get_current_pid_tgid()`'s result when the program's entry already called it (the
+    /// pid filter's prelude) and kept it unmodified: `pid`/`tid` read it instead of calling
+    /// the helper again. Set only on a program's own builder, never on a subprogram's.
+    pub pid_tgid: Option<VReg>,
 }
 
 impl Default for Builder {
@@ -233,6 +237,7 @@ impl Builder {
             comment: None,
             ctx: VReg(0),
             signed_division: false,
+            pid_tgid: None,
         };
         let ctx = b.vreg();
         b.ctx = ctx;

@@ -3,7 +3,8 @@
 //!
 //! Input: a [`Builder`] and [`FinishOptions`]. Output: [`Compiled`] (the template, per-insn
 //! comments for listings, frame size, spill count) or a [`CodegenError`].
-//! Peephole rules (repeated to a fixpoint): drop `rX = rX`; drop jumps to the next
+//! Peephole rules (repeated to a fixpoint): drop `rX = rX` and the `rY = rX` right after
+//! `rX = rY`; drop jumps to the next
 //! instruction; drop code no jump reaches after `exit`/`goto`; retarget a jump whose target is
 //! an unconditional `goto`; merge identical tails before a `goto` and its target and turn a
 //! conditional jump over a `goto` into the inverted jump (`crossjump`); drop a store the next
@@ -126,9 +127,44 @@ fn unbound_label(b: &Builder) -> Option<Label> {
 }
 
 fn is_mov_self(insn: &Insn) -> bool {
-    insn.code == opcode(Class::Alu64, AluOp::Mov.value() | Source::X.value())
-        && insn.dst() == insn.src()
-        && insn.off == 0
+    is_mov_reg(insn) && insn.dst() == insn.src()
+}
+
+/// `rX = rY` (64-bit register move).
+fn is_mov_reg(insn: &Insn) -> bool {
+    insn.code == opcode(Class::Alu64, AluOp::Mov.value() | Source::X.value()) && insn.off == 0
+}
+
+/// Marks `rY = rX` right after `rX = rY` (no label between, so nothing jumps in): rY already
+/// holds the value. Returns whether any was marked.
+fn mark_move_backs(items: &[MItem], drop: &mut [bool]) -> bool {
+    let mut any = false;
+    for i in 1..items.len() {
+        if let (
+            MItem::Insn {
+                insn: a,
+                reloc: None,
+                ..
+            },
+            MItem::Insn {
+                insn: b,
+                reloc: None,
+                ..
+            },
+        ) = (&items[i - 1], &items[i])
+        {
+            if !drop[i - 1]
+                && is_mov_reg(a)
+                && is_mov_reg(b)
+                && a.dst() == b.src()
+                && a.src() == b.dst()
+            {
+                drop[i] = true;
+                any = true;
+            }
+        }
+    }
+    any
 }
 
 fn is_ja(insn: &Insn) -> bool {
@@ -178,6 +214,12 @@ pub(crate) fn peephole(items: &mut Vec<MItem>) {
                     retargeted = true;
                 }
             }
+        }
+        // `rX = rY; rY = rX`: the second is a no-op.
+        let mut drop = vec![false; items.len()];
+        if mark_move_backs(items, &mut drop) {
+            super::stores::remove_marked(items, &drop);
+            retargeted = true;
         }
         // Jumps to the next instruction (marked, then removed at once: linear).
         let mut drop = vec![false; items.len()];

@@ -125,6 +125,29 @@ fn peephole_drops_jumps_to_next_self_moves_and_dead_code() {
 }
 
 #[test]
+fn peephole_drops_the_move_back_of_a_just_copied_register() {
+    // A helper's result kept across a call (callee-saved) and copied for use now: the
+    // allocator writes `r6 = r0; r0 = r6`, whose second move is a no-op.
+    let mut b = Builder::new();
+    let raw = b.call(Helper::GetCurrentPidTgid, &[]);
+    let now = b.vreg();
+    b.mov(now, raw);
+    b.alu(true, AluOp::Rsh, now, 32);
+    let t = b.call(Helper::KtimeGetNs, &[]);
+    b.alu(true, AluOp::Add, t, now);
+    b.alu(true, AluOp::Add, t, raw);
+    b.exit(t);
+    let code = insns(b);
+    for w in code.windows(2) {
+        let back = w[0].code == w[1].code
+            && w[0].code == Insn::mov64_reg(Reg::R0, Reg::R1).code
+            && w[0].dst() == w[1].src()
+            && w[0].src() == w[1].dst();
+        assert!(!back, "move back left in: {code:?}");
+    }
+}
+
+#[test]
 fn values_live_across_calls_use_callee_saved_registers() {
     let mut b = Builder::new();
     let x = b.constant(5);

@@ -30,6 +30,9 @@ pub fn detach(objects: Vec<KernelObject>, mode: DetachMode) -> Duration {
     match mode {
         DetachMode::Sequential => drop(objects),
         DetachMode::Parallel { threads } => close_parallel(objects, threads),
+        // Nothing attached (BEGIN/END only run by test run, or nothing left): closing
+        // programs and maps is quick, and a fork would cost more than the closes.
+        DetachMode::Background if !objects.iter().any(KernelObject::is_attachment) => drop(objects),
         DetachMode::Background => match detach_in_background(objects) {
             // Dropping the handle lets the child start; the parent's closes were cheap.
             Ok(handle) => drop(handle),

@@ -118,6 +118,13 @@ pub enum KernelObject {
     Fd(OwnedFd),
 }
 
+impl KernelObject {
+    /// A link or perf event: closing it detaches a program, which may wait in the kernel.
+    pub fn is_attachment(&self) -> bool {
+        matches!(self, KernelObject::Link(_) | KernelObject::Event(_))
+    }
+}
+
 impl AsRawFd for KernelObject {
     fn as_raw_fd(&self) -> RawFd {
         match self {

@@ -102,7 +102,7 @@ impl Checker<'_> {
         }
         // The kernel's enum constants, as bpftrace takes them from BTF.
         let kernel_enum = self
-            .vmlinux
+            .vmlinux()
             .as_deref()
             .and_then(|b| b.find_enumerator(name));
         if let Some((v, _)) = kernel_enum {
@@ -121,7 +121,7 @@ impl Checker<'_> {
     pub(super) fn is_constant_name(&mut self, name: &str) -> bool {
         if crate::sema::ctypes::named_type(name, self.opts.max_strlen).is_some()
             || self
-                .vmlinux
+                .vmlinux()
                 .as_deref()
                 .is_some_and(|b| b.find_typedef(name).is_some())
         {
@@ -130,7 +130,7 @@ impl Checker<'_> {
         self.defines.contains_key(name)
             || self.enum_value(name).is_some()
             || self
-                .vmlinux
+                .vmlinux()
                 .as_deref()
                 .is_some_and(|b| b.find_enumerator(name).is_some())
     }
@@ -240,7 +240,7 @@ impl Checker<'_> {
                 AddrSpace::Kernel,
             ));
         }
-        let btf = self.vmlinux.as_ref()?;
+        let btf = &self.vmlinux()?;
         let id = btf.find_struct(name)?;
         let t = super::ctypes::btf_to_type(btf, None, id, AddrSpace::Kernel)?;
         Some(Type::ptr_to(t, AddrSpace::Kernel))

@@ -7,6 +7,7 @@
 //! Input/output: see [`super::check`].
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::context::ProbeContext;
 use super::ctypes::ScriptTypes;
@@ -16,6 +17,7 @@ use super::resolve::{Checker, Define};
 use super::resources::{Maps, MAP_KINDS};
 use super::types::Type;
 use super::{CheckOptions, CheckOutput};
+use crate::btf::Btf;
 use crate::diag::{Diagnostic, Span};
 use crate::kernel::info::KernelInfo;
 use crate::syntax::ast::*;
@@ -196,9 +198,17 @@ impl<'a> Checker<'a> {
         let mut opts = opts.clone();
         let mut diags = Vec::new();
         config_overrides(program, &mut opts, &mut diags);
-        let vmlinux = kernel.btf(None).ok();
-        let script_types =
-            ScriptTypes::build(program.type_defs(), vmlinux.as_deref(), opts.max_strlen);
+        // Kernel BTF only when the script defines types (they may embed kernel records);
+        // otherwise the first question that needs it reads it (see `Checker::vmlinux`).
+        let vmlinux = std::cell::OnceCell::new();
+        if program.type_defs().next().is_some() {
+            let _ = vmlinux.set(kernel.btf(None).ok());
+        }
+        let script_types = ScriptTypes::build(
+            program.type_defs(),
+            vmlinux.get().and_then(|b: &Option<Arc<Btf>>| b.as_deref()),
+            opts.max_strlen,
+        );
         let mut defines = HashMap::new();
         for c in &program.c_items {
             if let CItem::Preprocessor(Preprocessor {
@@ -254,6 +264,13 @@ impl<'a> Checker<'a> {
             unassigned: Default::default(),
             var_types_learned: HashMap::new(),
         }
+    }
+
+    /// The kernel's vmlinux BTF, read on first use; `None` when the kernel has none.
+    pub fn vmlinux(&self) -> Option<Arc<Btf>> {
+        self.vmlinux
+            .get_or_init(|| self.kernel.btf(None).ok())
+            .clone()
     }
 
     pub fn error(&mut self, span: Span, msg: impl Into<String>) -> Option<&mut Diagnostic> {

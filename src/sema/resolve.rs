@@ -63,7 +63,9 @@ pub(super) struct Checker<'a> {
     pub formats: Vec<FormatSite>,
     pub defines: HashMap<String, Define>,
     pub script_types: ScriptTypes,
-    pub vmlinux: Option<Arc<Btf>>,
+    /// Kernel BTF, read on the first question that needs it (a script that names no kernel
+    /// type, enum or function never reads it).
+    pub vmlinux: std::cell::OnceCell<Option<Arc<Btf>>>,
     // Per probe / function:
     pub scopes: Vec<HashMap<String, VarSlot>>,
     pub vars: VarTable,

@@ -707,7 +707,7 @@ impl Checker<'_> {
             TypeRefKind::Named(n) => match named_type(n, self.opts.max_strlen) {
                 Some(t) => t,
                 None => {
-                    if let Some(btf) = self.vmlinux.clone() {
+                    if let Some(btf) = self.vmlinux() {
                         if let Some(id) = btf.find_typedef(n) {
                             if let Some(ty) =
                                 super::ctypes::btf_to_type(&btf, None, id, AddrSpace::Kernel)
@@ -724,7 +724,7 @@ impl Checker<'_> {
                 if let Some(i) = self.script_types.find(*k, n) {
                     return self.script_types.struct_type(i);
                 }
-                if let Some(btf) = self.vmlinux.clone() {
+                if let Some(btf) = self.vmlinux() {
                     if let Some(id) = find_btf_record(&btf, *k, n) {
                         if let Some(ty) =
                             super::ctypes::btf_to_type(&btf, None, id, AddrSpace::Kernel)

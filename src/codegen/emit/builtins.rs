@@ -18,16 +18,29 @@ fn call0(b: &mut Builder, h: Helper) -> VReg {
     b.call(h, &[])
 }
 
+/// `get_current_pid_tgid()` in a fresh register: a copy of the value the program's prelude
+/// already fetched when there is one (a register move instead of a helper call).
+fn pid_tgid(b: &mut Builder) -> VReg {
+    match b.pid_tgid {
+        Some(saved) => {
+            let r = b.vreg();
+            b.mov(r, saved);
+            r
+        }
+        None => call0(b, Helper::GetCurrentPidTgid),
+    }
+}
+
 /// `pid`: the thread group id (upper half of `get_current_pid_tgid`).
 pub fn pid(b: &mut Builder) -> Value {
-    let r = call0(b, Helper::GetCurrentPidTgid);
+    let r = pid_tgid(b);
     b.alu(true, AluOp::Rsh, r, 32);
     Value::Reg(r)
 }
 
 /// `tid`: the thread id (lower half).
 pub fn tid(b: &mut Builder) -> Value {
-    let r = call0(b, Helper::GetCurrentPidTgid);
+    let r = pid_tgid(b);
     b.mov32(r, r);
     Value::Reg(r)
 }

@@ -65,7 +65,11 @@ pub(crate) fn load_pid(b: &mut Builder) -> crate::codegen::VReg {
 /// `if (want != 0 && tgid != want) goto exit;`, where `tgid = bpf_get_current_pid_tgid() >> 32`.
 pub(crate) fn emit(b: &mut Builder, exit: Label, filter: bool) {
     let map = b.map(PID_MAP);
-    let tgid = b.call(Helper::GetCurrentPidTgid, &[]);
+    let raw = b.call(Helper::GetCurrentPidTgid, &[]);
+    // Kept for the body's `pid`/`tid` (see `Builder::pid_tgid`): the prelude dominates it.
+    b.pid_tgid = Some(raw);
+    let tgid = b.vreg();
+    b.mov(tgid, raw);
     b.alu(true, AluOp::Rsh, tgid, 32);
     let p = b.vreg();
     b.ld_map_value(p, map, 0);
