@@ -74,6 +74,22 @@ pub struct TraceArgs {
     #[arg(short = 'B', value_name = "MODE")]
     pub buffering: Option<String>,
 
+    /// Serve the script's maps to Prometheus at ADDR (HOST:PORT or PORT; default
+    /// 127.0.0.1:9435): GET /metrics reads them at scrape time. Runs until stopped; END still
+    /// runs, the map dump at exit is left out. See docs/prometheus.md.
+    #[arg(
+        long = "serve",
+        value_name = "ADDR",
+        num_args = 0..=1,
+        default_missing_value = crate::serve::DEFAULT_ADDR
+    )]
+    pub serve: Option<String>,
+
+    /// With --serve: label names for a map's key fields, `@MAP=NAME[,NAME…]` (repeatable;
+    /// default key0, key1, …).
+    #[arg(long = "serve-labels", value_name = "@MAP=NAMES")]
+    pub serve_labels: Vec<String>,
+
     /// Run a built-in hand-assembled script (runtime tests and benchmarks, until the compiler
     /// lands): hello, interval:N, forever, tracepoint:CAT:NAME, uprobe:BIN:FUNC, maps, flood:N.
     #[arg(long = "x-plan", value_name = "NAME", hide = true)]
@@ -122,6 +138,17 @@ fn split_params(
 }
 
 impl TraceArgs {
+    /// `--serve FILE`: the parser took the script file for the address (`--serve`'s value is
+    /// optional); give it back and serve on the default address.
+    fn fix_serve_value(&mut self) {
+        if let Some(v) = &self.serve {
+            if !crate::serve::looks_like_addr(v) {
+                self.rest.insert(0, v.clone());
+                self.serve = Some(crate::serve::DEFAULT_ADDR.to_string());
+            }
+        }
+    }
+
     /// Whether the command line had a `--` that is not among the free arguments: the argument
     /// parser consumed it, so it came before all of them.
     fn dashes_dropped(&self) -> bool {
@@ -245,7 +272,7 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
     // script, Ctrl-C keeps its default meaning here.
     super::trace_run::unblock_signals();
     let argv = std::iter::once(OsString::from("strobe")).chain(args.iter().cloned());
-    let opts = match TraceArgs::try_parse_from(argv) {
+    let mut opts = match TraceArgs::try_parse_from(argv) {
         Ok(o) => o,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
@@ -253,6 +280,7 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
             return code;
         }
     };
+    opts.fix_serve_value();
     if let Some(pid) = opts.pid {
         if let Err(msg) = super::trace_run::check_pid(pid) {
             eprintln!("strobe: {msg}");
@@ -447,6 +475,7 @@ Examples:
   strobe -e 'tracepoint:syscalls:sys_enter_openat { @[comm] = count(); }'
   strobe -c 'ls /tmp' -e 'tracepoint:syscalls:sys_enter_getpid { @ = count(); }'
   strobe -f json -o out.json script.bt
+  strobe --serve=127.0.0.1:9435 script.bt   (Prometheus scrapes http://127.0.0.1:9435/metrics)
 
 Exit codes:
   0  success (the script ran and ended by exit(), Ctrl-C, SIGTERM or -c's command exiting)
