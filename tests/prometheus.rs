@@ -346,3 +346,66 @@ fn serve_refuses_bad_setups_before_attaching() {
     assert!(!out.status.success(), "{out:?}");
     drop(taken);
 }
+
+/// The `strobe_probe_up` samples of a scrape.
+fn probe_up_lines(metrics: &str) -> Vec<&str> {
+    metrics
+        .lines()
+        .filter(|l| l.starts_with("strobe_probe_up{"))
+        .collect()
+}
+
+#[test]
+fn a_probe_whose_binary_disappears_is_reported_lost() {
+    if !have_bpf("a_probe_whose_binary_disappears_is_reported_lost") {
+        return;
+    }
+    let libc = PathBuf::from("/lib/x86_64-linux-gnu/libc.so.6");
+    if !libc.exists() {
+        strobe::testkit::skip(
+            "a_probe_whose_binary_disappears_is_reported_lost",
+            "no /lib/x86_64-linux-gnu/libc.so.6 to copy",
+        );
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("strobe-prom-lost-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // A private copy no process maps: deleting it takes the uprobe's target away.
+    let copy = dir.join("libc-copy.so");
+    std::fs::copy(&libc, &copy).unwrap();
+    let port = free_port();
+    let prog = format!(
+        "uprobe:{}:getenv {{ @n = count(); }} tracepoint:syscalls:sys_enter_getppid {{ @t = count(); }}",
+        copy.display()
+    );
+    let child = Command::new(env!("CARGO_BIN_EXE_strobe"))
+        .arg(format!("--serve=127.0.0.1:{port}"))
+        .args(["-e", &prog])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("strobe starts");
+    let _strobe = Killed(child);
+    let (_, before) = wait_until(30, "strobe serves /metrics", || {
+        http_get(port, "/metrics").filter(|(s, _)| *s == 200)
+    });
+    let up = probe_up_lines(&before);
+    assert_eq!(up.len(), 2, "{before}");
+    assert!(up.iter().all(|l| l.ends_with(" 1")), "{before}");
+    std::fs::remove_file(&copy).unwrap();
+    let (_, after) = http_get(port, "/metrics").expect("a scrape answers");
+    let up = probe_up_lines(&after);
+    let uprobe = up
+        .iter()
+        .find(|l| l.contains("uprobe:"))
+        .expect("the uprobe's line");
+    assert!(uprobe.ends_with(" 0"), "{after}");
+    let tp = up
+        .iter()
+        .find(|l| l.contains("tracepoint:"))
+        .expect("the tracepoint's line");
+    assert!(tp.ends_with(" 1"), "{after}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
