@@ -17,6 +17,7 @@ pub mod kernel;
 pub mod loader;
 pub mod runtime;
 pub mod sema;
+pub mod serve;
 pub mod syntax;
 pub mod sys;
 pub mod template;

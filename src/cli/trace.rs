@@ -84,6 +84,22 @@ pub struct TraceArgs {
     #[arg(short = 'B', value_name = "MODE")]
     pub buffering: Option<String>,
 
+    /// Serve the script's maps to Prometheus at ADDR (HOST:PORT or PORT; default
+    /// 127.0.0.1:9435): GET /metrics reads them at scrape time. Runs until stopped; END still
+    /// runs, the map dump at exit is left out. See docs/prometheus.md.
+    #[arg(
+        long = "serve",
+        value_name = "ADDR",
+        num_args = 0..=1,
+        default_missing_value = crate::serve::DEFAULT_ADDR
+    )]
+    pub serve: Option<String>,
+
+    /// With --serve: label names for a map's key fields, `@MAP=NAME[,NAME…]` (repeatable;
+    /// default key0, key1, …).
+    #[arg(long = "serve-labels", value_name = "@MAP=NAMES")]
+    pub serve_labels: Vec<String>,
+
     /// Run a built-in hand-assembled script (runtime tests and benchmarks, until the compiler
     /// lands): hello, interval:N, forever, tracepoint:CAT:NAME, uprobe:BIN:FUNC, maps, flood:N.
     #[arg(long = "x-plan", value_name = "NAME", hide = true)]
@@ -132,6 +148,17 @@ fn split_params(
 }
 
 impl TraceArgs {
+    /// `--serve FILE`: the parser took the script file for the address (`--serve`'s value is
+    /// optional); give it back and serve on the default address.
+    fn fix_serve_value(&mut self) {
+        if let Some(v) = &self.serve {
+            if !crate::serve::looks_like_addr(v) {
+                self.rest.insert(0, v.clone());
+                self.serve = Some(crate::serve::DEFAULT_ADDR.to_string());
+            }
+        }
+    }
+
     /// Whether the command line had a `--` that is not among the free arguments: the argument
     /// parser consumed it, so it came before all of them.
     fn dashes_dropped(&self) -> bool {
@@ -295,6 +322,7 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
             return code;
         }
     };
+    opts.fix_serve_value();
     if let Some(text) = &opts.pid_text {
         match parse_pid(text) {
             Ok(pid) => opts.pid = Some(pid),
@@ -552,6 +580,7 @@ Examples:
   strobe -e 'tracepoint:syscalls:sys_enter_openat { @[comm] = count(); }'
   strobe -c 'ls /tmp' -e 'tracepoint:syscalls:sys_enter_getpid { @ = count(); }'
   strobe -f json -o out.json script.bt
+  strobe --serve=127.0.0.1:9435 script.bt   (Prometheus scrapes http://127.0.0.1:9435/metrics)
 
 Exit codes:
   0  success (the script ran and ended by exit(), Ctrl-C, SIGTERM or -c's command exiting)

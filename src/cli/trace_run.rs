@@ -72,6 +72,16 @@ pub fn run_options(a: &TraceArgs) -> Result<RunOptions, String> {
     if pid.is_some() && a.cmd.is_some() {
         return Err("-p and -c cannot be used together".into());
     }
+    if a.serve.is_none() && !a.serve_labels.is_empty() {
+        return Err("--serve-labels needs --serve".into());
+    }
+    let serve = match &a.serve {
+        Some(addr) => Some(std::sync::Arc::new(crate::serve::ServeConfig {
+            labels: crate::serve::parse_labels(&a.serve_labels)?,
+            listener: crate::serve::bind(addr)?,
+        })),
+        None => None,
+    };
     Ok(RunOptions {
         format,
         quiet: a.quiet,
@@ -80,6 +90,7 @@ pub fn run_options(a: &TraceArgs) -> Result<RunOptions, String> {
         unsafe_mode: a.unsafe_mode,
         command: a.cmd.as_deref().map(crate::runtime::child::split_command),
         pid,
+        serve,
         ..Default::default()
     })
 }

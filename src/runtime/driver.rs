@@ -72,6 +72,8 @@ pub struct RunOptions {
     pub no_exit_maps: bool,
     /// `--no-warnings`: runtime warnings (`warnf()`) are not printed.
     pub no_warnings: bool,
+    /// `--serve`: answer Prometheus scrapes of the maps while running; no map dump at exit.
+    pub serve: Option<Arc<crate::serve::ServeConfig>>,
 }
 
 /// Why the run ended.
@@ -138,6 +140,8 @@ pub enum RunError {
     Ring(#[from] super::ringbuf::RingBufError),
     #[error("cannot write the output: {0}")]
     Output(#[source] std::io::Error),
+    #[error("{0}")]
+    Serve(String),
 }
 
 impl From<ProbeError> for RunError {
@@ -156,6 +160,7 @@ impl RunError {
             }
             RunError::Probe(p) if p.is_kernel_refusal() => crate::cli::EXIT_KERNEL,
             RunError::MapCreate { .. } | RunError::Arming(_) => crate::cli::EXIT_KERNEL,
+            RunError::Serve(_) => crate::cli::EXIT_USAGE,
             _ => crate::cli::EXIT_INPUT,
         }
     }
@@ -295,6 +300,11 @@ pub fn run(
         .collect();
     map_fds.push(arming.map_entry());
     map_fds.push(exit_flag.map_entry());
+    let serve = match &opts.serve {
+        Some(c) => Some(crate::serve::prepare(c, script, &maps).map_err(RunError::Serve)?),
+        None => None,
+    };
+    let mut probe_status = Vec::new();
 
     let mut child = match &opts.command {
         Some(argv) => Some(Child::spawn(argv).map_err(|source| RunError::Command {
@@ -362,6 +372,10 @@ pub fn run(
                 for r in &a.refused {
                     // A refusal names its own target; `p.name` is only the first one's.
                     eprintln!("strobe: warning: {r}");
+                }
+                if serve.is_some() {
+                    let s = crate::serve::ProbeStatus::new(p, a.attached, a.refused.len(), pid);
+                    probe_status.push(s);
                 }
                 // bpftrace counts a per-CPU perf event probe (profile, software, hardware,
                 // a watchpoint without -p) once in `Attached N probes`, not once per CPU.
@@ -459,6 +473,14 @@ pub fn run(
         if let Some(tx) = &opts.on_armed {
             let _ = tx.send(attached);
         }
+        // Scrapes run on the server's threads until the loop ends (END runs unserved).
+        let _serving = match serve {
+            Some(s) => Some(
+                s.start(probe_status, symbolizer.probe_names.clone())
+                    .map_err(RunError::Serve)?,
+            ),
+            None => None,
+        };
         reason = Some(event_loop(
             &mut buffers,
             (&signals, opts.stop.as_ref(), &exit_flag),
@@ -491,10 +513,10 @@ pub fn run(
         .iter()
         .zip(&maps)
         // A signal while large maps are read stops reading them.
-        .take_while(|_| !super::signals::stop_pending())
+        .take_while(|_| !super::signals::stop_pending() && opts.serve.is_none())
         .filter_map(|(s, m)| Some((s, snapshot::snapshot(s, m, &symbolizer).ok().flatten()?)))
         .collect();
-    if !opts.no_exit_maps {
+    if !opts.no_exit_maps && opts.serve.is_none() {
         printer.exit_maps(&mut buf, &exit_shapes(&all));
     }
     let snaps: Vec<_> = all
