@@ -23,6 +23,7 @@ pub fn skip(test: &str, reason: &str) {
 
 pub mod cases;
 pub mod kernels;
+pub mod oracle;
 pub mod process;
 pub mod report;
 pub mod runner;

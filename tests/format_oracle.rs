@@ -43,49 +43,6 @@ fn oracle_unusable() -> Option<String> {
     }
 }
 
-/// bpftrace 0.17's output in current bpftrace's forms where strobe follows current bpftrace on
-/// purpose: `stats` values as a record and a histogram's header without the space after the
-/// colon. Everything else must match 0.17 byte for byte.
-fn as_current(live: &[u8]) -> Vec<u8> {
-    let text = String::from_utf8_lossy(live);
-    let mut out = String::new();
-    for line in text.split_inclusive('\n') {
-        let (body, nl) = match line.strip_suffix('\n') {
-            Some(b) => (b, "\n"),
-            None => (line, ""),
-        };
-        let body = match body.strip_suffix(": ").filter(|_| body.starts_with('@')) {
-            Some(name) => format!("{name}:"),
-            None => stats_as_record(body),
-        };
-        out.push_str(&body);
-        out.push_str(nl);
-    }
-    out.into_bytes()
-}
-
-/// `@s: count 2, average 6, total 13` → `@s: { .count = 2, .average = 6, .total = 13 }`.
-fn stats_as_record(line: &str) -> String {
-    let Some(at) = line.find(": count ") else {
-        return line.to_string();
-    };
-    let (head, rest) = line.split_at(at + 2);
-    let parts: Vec<&str> = rest.split(", ").collect();
-    match parts.as_slice() {
-        [c, a, t] => match (
-            c.strip_prefix("count "),
-            a.strip_prefix("average "),
-            t.strip_prefix("total "),
-        ) {
-            (Some(c), Some(a), Some(t)) => {
-                format!("{head}{{ .count = {c}, .average = {a}, .total = {t} }}")
-            }
-            _ => line.to_string(),
-        },
-        _ => line.to_string(),
-    }
-}
-
 #[test]
 fn goldens_match_live_bpftrace() {
     if let Some(why) = oracle_unusable() {
@@ -99,7 +56,7 @@ fn goldens_match_live_bpftrace() {
         let g = format_support::load(&name);
         let live = run_bpftrace(&g.flags, &g.program)
             .unwrap_or_else(|| panic!("{name}: bpftrace failed on {:?}", g.program));
-        let live = as_current(&live);
+        let live = testkit::oracle::as_current(&String::from_utf8_lossy(&live)).into_bytes();
         if bless {
             let mut f = g.header.clone().into_bytes();
             f.extend_from_slice(&live);
