@@ -10,10 +10,12 @@ use crate::loader::{attach_multi, symbols::elf_functions, MultiOptions, MultiTar
 use crate::runtime::plan::ProbeSpec;
 use crate::template::AttachKind;
 
-/// The path to open for `binary` as seen by process `pid`.
+/// The path to open for `binary` as seen by process `pid` (a path already under
+/// `/proc/PID/root`, as target expansion gives for a process in another mount namespace, is
+/// kept).
 pub fn resolve_binary(binary: &Path, pid: Option<i32>) -> PathBuf {
     match pid {
-        Some(pid) if binary.is_absolute() => {
+        Some(pid) if binary.is_absolute() && !binary.starts_with(format!("/proc/{pid}/root")) => {
             let mut p = PathBuf::from(format!("/proc/{pid}/root"));
             p.push(binary.strip_prefix("/").unwrap_or(binary));
             p
