@@ -452,9 +452,16 @@ fn run_checked(
         Ok(o) => o.exit_code.unwrap_or(EXIT_OK),
         Err(e) if e.is_quiet() => e.exit_code(),
         Err(e) => {
+            let refusal = match &e {
+                crate::runtime::driver::RunError::Probe(p) => p.bpftrace_message(),
+                _ => None,
+            };
             match crate::compile::verifier_diagnostic(&script, &e) {
                 Some(d) => eprint!("{}", d.render(source)),
-                None => eprintln!("strobe: {e}"),
+                None => match refusal {
+                    Some(m) => eprintln!("ERROR: {m}"),
+                    None => eprintln!("strobe: {e}"),
+                },
             }
             if opts.verbose {
                 if let crate::runtime::driver::RunError::Probe(p) = &e {

@@ -62,7 +62,9 @@ pub enum TargetKind {
 /// Why an attach point expanded to nothing.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ExpandError {
-    #[error("{probe}: no {what} matches '{pattern}'")]
+    /// bpftrace's words: `No matches for uprobe ./bin:func3.` (`what` is the probe kind,
+    /// `pattern` the attach point after it).
+    #[error("No matches for {what} {pattern}.")]
     NoMatch {
         probe: String,
         what: &'static str,
@@ -320,15 +322,8 @@ pub fn expand(ap: &AttachPoint, k: &dyn KernelInfo) -> Result<Vec<Target>, Expan
         }],
     };
     if out.is_empty() {
-        let what = match ap.kind {
-            ProbeKind::Tracepoint => "tracepoint",
-            ProbeKind::RawTracepoint => "raw tracepoint",
-            ProbeKind::Uprobe | ProbeKind::Uretprobe => "symbol",
-            ProbeKind::Usdt => "USDT probe",
-            _ => "function",
-        };
         let pattern = ap.raw.split_once(':').map_or(ap.raw.as_str(), |(_, r)| r);
-        return Err(none(what, pattern));
+        return Err(none(kind_name, pattern));
     }
     Ok(out)
 }

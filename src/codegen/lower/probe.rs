@@ -44,6 +44,11 @@ pub(crate) fn lower_probe(
         .collect();
     for (i, (at, ap)) in points {
         let at = &*at;
+        // Every attach point has a target but one that matched nothing and was left out
+        // (`missing_probes = warn|ignore`).
+        if at.targets.is_empty() {
+            continue;
+        }
         let kind = run_kind(at, &ap.spec, ap.span, &opts.params)?;
         let Some(kind) = kind else { continue };
         let (attach, args) = context(at, kernel, ap.span)?;
@@ -497,8 +502,11 @@ fn usdt_sites(at: &AttachTargets) -> Vec<std::borrow::Cow<'_, AttachTargets>> {
     if at.kind != ProbeKind::Usdt || at.targets.len() < 2 {
         return vec![std::borrow::Cow::Borrowed(at)];
     }
-    at.targets
-        .iter()
+    // The sites of one probe next to each other: `Attached N probes` counts probes.
+    let mut sites: Vec<&crate::sema::expand::Target> = at.targets.iter().collect();
+    sites.sort_by(|a, b| a.name.cmp(&b.name));
+    sites
+        .into_iter()
         .map(|t| {
             let mut one = at.clone();
             one.targets = vec![t.clone()];
