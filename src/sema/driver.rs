@@ -409,14 +409,15 @@ impl<'a> Checker<'a> {
                 }
             }
         }
-        if skipped > 0 && skipped == probe.attach_points.len() {
-            if self.opts.missing_probes == MissingProbes::Warn {
-                self.warn(
-                    probe.attach_points[0].span,
-                    "Probe has no valid attach points. It is being removed which may cause \
-                     issues with program behavior.",
-                );
-            }
+        if skipped > 0
+            && skipped == probe.attach_points.len()
+            && self.opts.missing_probes == MissingProbes::Warn
+        {
+            self.warn(
+                probe.attach_points[0].span,
+                "Probe has no valid attach points. It is being removed which may cause issues \
+                 with program behavior.",
+            );
         }
         let attach: Vec<(ProbeKind, Vec<Target>)> =
             exp.iter().map(|(k, _, t, _)| (*k, t.clone())).collect();

@@ -1,6 +1,6 @@
 /* Target of utargets.case: which files a uprobe/usdt attach point resolves to. Calls
  * strobe_ut_f every 10 ms until killed (or argv[1] times), with a USDT probe next to each
- * call: strobe_ut:tick (two sites) in this program and, built with -DUT_LIB as a shared library,
+ * call: strobe_ut:tick (two sites when built with -O0) in this program and, built with -DUT_LIB as a shared library,
  * strobe_utlib:lib_tick in strobe_ut_lib_tick(), which the program calls too when linked
  * against it (-DUT_USE_LIB). The notes are written by hand (sdt.h's type 3 layout). */
 #include <stdlib.h>
