@@ -145,7 +145,10 @@ fn load_reports_bad_input_and_usage_with_distinct_exit_codes() {
     assert!(err.contains("no program `nope`"), "{err}");
     let (code, err) = run(&[PROG, "--attach", "rawtracepoint:strobe_no_such_tp_*"]);
     assert_eq!(code, Some(1), "{err}");
-    assert!(err.contains("no raw tracepoint matches"), "{err}");
+    assert!(
+        err.contains("No matches for rawtracepoint strobe_no_such_tp_*."),
+        "{err}"
+    );
 }
 
 #[test]

@@ -374,19 +374,19 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         r#"fentry:nosuchfunc { }"#,
-        r#"1:1: fentry:nosuchfunc: no function matches 'nosuchfunc'"#,
+        r#"1:1: No matches for fentry nosuchfunc."#,
     ),
     (
         r#"tracepoint:syscalls:nosuch { }"#,
-        r#"1:1: tracepoint:syscalls:nosuch: no tracepoint matches 'syscalls:nosuch'"#,
+        r#"1:1: No matches for tracepoint syscalls:nosuch."#,
     ),
     (
         r#"tracepoint:nosuchcat:* { }"#,
-        r#"1:1: tracepoint:nosuchcat:*: no tracepoint matches 'nosuchcat:*'"#,
+        r#"1:1: No matches for tracepoint nosuchcat:*."#,
     ),
     (
         r#"rawtracepoint:nosuch { }"#,
-        r#"1:1: rawtracepoint:nosuch: no raw tracepoint matches 'nosuch'"#,
+        r#"1:1: No matches for rawtracepoint nosuch."#,
     ),
     (
         r#"uprobe:/nonexistent/bin:main { }"#,
@@ -394,11 +394,11 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         r#"uprobe:/bin/bash:nosuch* { }"#,
-        r#"1:1: uprobe:/bin/bash:nosuch*: no symbol matches '/bin/bash:nosuch*'"#,
+        r#"1:1: No matches for uprobe /bin/bash:nosuch*."#,
     ),
     (
         r#"usdt:/usr/lib/libc.so.6:libc:nosuch { }"#,
-        r#"1:1: usdt:/usr/lib/libc.so.6:libc:nosuch: no USDT probe matches '/usr/lib/libc.so.6:libc:nosuch'"#,
+        r#"1:1: No matches for usdt /usr/lib/libc.so.6:libc:nosuch."#,
     ),
     (
         r#"fentry:vmlinux:vfs_read, kprobe:vfs_read { @x = args.count; }"#,

@@ -258,7 +258,33 @@ fn list(opts: &TraceArgs) -> i32 {
         .first()
         .or(opts.program.as_ref())
         .map(String::as_str);
-    let kernel = crate::kernel::info::HostKernel::new();
+    // `-l PATTERN -p PID` (bpftrace's options may follow the pattern): the arguments after a
+    // listing pattern are no script's parameters.
+    let mut pid = opts.pid;
+    let mut after = opts.rest.iter().skip(1);
+    while let Some(a) = after.next() {
+        let value = match a.strip_prefix("-p") {
+            Some("") => after.next().map(String::as_str),
+            Some(v) => Some(v),
+            None => None,
+        };
+        if let Some(v) = value {
+            match v
+                .parse::<u32>()
+                .map_err(|_| format!("invalid pid '{v}'"))
+                .and_then(|p| {
+                    super::trace_run::check_pid(p)?;
+                    Ok(p)
+                }) {
+                Ok(p) => pid = Some(p),
+                Err(msg) => {
+                    eprintln!("strobe: {msg}");
+                    return EXIT_USAGE;
+                }
+            }
+        }
+    }
+    let kernel = crate::kernel::info::HostKernel::for_pid(pid);
     match crate::sema::list::list_probes_reporting(pattern, opts.verbose, &kernel) {
         Ok(listing) => {
             for p in &listing.problems {
@@ -412,7 +438,7 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
         }
         p
     };
-    let kernel = crate::kernel::info::HostKernel::new();
+    let kernel = crate::kernel::info::HostKernel::for_pid(opts.pid);
     let check_opts = crate::sema::CheckOptions {
         params: input.params.clone(),
         named_params: input.named.clone(),
@@ -533,9 +559,16 @@ fn run_checked(
         Ok(o) => o.exit_code.unwrap_or(EXIT_OK),
         Err(e) if e.is_quiet() => e.exit_code(),
         Err(e) => {
+            let refusal = match &e {
+                crate::runtime::driver::RunError::Probe(p) => p.bpftrace_message(),
+                _ => None,
+            };
             match crate::compile::verifier_diagnostic(&script, &e) {
                 Some(d) => eprint!("{}", d.render(source)),
-                None => eprintln!("strobe: {e}"),
+                None => match refusal {
+                    Some(m) => eprintln!("ERROR: {m}"),
+                    None => eprintln!("strobe: {e}"),
+                },
             }
             if opts.verbose {
                 if let crate::runtime::driver::RunError::Probe(p) = &e {

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use crate::btf::{Btf, FuncTarget, Glob, KernelBtf};
 use crate::kernel::tracefs::{Tracefs, Tracepoint, TracepointFormat};
 
-pub use elf::{find_binary, read_elf_symbols, read_usdt_notes, UsdtNote};
+pub use elf::{find_binary, mapped_objects, pid_root, read_elf_symbols, read_usdt_notes, UsdtNote};
 pub use mock::MockKernel;
 
 /// Why the system could not answer.
@@ -64,6 +64,19 @@ pub trait KernelInfo {
     /// The file a uprobe/usdt target names: a path, or a bare library/program name searched
     /// like bpftrace (`$PATH` for programs; `/lib`, `/usr/lib`, the ld.so cache for libraries).
     fn find_binary(&self, target: &str) -> Option<PathBuf>;
+
+    /// Every file a uprobe/usdt target names: a wildcard path gives each ELF file it matches,
+    /// and with a process to trace ([`Self::target_pid`]) `*` or an empty target gives every
+    /// object that process maps (see [`elf::find_binaries`]).
+    fn find_binaries(&self, target: &str) -> Vec<PathBuf> {
+        self.find_binary(target).into_iter().collect()
+    }
+
+    /// The process `-p PID` traces, whose mapped objects and mount namespace uprobe and usdt
+    /// targets are resolved in.
+    fn target_pid(&self) -> Option<u32> {
+        None
+    }
 
     /// Function symbols (`.symtab` and `.dynsym`) of an ELF file, sorted and deduplicated.
     fn elf_symbols(&self, path: &Path) -> Result<Vec<String>, KernelInfoError>;
@@ -120,6 +133,8 @@ pub struct HostKernel {
     /// `available_filter_functions`, read once: the kernel generates it record by record,
     /// which in a TCG guest costs more than a whole BTF parse.
     filter_functions: OnceLock<Option<Vec<ModuleFunc>>>,
+    /// `-p PID`: see [`KernelInfo::target_pid`].
+    pid: Option<u32>,
 }
 
 /// A traceable function: `(module, name)`, module `None` for vmlinux.
@@ -148,6 +163,15 @@ impl HostKernel {
 
     pub fn new() -> HostKernel {
         HostKernel::default()
+    }
+
+    /// The running system as seen by process `pid` (`-p PID`): uprobe and usdt targets are
+    /// resolved among its objects and in its mount namespace.
+    pub fn for_pid(pid: Option<u32>) -> HostKernel {
+        HostKernel {
+            pid,
+            ..HostKernel::default()
+        }
     }
 
     /// Kernel BTF, loaded once (the first BTF question pays for the parse: ~5-12 ms).
@@ -292,6 +316,14 @@ impl KernelInfo for HostKernel {
 
     fn find_binary(&self, target: &str) -> Option<PathBuf> {
         find_binary(target)
+    }
+
+    fn find_binaries(&self, target: &str) -> Vec<PathBuf> {
+        elf::find_binaries(target, self.pid)
+    }
+
+    fn target_pid(&self) -> Option<u32> {
+        self.pid
     }
 
     fn elf_symbols(&self, path: &Path) -> Result<Vec<String>, KernelInfoError> {

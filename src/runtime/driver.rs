@@ -269,6 +269,30 @@ impl RunError {
     }
 }
 
+/// The order to attach `probes` in so that probes on one place fire in script order: the
+/// kernel runs the programs of one uprobe, usdt site, kprobe or fentry newest first, and
+/// those of one tracepoint, kretprobe or perf event oldest first (bpftrace's two passes:
+/// the latter forward, then the former backward).
+fn attach_order(probes: &[crate::runtime::plan::ProbeSpec]) -> Vec<usize> {
+    let newest_first = |k: &ProbeKind| {
+        matches!(
+            k,
+            ProbeKind::Uprobe { .. }
+                | ProbeKind::Usdt { .. }
+                | ProbeKind::Kprobe {
+                    retprobe: false,
+                    ..
+                }
+                | ProbeKind::Fentry { .. }
+        )
+    };
+    let forward = (0..probes.len()).filter(|&i| !newest_first(&probes[i].kind));
+    let backward = (0..probes.len())
+        .rev()
+        .filter(|&i| newest_first(&probes[i].kind));
+    forward.chain(backward).collect()
+}
+
 /// Runs `script` to the end, writing its output to `out`.
 pub fn run(
     script: &CompiledScript,
@@ -343,7 +367,8 @@ pub fn run(
     let mut objects: Vec<KernelObject> = Vec::new();
     let mut attached = 0usize;
     let mut probe_names = HashMap::new();
-    for (i, p) in script.probes.iter().enumerate() {
+    for i in attach_order(&script.probes) {
+        let p = &script.probes[i];
         for (t, name) in p.target_names().into_iter().enumerate() {
             // The `probe` builtin says `begin`/`end` in current bpftrace (0.17: BEGIN/END).
             let name = match p.kind {
@@ -379,7 +404,14 @@ pub fn run(
                 }
                 // bpftrace counts a per-CPU perf event probe (profile, software, hardware,
                 // a watchpoint without -p) once in `Attached N probes`, not once per CPU.
+                // A USDT probe with several sites (lowered one spec per site, consecutively)
+                // is one probe to bpftrace.
+                let same_usdt = matches!(p.kind, ProbeKind::Usdt { .. })
+                    && i > 0
+                    && matches!(script.probes[i - 1].kind, ProbeKind::Usdt { .. })
+                    && script.probes[i - 1].name == p.name;
                 attached += match p.kind {
+                    _ if same_usdt => 0,
                     ProbeKind::Profile { .. }
                     | ProbeKind::Software { .. }
                     | ProbeKind::Hardware { .. }

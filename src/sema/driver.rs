@@ -11,12 +11,12 @@ use std::sync::Arc;
 
 use super::context::ProbeContext;
 use super::ctypes::ScriptTypes;
-use super::expand::{expand, Target};
+use super::expand::{expand, ExpandError, Target};
 use super::program::{AttachTargets, CheckedProbe, CheckedProgram, VarTable};
 use super::resolve::{Checker, Define};
 use super::resources::{Maps, MAP_KINDS};
 use super::types::Type;
-use super::{CheckOptions, CheckOutput};
+use super::{CheckOptions, CheckOutput, MissingProbes};
 use crate::btf::Btf;
 use crate::diag::{Diagnostic, Span};
 use crate::kernel::info::KernelInfo;
@@ -75,6 +75,20 @@ fn config_overrides(program: &Program, opts: &mut CheckOptions, diags: &mut Vec<
                 opts.max_strlen = (*n).clamp(1, 1 << 20) as usize
             }
             ("max_map_keys", ConfigValue::Int(n)) => opts.max_map_keys = (*n).max(1),
+            ("missing_probes", ConfigValue::Ident(m) | ConfigValue::Str(m)) => {
+                opts.missing_probes = match m.as_str() {
+                    "error" => MissingProbes::Error,
+                    "warn" => MissingProbes::Warn,
+                    "ignore" => MissingProbes::Ignore,
+                    _ => {
+                        diags.push(Diagnostic::error(
+                            e.value_span,
+                            format!("Invalid missing_probes '{m}' (error, warn, ignore)"),
+                        ));
+                        opts.missing_probes
+                    }
+                };
+            }
             ("stack_mode", ConfigValue::Ident(m) | ConfigValue::Str(m)) => {
                 use crate::runtime::format::stack::StackMode;
                 opts.stack_mode = match m.as_str() {
@@ -186,7 +200,7 @@ pub(super) fn run(program: &Program, kernel: &dyn KernelInfo, opts: &CheckOption
 }
 
 /// Per probe, per attach point: kind, raw text, targets, and the expansion error if any.
-type Expanded = Vec<Vec<(ProbeKind, String, Vec<Target>, Option<String>)>>;
+type Expanded = Vec<Vec<(ProbeKind, String, Vec<Target>, Option<ExpandError>)>>;
 
 impl<'a> Checker<'a> {
     pub(super) fn new(
@@ -313,7 +327,7 @@ impl<'a> Checker<'a> {
                     .iter()
                     .map(|ap| match expand(ap, self.kernel) {
                         Ok(t) => (ap.kind, ap.raw.clone(), t, None),
-                        Err(e) => (ap.kind, ap.raw.clone(), Vec::new(), Some(e.to_string())),
+                        Err(e) => (ap.kind, ap.raw.clone(), Vec::new(), Some(e)),
                     })
                     .collect()
             })
@@ -416,12 +430,33 @@ impl<'a> Checker<'a> {
         &mut self,
         index: usize,
         probe: &Probe,
-        exp: &[(ProbeKind, String, Vec<Target>, Option<String>)],
+        exp: &[(ProbeKind, String, Vec<Target>, Option<ExpandError>)],
     ) -> CheckedProbe {
+        // An attach point that matched nothing is an error, or with `missing_probes` set to
+        // warn/ignore is left out (bpftrace's words, and its warning when a whole probe goes).
+        let mut skipped = 0;
         for (ap, (_, _, _, err)) in probe.attach_points.iter().zip(exp) {
-            if let Some(e) = err {
-                self.error(ap.span, e.clone());
+            match (err, self.opts.missing_probes) {
+                (None, _) => {}
+                (Some(e @ ExpandError::NoMatch { .. }), MissingProbes::Warn) => {
+                    skipped += 1;
+                    self.warn(ap.span, format!("{e} Skipping."));
+                }
+                (Some(ExpandError::NoMatch { .. }), MissingProbes::Ignore) => skipped += 1,
+                (Some(e), _) => {
+                    self.error(ap.span, e.to_string());
+                }
             }
+        }
+        if skipped > 0
+            && skipped == probe.attach_points.len()
+            && self.opts.missing_probes == MissingProbes::Warn
+        {
+            self.warn(
+                probe.attach_points[0].span,
+                "Probe has no valid attach points. It is being removed which may cause issues \
+                 with program behavior.",
+            );
         }
         let attach: Vec<(ProbeKind, Vec<Target>)> =
             exp.iter().map(|(k, _, t, _)| (*k, t.clone())).collect();

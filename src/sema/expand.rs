@@ -62,7 +62,9 @@ pub enum TargetKind {
 /// Why an attach point expanded to nothing.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ExpandError {
-    #[error("{probe}: no {what} matches '{pattern}'")]
+    /// bpftrace's words: `No matches for uprobe ./bin:func3.` (`what` is the probe kind,
+    /// `pattern` the attach point after it).
+    #[error("No matches for {what} {pattern}.")]
     NoMatch {
         probe: String,
         what: &'static str,
@@ -76,6 +78,9 @@ pub enum ExpandError {
     },
     #[error("{probe}: cannot find binary '{target}'")]
     NoBinary { probe: String, target: String },
+    /// `usdt::NAME` names the traced process's objects, so it needs `-p PID`.
+    #[error("{probe}: no binary path given (an empty one means the objects of the -p process)")]
+    NoTarget { probe: String },
     #[error("{probe}: invalid pattern: {reason}")]
     Pattern { probe: String, reason: String },
     #[error("{probe} can't be used as it might lock up your system.")]
@@ -230,28 +235,34 @@ pub fn expand(ap: &AttachPoint, k: &dyn KernelInfo) -> Result<Vec<Target>, Expan
             address,
             ..
         } => {
-            let path = k.find_binary(target).ok_or_else(|| ExpandError::NoBinary {
-                probe: probe.clone(),
-                target: target.clone(),
-            })?;
-            let p = path.display().to_string();
+            let paths = binaries(k, &probe, target)?;
             if let Some(addr) = address {
-                vec![Target {
-                    name: format!("{kind_name}:{p}:0x{addr:x}"),
-                    kind: TargetKind::User {
-                        path,
-                        func: String::new(),
-                        offset: None,
-                        address: Some(*addr),
-                    },
-                }]
+                paths
+                    .into_iter()
+                    .map(|path| Target {
+                        name: format!("{kind_name}:{}:0x{addr:x}", path.display()),
+                        kind: TargetKind::User {
+                            path,
+                            func: String::new(),
+                            offset: None,
+                            address: Some(*addr),
+                        },
+                    })
+                    .collect()
             } else {
                 let g = glob(&probe, func)?;
-                k.elf_symbols(&path)
-                    .map_err(kerr)?
-                    .into_iter()
-                    .filter(|s| g.matches(s))
-                    .map(|s| Target {
+                let several = paths.len() > 1 || has_wildcard(target);
+                let mut out = Vec::new();
+                for path in paths {
+                    let syms = match k.elf_symbols(&path) {
+                        Ok(s) => s,
+                        // Of many files (a process's mappings, a path glob) the unreadable
+                        // ones (data files, non-ELF) have no functions.
+                        Err(_) if several => continue,
+                        Err(e) => return Err(kerr(e)),
+                    };
+                    let p = path.display().to_string();
+                    out.extend(syms.into_iter().filter(|s| g.matches(s)).map(|s| Target {
                         name: format!("{kind_name}:{p}:{s}"),
                         kind: TargetKind::User {
                             path: path.clone(),
@@ -259,8 +270,9 @@ pub fn expand(ap: &AttachPoint, k: &dyn KernelInfo) -> Result<Vec<Target>, Expan
                             offset: *offset,
                             address: None,
                         },
-                    })
-                    .collect()
+                    }));
+                }
+                out
             }
         }
         AttachSpec::Usdt {
@@ -268,19 +280,25 @@ pub fn expand(ap: &AttachPoint, k: &dyn KernelInfo) -> Result<Vec<Target>, Expan
             provider,
             name,
         } => {
-            let path = k.find_binary(target).ok_or_else(|| ExpandError::NoBinary {
-                probe: probe.clone(),
-                target: target.clone(),
-            })?;
-            let p = path.display().to_string();
-            let prov = provider.as_deref().unwrap_or("*");
-            let notes: Vec<UsdtNote> = k
-                .usdt_probes(&path)
-                .map_err(kerr)?
-                .into_iter()
-                .filter(|n| glob_match(prov, &n.provider) && glob_match(name, &n.name))
-                .collect();
-            let mut providers: Vec<&str> = notes.iter().map(|n| n.provider.as_str()).collect();
+            let paths = binaries(k, &probe, target)?;
+            let several = paths.len() > 1 || has_wildcard(target);
+            // An empty provider (`usdt:::name`, `usdt:PATH::name`) is any provider.
+            let prov = provider.as_deref().filter(|p| !p.is_empty()).unwrap_or("*");
+            let mut notes: Vec<(PathBuf, UsdtNote)> = Vec::new();
+            for path in paths {
+                let found = match k.usdt_probes(&path) {
+                    Ok(n) => n,
+                    Err(_) if several => continue,
+                    Err(e) => return Err(kerr(e)),
+                };
+                notes.extend(
+                    found
+                        .into_iter()
+                        .filter(|n| glob_match(prov, &n.provider) && glob_match(name, &n.name))
+                        .map(|n| (path.clone(), n)),
+                );
+            }
+            let mut providers: Vec<&str> = notes.iter().map(|(_, n)| n.provider.as_str()).collect();
             providers.sort_unstable();
             providers.dedup();
             if provider.is_none() && !has_wildcard(name) && providers.len() > 1 {
@@ -292,12 +310,9 @@ pub fn expand(ap: &AttachPoint, k: &dyn KernelInfo) -> Result<Vec<Target>, Expan
             }
             notes
                 .into_iter()
-                .map(|n| Target {
-                    name: format!("usdt:{p}:{}:{}", n.provider, n.name),
-                    kind: TargetKind::Usdt {
-                        path: path.clone(),
-                        note: n,
-                    },
+                .map(|(path, n)| Target {
+                    name: format!("usdt:{}:{}:{}", path.display(), n.provider, n.name),
+                    kind: TargetKind::Usdt { path, note: n },
                 })
                 .collect()
         }
@@ -307,17 +322,27 @@ pub fn expand(ap: &AttachPoint, k: &dyn KernelInfo) -> Result<Vec<Target>, Expan
         }],
     };
     if out.is_empty() {
-        let what = match ap.kind {
-            ProbeKind::Tracepoint => "tracepoint",
-            ProbeKind::RawTracepoint => "raw tracepoint",
-            ProbeKind::Uprobe | ProbeKind::Uretprobe => "symbol",
-            ProbeKind::Usdt => "USDT probe",
-            _ => "function",
-        };
         let pattern = ap.raw.split_once(':').map_or(ap.raw.as_str(), |(_, r)| r);
-        return Err(none(what, pattern));
+        return Err(none(kind_name, pattern));
     }
     Ok(out)
+}
+
+/// The files a uprobe/usdt target names ([`KernelInfo::find_binaries`]), at least one.
+fn binaries(k: &dyn KernelInfo, probe: &str, target: &str) -> Result<Vec<PathBuf>, ExpandError> {
+    if target.is_empty() && k.target_pid().is_none() {
+        return Err(ExpandError::NoTarget {
+            probe: probe.to_string(),
+        });
+    }
+    let paths = k.find_binaries(target);
+    if paths.is_empty() {
+        return Err(ExpandError::NoBinary {
+            probe: probe.to_string(),
+            target: target.to_string(),
+        });
+    }
+    Ok(paths)
 }
 
 fn canonical_other(ap: &AttachPoint) -> String {

@@ -25,6 +25,9 @@ const LISTED: &[ProbeKind] = &[
     ProbeKind::Fentry,
 ];
 
+/// User-space kinds a wildcard kind lists when scoped by `-p` or a file.
+const USER_LISTED: &[ProbeKind] = &[ProbeKind::Uprobe, ProbeKind::Usdt];
+
 const SOFTWARE: &[&str] = &[
     "alignment-faults",
     "bpf-output",
@@ -93,10 +96,20 @@ pub fn list_probes_reporting(
         Some((kp, r)) => (kp, r),
         None => ("*", pattern),
     };
+    // As in bpftrace, a wildcard kind takes in user-space probes only when something scopes
+    // them: a process (`-p`) or one existing file (`*:./bin:*`); all binaries are too many.
+    let first = rest.split(':').next().unwrap_or("");
+    let scoped = k.target_pid().is_some()
+        || (rest.contains(':')
+            && !first.is_empty()
+            && !crate::syntax::attach::has_wildcard(first)
+            && std::path::Path::new(first).exists());
+    let user: &[ProbeKind] = if scoped { USER_LISTED } else { &[] };
     let kinds: Vec<ProbeKind> = match ProbeKind::from_name(kind_pat) {
         Some(k) => vec![k],
         None if kind_pat.contains(['*', '?', '[']) => LISTED
             .iter()
+            .chain(user)
             .copied()
             .filter(|k| glob_match(kind_pat, k.name()))
             .collect(),
@@ -124,6 +137,19 @@ pub fn list_probes_reporting(
                         .iter()
                         .filter(|n| glob_match(name_pat, n))
                         .map(|n| format!("{kn}:{n}:")),
+                );
+                continue;
+            }
+            // `uprobe:PATTERN`, `usdt:PATTERN`: the pattern is the function, in every
+            // binary (with `-p`, every object of the process).
+            ProbeKind::Uprobe | ProbeKind::Usdt if !rest.contains(':') => {
+                list_kind(
+                    kind,
+                    &format!("*:{rest}"),
+                    verbose,
+                    k,
+                    &mut out,
+                    &mut problems,
                 );
                 continue;
             }

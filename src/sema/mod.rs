@@ -84,6 +84,18 @@ pub struct CheckOptions {
     pub pid_filter: bool,
     /// `-c CMD`: `cpid` is the command's pid (kept in the process filter's map).
     pub child_command: bool,
+    /// `config = { missing_probes = … }`: what an attach point that matches nothing is.
+    pub missing_probes: MissingProbes,
+}
+
+/// bpftrace's `missing_probes` config: an attach point matching nothing is an error (the
+/// default), a warning and left out, or silently left out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MissingProbes {
+    #[default]
+    Error,
+    Warn,
+    Ignore,
 }
 
 impl Default for CheckOptions {
@@ -97,6 +109,7 @@ impl Default for CheckOptions {
             stack_mode: Default::default(),
             pid_filter: false,
             child_command: false,
+            missing_probes: MissingProbes::Error,
         }
     }
 }

@@ -44,6 +44,11 @@ pub(crate) fn lower_probe(
         .collect();
     for (i, (at, ap)) in points {
         let at = &*at;
+        // Every attach point has a target but one that matched nothing and was left out
+        // (`missing_probes = warn|ignore`).
+        if at.targets.is_empty() {
+            continue;
+        }
         let kind = run_kind(at, &ap.spec, ap.span, &opts.params)?;
         let Some(kind) = kind else { continue };
         let (attach, args) = context(at, kernel, ap.span)?;
@@ -491,14 +496,47 @@ fn context(
 
 /// The attach points to lower for `at`: itself, or for `usdt:` one per probe site (target).
 fn usdt_sites(at: &AttachTargets) -> Vec<std::borrow::Cow<'_, AttachTargets>> {
+    if matches!(at.kind, ProbeKind::Uprobe | ProbeKind::Uretprobe) {
+        return user_binaries(at);
+    }
     if at.kind != ProbeKind::Usdt || at.targets.len() < 2 {
         return vec![std::borrow::Cow::Borrowed(at)];
     }
-    at.targets
-        .iter()
+    // The sites of one probe next to each other: `Attached N probes` counts probes.
+    let mut sites: Vec<&crate::sema::expand::Target> = at.targets.iter().collect();
+    sites.sort_by(|a, b| a.name.cmp(&b.name));
+    sites
+        .into_iter()
         .map(|t| {
             let mut one = at.clone();
             one.targets = vec![t.clone()];
+            std::borrow::Cow::Owned(one)
+        })
+        .collect()
+}
+
+/// A uprobe attach point split by binary (`uprobe:*:f` with `-p`, `uprobe:./bin*:f`): one
+/// spec per file, in the order the files were found, each attaching its own functions.
+fn user_binaries(at: &AttachTargets) -> Vec<std::borrow::Cow<'_, AttachTargets>> {
+    let path = |t: &crate::sema::expand::Target| match &t.kind {
+        TargetKind::User { path, .. } => Some(path.clone()),
+        _ => None,
+    };
+    let mut seen = std::collections::HashSet::new();
+    let paths: Vec<PathBuf> = at
+        .targets
+        .iter()
+        .filter_map(path)
+        .filter(|p| seen.insert(p.clone()))
+        .collect();
+    if paths.len() < 2 {
+        return vec![std::borrow::Cow::Borrowed(at)];
+    }
+    paths
+        .into_iter()
+        .map(|p| {
+            let mut one = at.clone();
+            one.targets.retain(|t| path(t).as_ref() == Some(&p));
             std::borrow::Cow::Owned(one)
         })
         .collect()

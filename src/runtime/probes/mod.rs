@@ -89,6 +89,15 @@ pub enum ProbeError {
 }
 
 impl ProbeError {
+    /// The message bpftrace prints for this refusal as `ERROR: …` (a target that cannot be
+    /// resolved or attached where asked: its reason names the target), if it is one.
+    pub fn bpftrace_message(&self) -> Option<&str> {
+        match self {
+            ProbeError::NoTarget { reason, .. } => Some(reason),
+            _ => None,
+        }
+    }
+
     /// Whether this is the kernel saying no (exit code 3) rather than a bad script (1).
     pub fn is_kernel_refusal(&self) -> bool {
         !matches!(

@@ -8,12 +8,15 @@ use std::path::{Path, PathBuf};
 use super::{map_fds, AttachContext, Attachment, ProbeError};
 use crate::loader::{attach_multi, symbols::elf_functions, MultiOptions, MultiTargets};
 use crate::runtime::plan::ProbeSpec;
+use crate::syntax::attach::has_wildcard;
 use crate::template::AttachKind;
 
-/// The path to open for `binary` as seen by process `pid`.
+/// The path to open for `binary` as seen by process `pid` (a path already under
+/// `/proc/PID/root`, as target expansion gives for a process in another mount namespace, is
+/// kept).
 pub fn resolve_binary(binary: &Path, pid: Option<i32>) -> PathBuf {
     match pid {
-        Some(pid) if binary.is_absolute() => {
+        Some(pid) if binary.is_absolute() && !binary.starts_with(format!("/proc/{pid}/root")) => {
             let mut p = PathBuf::from(format!("/proc/{pid}/root"));
             p.push(binary.strip_prefix("/").unwrap_or(binary));
             p
@@ -45,17 +48,33 @@ fn resolve_site(
     retprobe: bool,
     unsafe_mode: bool,
 ) -> Result<Vec<crate::loader::symbols::ElfFunc>, String> {
-    let all = elf_functions(
+    let all = match elf_functions(
         path,
         if site.address.is_some() {
             "*"
         } else {
             site.func
         },
-    )
-    .map_err(|e| format!("cannot read symbols of {}: {e}", path.display()))?;
+    ) {
+        Ok(all) => all,
+        // `--unsafe` attaches an address in a file without symbols (a flat binary, a JIT
+        // cache) at that file offset, as bpftrace does.
+        Err(_) if unsafe_mode && site.address.is_some() => Vec::new(),
+        Err(e) => return Err(format!("cannot read symbols of {}: {e}", path.display())),
+    };
     let (mut f, off) = match site.address {
-        None if site.offset == 0 => return Ok(all),
+        None if site.offset == 0 => {
+            // A function named exactly must have a size, so the probe is known to be at its
+            // entry (bpftrace's check; `--unsafe` skips it).
+            let sizeless = all.iter().find(|f| f.name == site.func && f.size == 0);
+            if let Some(f) = sizeless.filter(|_| !unsafe_mode && !has_wildcard(site.func)) {
+                return Err(format!(
+                    "Could not determine boundary for {} (symbol has size 0).{HINT_UNSAFE}",
+                    f.name
+                ));
+            }
+            return Ok(all);
+        }
         None => match all.into_iter().find(|f| f.name == site.func) {
             Some(f) => (f, site.offset),
             None => {
@@ -74,9 +93,23 @@ fn resolve_site(
                 let off = a - f.addr;
                 (f, off)
             }
+            None if unsafe_mode => {
+                let kind = if retprobe { "uretprobe" } else { "uprobe" };
+                eprintln!(
+                    "WARNING: Could not determine instruction boundary for {kind}:{}:{a} \
+                     (binary appears stripped). Misaligned probes can lead to tracee crashes!",
+                    site.binary.display()
+                );
+                return Ok(vec![crate::loader::symbols::ElfFunc {
+                    name: String::new(),
+                    offset: a,
+                    addr: a,
+                    size: 0,
+                }]);
+            }
             None => {
                 return Err(format!(
-                    "Could not resolve address: {}:0x{a:x} (no function holds it)",
+                    "Could not resolve address: {}:0x{a:x}",
                     site.binary.display()
                 ))
             }
@@ -89,7 +122,14 @@ fn resolve_site(
             f.name
         ));
     }
-    if off != 0 && off >= f.size {
+    if off == 0 && f.size == 0 {
+        if !unsafe_mode {
+            return Err(format!(
+                "Could not determine boundary for {} (symbol has size 0).{HINT_UNSAFE}",
+                f.name
+            ));
+        }
+    } else if off != 0 && off >= f.size {
         return Err(format!(
             "Offset outside the function bounds ('{}' size is {})",
             f.name, f.size

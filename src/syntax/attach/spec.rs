@@ -372,14 +372,15 @@ fn spec_for(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, A
                 address,
             }
         }
+        // An empty binary path names the objects of the `-p` process (checked in expansion).
         Usdt => match n {
             3 => AttachSpec::Usdt {
-                target: nonempty(&parts[1], "binary path")?,
+                target: parts[1].text.clone(),
                 provider: None,
                 name: nonempty(&parts[2], "probe name")?,
             },
             4 => AttachSpec::Usdt {
-                target: nonempty(&parts[1], "binary path")?,
+                target: parts[1].text.clone(),
                 provider: Some(parts[2].text.clone()),
                 name: nonempty(&parts[3], "probe name")?,
             },
