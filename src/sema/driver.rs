@@ -379,9 +379,12 @@ impl<'a> Checker<'a> {
         probe: &Probe,
         exp: &[(ProbeKind, String, Vec<Target>, Option<String>)],
     ) -> CheckedProbe {
-        for (ap, (_, _, _, err)) in probe.attach_points.iter().zip(exp) {
+        for (ap, (kind, _, targets, err)) in probe.attach_points.iter().zip(exp) {
             if let Some(e) = err {
                 self.error(ap.span, e.clone());
+            }
+            for why in uprobe_site_errors(*kind, targets, self.opts.unsafe_mode) {
+                self.error(ap.span, why);
             }
         }
         let attach: Vec<(ProbeKind, Vec<Target>)> =
@@ -533,4 +536,35 @@ mod tests {
         assert!(matches!(parse_define("\"abc\""), Some(Define::Str(_))));
         assert!(parse_define("foo(x)").is_none());
     }
+}
+
+/// Why uprobe targets at an offset or an address cannot be attached (outside the function,
+/// inside an instruction, a uretprobe), checked here so the error names the script location;
+/// binaries that cannot be read are left to the attach step.
+fn uprobe_site_errors(kind: ProbeKind, targets: &[Target], unsafe_mode: bool) -> Vec<String> {
+    let retprobe = kind == ProbeKind::Uretprobe;
+    targets
+        .iter()
+        .filter_map(|t| match &t.kind {
+            super::expand::TargetKind::User {
+                path,
+                func,
+                offset,
+                address,
+            } if offset.is_some_and(|o| o != 0) || address.is_some() => {
+                std::fs::File::open(path).ok()?;
+                crate::loader::symbols::resolve_uprobe_site(
+                    path,
+                    path,
+                    func,
+                    offset.unwrap_or(0),
+                    *address,
+                    retprobe,
+                    unsafe_mode,
+                )
+                .err()
+            }
+            _ => None,
+        })
+        .collect()
 }
