@@ -323,14 +323,14 @@ mod tests {
         assert_eq!(src.line_col(5), (1, 5));
         assert_eq!(src.line_col(7), (2, 1));
         assert_eq!(src.line_text(2), "second");
-        let src = SourceFile::new("t", "aé\n€x🦀y\nz");
-        let by_count = |off: usize| {
-            let start = src.text[..off].rfind('\n').map_or(0, |i| i + 1);
-            src.text[start..off].chars().count() + 1
-        };
-        for (off, _) in src.text.char_indices().chain([(src.text.len(), ' ')]) {
-            assert_eq!(src.line_col(off as u32).1, by_count(off), "offset {off}");
-        }
         assert_eq!(src.line_text(3), "");
+        let wide = SourceFile::new("t", "aé\n€x🦀y\nz");
+        let by_count = |off: usize| {
+            let start = wide.text[..off].rfind('\n').map_or(0, |i| i + 1);
+            wide.text[start..off].chars().count() + 1
+        };
+        for (off, _) in wide.text.char_indices().chain([(wide.text.len(), ' ')]) {
+            assert_eq!(wide.line_col(off as u32).1, by_count(off), "offset {off}");
+        }
     }
 }
