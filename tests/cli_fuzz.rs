@@ -13,6 +13,9 @@ use std::time::{Duration, Instant};
 mod runtime_support;
 use runtime_support::have_bpf;
 
+/// The default seed of the generators.
+const SEED: u64 = 0x005e_ed13;
+
 /// xorshift64*: the same inputs on every run for a seed.
 struct Rng(u64);
 impl Rng {
@@ -218,7 +221,7 @@ fn scratch_dir() -> PathBuf {
 #[test]
 fn mutated_scripts_through_the_binary_end_cleanly() {
     let dir = scratch_dir();
-    let seed = env_num("STROBE_FUZZ_SEED", 0x5eed_13);
+    let seed = env_num("STROBE_FUZZ_SEED", SEED);
     let count = env_num("STROBE_FUZZ_CASES", 240) as usize;
     let bases = examples();
     let started = Instant::now();
@@ -269,7 +272,7 @@ fn mutated_scripts_through_the_binary_end_cleanly() {
 #[test]
 fn odd_and_huge_script_files_end_cleanly() {
     let dir = scratch_dir();
-    let mut rng = Rng(env_num("STROBE_FUZZ_SEED", 0x5eed_13) | 1);
+    let mut rng = Rng(env_num("STROBE_FUZZ_SEED", SEED) | 1);
     let mut files: Vec<(String, PathBuf)> = Vec::new();
     for i in 0..6 {
         let len = [0, 1, 17, 4096, 65536, 300_000][i];
@@ -316,7 +319,7 @@ fn printing_runs_with_closed_or_full_output_end_cleanly() {
     if !have_bpf("printing_runs_with_closed_or_full_output_end_cleanly") {
         return;
     }
-    let mut rng = Rng(env_num("STROBE_FUZZ_SEED", 0x5eed_13) | 1);
+    let mut rng = Rng(env_num("STROBE_FUZZ_SEED", SEED) | 1);
     let pieces = [
         "%d", "%s", "%x", "%-10s|", "%5d", "%%", "\\n", "%c", "%lu", "%p", "%", "%q", "x", "\\t",
     ];

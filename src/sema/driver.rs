@@ -524,20 +524,6 @@ impl<'a> Checker<'a> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn defines_parse_integers_and_strings() {
-        assert!(matches!(parse_define("0x10"), Some(Define::Int(16))));
-        assert!(matches!(parse_define("(-5)"), Some(Define::Int(-5))));
-        assert!(matches!(parse_define("100UL"), Some(Define::Int(100))));
-        assert!(matches!(parse_define("\"abc\""), Some(Define::Str(_))));
-        assert!(parse_define("foo(x)").is_none());
-    }
-}
-
 /// Why uprobe targets at an offset or an address cannot be attached (outside the function,
 /// inside an instruction, a uretprobe), checked here so the error names the script location;
 /// binaries that cannot be read are left to the attach step.
@@ -567,4 +553,18 @@ fn uprobe_site_errors(kind: ProbeKind, targets: &[Target], unsafe_mode: bool) ->
             _ => None,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defines_parse_integers_and_strings() {
+        assert!(matches!(parse_define("0x10"), Some(Define::Int(16))));
+        assert!(matches!(parse_define("(-5)"), Some(Define::Int(-5))));
+        assert!(matches!(parse_define("100UL"), Some(Define::Int(100))));
+        assert!(matches!(parse_define("\"abc\""), Some(Define::Str(_))));
+        assert!(parse_define("foo(x)").is_none());
+    }
 }
