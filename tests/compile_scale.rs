@@ -137,3 +137,49 @@ fn unknown_labels_in_assembly_are_reported_in_linear_time() {
     );
     assert!(b < 30.0, "8k unknown labels took {b:.1} s");
 }
+
+/// CPU time of this thread (a ratio of wall-clock times is skewed on a busy machine).
+fn cpu_seconds() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime fills the timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+#[test]
+fn many_assembly_sections_are_assembled_in_linear_time() {
+    // `n` programs in sections of their own, each entered twice.
+    let source = |n: usize| {
+        let mut s = String::new();
+        for i in 0..n {
+            s.push_str(&format!(".section raw_tp/s{i}\n  r0 = 0\n"));
+        }
+        for i in 0..n {
+            s.push_str(&format!(".section raw_tp/s{i}\n  exit\n"));
+        }
+        s
+    };
+    let secs = |n: usize, reps: usize| {
+        let src = SourceFile::new("sections.s", source(n));
+        (0..3)
+            .map(|_| {
+                let t = cpu_seconds();
+                for _ in 0..reps {
+                    let obj = strobe::asm::assemble(&src).expect("assembles");
+                    assert_eq!(obj.sections.len(), n);
+                }
+                cpu_seconds() - t
+            })
+            .fold(f64::MAX, f64::min)
+    };
+    // Equal work both ways: 8 × 1k sections against 1 × 8k (linear ~1, quadratic ~8).
+    let (a, b) = (secs(1_000, 8), secs(8_000, 1));
+    assert!(
+        b / a.max(1e-4) < 4.0,
+        "8k sections took {:.1}× 8 × 1k",
+        b / a
+    );
+}

@@ -66,6 +66,8 @@ struct Fixup<'a> {
 /// Assembler state shared by the line parser (pass 1) and the resolver (pass 2).
 pub(super) struct Asm<'a> {
     pub sections: Vec<Section>,
+    /// Section name → index in `sections` (a file may switch sections on every line).
+    section_index: HashMap<String, usize>,
     pub current: Option<usize>,
     pub labels: Names<'a, LabelDef>,
     fixups: Vec<Fixup<'a>>,
@@ -93,6 +95,7 @@ impl<'a> Asm<'a> {
     fn new(size_hint: usize) -> Asm<'a> {
         Asm {
             sections: Vec::new(),
+            section_index: HashMap::new(),
             current: None,
             labels: Names::default(),
             fixups: Vec::new(),
@@ -110,8 +113,8 @@ impl<'a> Asm<'a> {
 
     /// Switches to (or creates) the section `name`.
     pub fn enter_section(&mut self, name: &str) {
-        let idx = match self.sections.iter().position(|s| s.name == name) {
-            Some(i) => i,
+        let idx = match self.section_index.get(name) {
+            Some(&i) => i,
             None => {
                 // The first section usually holds everything: size it from the text (a line
                 // is rarely shorter than 16 bytes) so a million-line file does not regrow it.
@@ -125,6 +128,8 @@ impl<'a> Asm<'a> {
                     insns: Vec::with_capacity(capacity),
                     ..Section::default()
                 });
+                self.section_index
+                    .insert(name.to_string(), self.sections.len() - 1);
                 self.sections.len() - 1
             }
         };

@@ -50,22 +50,34 @@ pub struct SourceFile {
     pub name: String,
     pub text: String,
     line_starts: Vec<u32>,
+    /// Each non-ASCII character's byte offset and the continuation bytes of it and every
+    /// one before it: a column is the byte distance less those, found by binary search (a
+    /// count of characters per lookup is quadratic on a long line).
+    wide_chars: Vec<(u32, u32)>,
 }
 
 impl SourceFile {
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
         let text = text.into();
         let mut line_starts = vec![0];
-        line_starts.extend(
-            text.bytes()
-                .enumerate()
-                .filter(|&(_, b)| b == b'\n')
-                .map(|(i, _)| i as u32 + 1),
-        );
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| i as u32 + 1));
+        let mut extra = 0;
+        let wide_chars = if text.is_ascii() {
+            Vec::new()
+        } else {
+            text.char_indices()
+                .filter(|(_, c)| !c.is_ascii())
+                .map(|(i, c)| {
+                    extra += c.len_utf8() as u32 - 1;
+                    (i as u32, extra)
+                })
+                .collect()
+        };
         SourceFile {
             name: name.into(),
             text,
             line_starts,
+            wide_chars,
         }
     }
 
@@ -74,10 +86,13 @@ impl SourceFile {
         let offset = offset.min(self.text.len() as u32);
         let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
         let start = self.line_starts[line] as usize;
-        let col = self
-            .text
-            .get(start..offset as usize)
-            .map_or(offset as usize - start, |s| s.chars().count());
+        // Continuation bytes before `at` (an offset inside a character counts it whole).
+        let before = |at: u32| {
+            let i = self.wide_chars.partition_point(|&(p, _)| p < at);
+            i.checked_sub(1).map_or(0, |i| self.wide_chars[i].1)
+        };
+        let cont = before(offset) - before(start as u32);
+        let col = (offset as usize - start).saturating_sub(cont as usize);
         (line + 1, col + 1)
     }
 
@@ -309,5 +324,13 @@ mod tests {
         assert_eq!(src.line_col(7), (2, 1));
         assert_eq!(src.line_text(2), "second");
         assert_eq!(src.line_text(3), "");
+        let wide = SourceFile::new("t", "aé\n€x🦀y\nz");
+        let by_count = |off: usize| {
+            let start = wide.text[..off].rfind('\n').map_or(0, |i| i + 1);
+            wide.text[start..off].chars().count() + 1
+        };
+        for (off, _) in wide.text.char_indices().chain([(wide.text.len(), ' ')]) {
+            assert_eq!(wide.line_col(off as u32).1, by_count(off), "offset {off}");
+        }
     }
 }

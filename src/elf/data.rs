@@ -11,6 +11,7 @@
 //! panics; a symbol whose value lies outside its section is an error.
 
 use goblin::elf::{section_header as sh, sym, Elf};
+use std::collections::HashMap;
 
 use super::read::{ReadError, SectionProblem};
 
@@ -120,31 +121,53 @@ fn truncated(name: &str, shdr: &goblin::elf::SectionHeader, bytes: &[u8]) -> Rea
 
 /// Where symbol `symbol` (a variable, or a data section by name) lives: the section's index in
 /// `data` and the symbol's offset in it. `Err` names the sections when the name is ambiguous
-/// (two static variables of the same name in different sections).
+/// (two static variables of the same name in different sections). For many lookups, build a
+/// [`DataSymbols`] once.
 pub fn locate(data: &[DataSection], symbol: &str) -> Result<Option<(usize, u64)>, String> {
-    if let Some(i) = data.iter().position(|d| d.name == symbol) {
-        return Ok(Some((i, 0)));
+    DataSymbols::new(data).locate(symbol)
+}
+
+/// An index of data sections' names and variables: each lookup is a hash probe, not a scan of
+/// every symbol (an object with many globals and relocations would be quadratic).
+pub struct DataSymbols<'a> {
+    data: &'a [DataSection],
+    sections: HashMap<&'a str, usize>,
+    vars: HashMap<&'a str, Vec<(usize, u64)>>,
+}
+
+impl<'a> DataSymbols<'a> {
+    pub fn new(data: &'a [DataSection]) -> DataSymbols<'a> {
+        let mut sections = HashMap::new();
+        let mut vars: HashMap<&str, Vec<(usize, u64)>> = HashMap::new();
+        for (i, d) in data.iter().enumerate() {
+            sections.entry(d.name.as_str()).or_insert(i);
+            for (n, off) in &d.symbols {
+                vars.entry(n.as_str()).or_default().push((i, *off));
+            }
+        }
+        DataSymbols {
+            data,
+            sections,
+            vars,
+        }
     }
-    let hits: Vec<(usize, u64)> = data
-        .iter()
-        .enumerate()
-        .flat_map(|(i, d)| {
-            d.symbols
-                .iter()
-                .filter(|(n, _)| n == symbol)
-                .map(move |(_, off)| (i, *off))
-        })
-        .collect();
-    match hits.as_slice() {
-        [] => Ok(None),
-        [one] => Ok(Some(*one)),
-        many => Err(format!(
-            "`{symbol}` is defined in several data sections ({})",
-            many.iter()
-                .map(|(i, _)| data[*i].name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
+
+    /// See [`locate`].
+    pub fn locate(&self, symbol: &str) -> Result<Option<(usize, u64)>, String> {
+        if let Some(&i) = self.sections.get(symbol) {
+            return Ok(Some((i, 0)));
+        }
+        match self.vars.get(symbol).map(Vec::as_slice).unwrap_or_default() {
+            [] => Ok(None),
+            [one] => Ok(Some(*one)),
+            many => Err(format!(
+                "`{symbol}` is defined in several data sections ({})",
+                many.iter()
+                    .map(|(i, _)| self.data[*i].name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
     }
 }
 

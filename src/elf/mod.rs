@@ -15,7 +15,9 @@ mod read;
 mod write;
 
 pub use btf_maps::map_shapes as btf_map_shapes;
-pub use data::{is_data_section, locate as locate_data, read_data_sections, DataSection};
+pub use data::{
+    is_data_section, locate as locate_data, read_data_sections, DataSection, DataSymbols,
+};
 pub use read::{read_object, ReadError, SectionProblem, EM_BPF};
 pub use write::{
     write_object, write_object_with, MapEncoding, WriteError, WriteOptions, MAP_DEF_SIZE,

@@ -435,7 +435,7 @@ impl<'a> Checker<'a> {
         // An attach point that matched nothing is an error, or with `missing_probes` set to
         // warn/ignore is left out (bpftrace's words, and its warning when a whole probe goes).
         let mut skipped = 0;
-        for (ap, (_, _, _, err)) in probe.attach_points.iter().zip(exp) {
+        for (ap, (kind, _, targets, err)) in probe.attach_points.iter().zip(exp) {
             match (err, self.opts.missing_probes) {
                 (None, _) => {}
                 (Some(e @ ExpandError::NoMatch { .. }), MissingProbes::Warn) => {
@@ -446,6 +446,9 @@ impl<'a> Checker<'a> {
                 (Some(e), _) => {
                     self.error(ap.span, e.to_string());
                 }
+            }
+            for why in uprobe_site_errors(*kind, targets, self.opts.unsafe_mode) {
+                self.error(ap.span, why);
             }
         }
         if skipped > 0
@@ -593,6 +596,37 @@ impl<'a> Checker<'a> {
         self.fn_ret = None;
         self.scopes.clear();
     }
+}
+
+/// Why uprobe targets at an offset or an address cannot be attached (outside the function,
+/// inside an instruction, a uretprobe), checked here so the error names the script location;
+/// binaries that cannot be read are left to the attach step.
+fn uprobe_site_errors(kind: ProbeKind, targets: &[Target], unsafe_mode: bool) -> Vec<String> {
+    let retprobe = kind == ProbeKind::Uretprobe;
+    targets
+        .iter()
+        .filter_map(|t| match &t.kind {
+            super::expand::TargetKind::User {
+                path,
+                func,
+                offset,
+                address,
+            } if offset.is_some_and(|o| o != 0) || address.is_some() => {
+                std::fs::File::open(path).ok()?;
+                crate::loader::symbols::resolve_uprobe_site(
+                    path,
+                    path,
+                    func,
+                    offset.unwrap_or(0),
+                    *address,
+                    retprobe,
+                    unsafe_mode,
+                )
+                .err()
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]

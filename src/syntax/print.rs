@@ -39,15 +39,27 @@ struct Printer<'a> {
 }
 
 fn quote(bytes: &[u8]) -> String {
-    let mut s = String::from("\"");
-    for &b in bytes {
+    let mut s = String::with_capacity(bytes.len() + 2);
+    s.push('"');
+    let mut rest = bytes;
+    while let Some(&b) = rest.first() {
+        // Printable characters go in by the run.
+        let plain = rest
+            .iter()
+            .position(|&b| !(0x20..=0x7e).contains(&b) || b == b'"' || b == b'\\')
+            .unwrap_or(rest.len());
+        if plain > 0 {
+            s.push_str(std::str::from_utf8(&rest[..plain]).unwrap_or_default());
+            rest = &rest[plain..];
+            continue;
+        }
+        rest = &rest[1..];
         match b {
             b'\n' => s.push_str("\\n"),
             b'\t' => s.push_str("\\t"),
             b'\r' => s.push_str("\\r"),
             b'"' => s.push_str("\\\""),
             b'\\' => s.push_str("\\\\"),
-            0x20..=0x7e => s.push(b as char),
             _ => {
                 let _ = write!(s, "\\x{b:02x}");
             }

@@ -6,9 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use super::{map_fds, AttachContext, Attachment, ProbeError};
-use crate::loader::{attach_multi, symbols::elf_functions, MultiOptions, MultiTargets};
+use crate::loader::{attach_multi, symbols::resolve_uprobe_site, MultiOptions, MultiTargets};
 use crate::runtime::plan::ProbeSpec;
-use crate::syntax::attach::has_wildcard;
 use crate::template::AttachKind;
 
 /// The path to open for `binary` as seen by process `pid` (a path already under
@@ -34,121 +33,6 @@ pub struct Site<'a> {
     pub address: Option<u64>,
 }
 
-const HINT_UNSAFE: &str = "\nUse --unsafe to force attachment. WARNING: This option could lead \
-                           to data corruption in the target process.";
-
-/// The targets of `site`, checked as bpftrace checks them: an address is named by the
-/// function holding it; an offset must lie inside the function, and a uretprobe takes none.
-/// strobe has no x86 disassembler, so an offset past the entry cannot be shown to start an
-/// instruction: refused, as bpftrace built without offset support refuses it, unless
-/// `--unsafe` (then attached there with a warning).
-fn resolve_site(
-    site: &Site<'_>,
-    path: &Path,
-    retprobe: bool,
-    unsafe_mode: bool,
-) -> Result<Vec<crate::loader::symbols::ElfFunc>, String> {
-    let all = match elf_functions(
-        path,
-        if site.address.is_some() {
-            "*"
-        } else {
-            site.func
-        },
-    ) {
-        Ok(all) => all,
-        // `--unsafe` attaches an address in a file without symbols (a flat binary, a JIT
-        // cache) at that file offset, as bpftrace does.
-        Err(_) if unsafe_mode && site.address.is_some() => Vec::new(),
-        Err(e) => return Err(format!("cannot read symbols of {}: {e}", path.display())),
-    };
-    let (mut f, off) = match site.address {
-        None if site.offset == 0 => {
-            // A function named exactly must have a size, so the probe is known to be at its
-            // entry (bpftrace's check; `--unsafe` skips it).
-            let sizeless = all.iter().find(|f| f.name == site.func && f.size == 0);
-            if let Some(f) = sizeless.filter(|_| !unsafe_mode && !has_wildcard(site.func)) {
-                return Err(format!(
-                    "Could not determine boundary for {} (symbol has size 0).{HINT_UNSAFE}",
-                    f.name
-                ));
-            }
-            return Ok(all);
-        }
-        None => match all.into_iter().find(|f| f.name == site.func) {
-            Some(f) => (f, site.offset),
-            None => {
-                return Err(format!(
-                    "Could not resolve symbol: {}:{}",
-                    site.binary.display(),
-                    site.func
-                ))
-            }
-        },
-        Some(a) => match all
-            .into_iter()
-            .find(|f| a >= f.addr && a < f.addr + f.size.max(1))
-        {
-            Some(f) => {
-                let off = a - f.addr;
-                (f, off)
-            }
-            None if unsafe_mode => {
-                let kind = if retprobe { "uretprobe" } else { "uprobe" };
-                eprintln!(
-                    "WARNING: Could not determine instruction boundary for {kind}:{}:{a} \
-                     (binary appears stripped). Misaligned probes can lead to tracee crashes!",
-                    site.binary.display()
-                );
-                return Ok(vec![crate::loader::symbols::ElfFunc {
-                    name: String::new(),
-                    offset: a,
-                    addr: a,
-                    size: 0,
-                }]);
-            }
-            None => {
-                return Err(format!(
-                    "Could not resolve address: {}:0x{a:x}",
-                    site.binary.display()
-                ))
-            }
-        },
-    };
-    let kind = if retprobe { "uretprobe" } else { "uprobe" };
-    if retprobe && off != 0 {
-        return Err(format!(
-            "uretprobes cannot be attached at function offset. (address resolved to: {}+{off})",
-            f.name
-        ));
-    }
-    if off == 0 && f.size == 0 {
-        if !unsafe_mode {
-            return Err(format!(
-                "Could not determine boundary for {} (symbol has size 0).{HINT_UNSAFE}",
-                f.name
-            ));
-        }
-    } else if off != 0 && off >= f.size {
-        return Err(format!(
-            "Offset outside the function bounds ('{}' size is {})",
-            f.name, f.size
-        ));
-    }
-    if off != 0 {
-        let at = format!("{}:{}+{off}", site.binary.display(), f.name);
-        if !unsafe_mode {
-            return Err(format!(
-                "Can't check if {kind} is in proper place (compiled without (k|u)probe offset \
-                 support): {at}{HINT_UNSAFE}"
-            ));
-        }
-        eprintln!("WARNING: Unchecked {kind}: {at}");
-    }
-    f.offset += off;
-    Ok(vec![f])
-}
-
 pub fn attach(
     probe: &ProbeSpec,
     site: &Site<'_>,
@@ -157,12 +41,24 @@ pub fn attach(
 ) -> Result<Attachment, ProbeError> {
     let (binary, func) = (site.binary, site.func);
     let path = resolve_binary(binary, ctx.pid);
-    let funcs = resolve_site(site, &path, retprobe, ctx.unsafe_mode).map_err(|reason| {
-        ProbeError::NoTarget {
-            probe: probe.name.clone(),
-            reason,
-        }
+    // Checked as sema checks it (where an error names the script location); the binary may
+    // have changed since, and `--unsafe` warnings are printed here, once.
+    let (funcs, warning) = resolve_uprobe_site(
+        &path,
+        binary,
+        func,
+        site.offset,
+        site.address,
+        retprobe,
+        ctx.unsafe_mode,
+    )
+    .map_err(|reason| ProbeError::NoTarget {
+        probe: probe.name.clone(),
+        reason,
     })?;
+    if let Some(w) = warning {
+        eprintln!("WARNING: {w}");
+    }
     if funcs.is_empty() {
         return Err(ProbeError::NoTarget {
             probe: probe.name.clone(),

@@ -213,9 +213,15 @@ impl Parser<'_> {
                 }
                 '\\' => self.escape(&mut out),
                 _ => {
-                    let mut buf = [0u8; 4];
-                    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-                    self.bump(c.len_utf8());
+                    // The run of plain characters up to the next quote, escape or newline, in
+                    // one step: a character at a time costs a slice and a decode each.
+                    let bytes = self.src.as_bytes();
+                    let mut end = self.pos;
+                    while end < bytes.len() && !matches!(bytes[end], b'"' | b'\\' | b'\n') {
+                        end += 1;
+                    }
+                    out.extend_from_slice(&bytes[self.pos..end]);
+                    self.bump(end - self.pos);
                 }
             }
         }
