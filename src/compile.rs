@@ -8,7 +8,7 @@
 use crate::codegen::lower::{lower, LowerError};
 use crate::diag::{Diagnostic, SourceFile};
 use crate::kernel::info::KernelInfo;
-use crate::runtime::plan::CompiledScript;
+use crate::plan::CompiledScript;
 use crate::sema::{CheckOptions, CheckedProgram};
 
 /// What compiling produced.

@@ -15,6 +15,7 @@ pub mod diag;
 pub mod elf;
 pub mod kernel;
 pub mod loader;
+pub mod plan;
 pub mod runtime;
 pub mod sema;
 pub mod syntax;

@@ -8,9 +8,9 @@ use std::io::Write;
 
 use super::trace::TraceArgs;
 use super::{EXIT_INPUT, EXIT_OK, EXIT_USAGE};
+use crate::plan::CompiledScript;
 use crate::runtime::driver::{run, Buffering, RunOptions};
 use crate::runtime::format::OutputFormat;
-use crate::runtime::plan::CompiledScript;
 
 /// A setting from the environment: `STROBE_<name>`, else bpftrace's `BPFTRACE_<name>`.
 pub fn env_setting(name: &str) -> Option<String> {

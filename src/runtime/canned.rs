@@ -8,11 +8,11 @@
 
 use std::path::PathBuf;
 
-use super::plan::{
-    CompiledScript, EventTable, MapRole, MapSpec, MapValueSpec, ProbeKind, ProbeSpec,
-};
 use crate::asm::assemble_insns;
 use crate::codegen::emit::output::EventKind;
+use crate::plan::{
+    CompiledScript, EventTable, MapRole, MapSpec, MapValueSpec, ProbeKind, ProbeSpec,
+};
 use crate::runtime::format::agg::AggKind;
 use crate::runtime::format::hist::{log2_bucket, HistKind};
 use crate::runtime::format::{FieldType, PrintfCall};

@@ -28,13 +28,13 @@ use super::events::{EventSink, Step};
 use super::exit_flag::ExitFlag;
 use super::format::maps::MapSnapshot;
 use super::format::{OutputFormat, Printer};
-use super::plan::{probe_id, CompiledScript, MapRole, PlanError, ProbeKind};
 use super::probes::{self, AttachContext, ProbeError, SpecialProg};
 use super::ringbuf::{LostCounter, RingBuf};
 use super::signals::SignalFd;
 use super::snapshot;
 use super::symbolize::Symbolizer;
 use crate::loader::{Arming, KernelObject};
+use crate::plan::{probe_id, CompiledScript, MapRole, PlanError, ProbeKind};
 use crate::sys::{Map, MapCreateOptions, SysError};
 
 /// `-B`: when output reaches the writer.
@@ -383,7 +383,7 @@ pub fn run(
 
     let mut symbolizer = Symbolizer::new(probe_names);
     for (spec, map) in script.maps.iter().zip(&maps) {
-        if let Some((user, limit)) = super::plan::parse_stack_map_name(&spec.name) {
+        if let Some((user, limit)) = crate::plan::parse_stack_map_name(&spec.name) {
             let dup = map
                 .as_fd()
                 .try_clone_to_owned()
@@ -528,10 +528,10 @@ fn only_begin_end(script: &CompiledScript) -> bool {
         .all(|p| matches!(p.kind, ProbeKind::Begin | ProbeKind::End))
 }
 
-fn exit_shapes(all: &[(&super::plan::MapSpec, MapSnapshot)]) -> Vec<MapSnapshot> {
+fn exit_shapes(all: &[(&crate::plan::MapSpec, MapSnapshot)]) -> Vec<MapSnapshot> {
     use super::format::agg::{Agg, AggKind};
     use super::format::maps::MapValue;
-    use super::plan::MapValueSpec;
+    use crate::plan::MapValueSpec;
     let mut out = Vec::new();
     for (spec, snap) in all {
         if !snap.entries.is_empty() {

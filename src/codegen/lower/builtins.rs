@@ -262,7 +262,7 @@ pub(crate) fn stack(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, Lower
         _ => return Err(LowerError::unsupported("this stack", e.span)),
     };
     lw.script.stack_maps.insert((user, limit));
-    let map = lw.b.map(&crate::runtime::plan::stack_map_name(user, limit));
+    let map = lw.b.map(&crate::plan::stack_map_name(user, limit));
     let p = lw.place(if user { 16 } else { 8 }, e.span)?;
     let ctx = lw.b.ctx();
     let id = lw.b.call(

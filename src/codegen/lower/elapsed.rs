@@ -8,7 +8,7 @@ use super::Lower;
 use crate::asm::isa::{Helper, JmpOp, Size};
 use crate::codegen::emit::{IntTy, Value};
 use crate::codegen::Builder;
-use crate::runtime::plan::{MapRole, MapSpec};
+use crate::plan::{MapRole, MapSpec};
 use crate::syntax::ast::{Expr, ExprKind, Program};
 use crate::syntax::visit::{walk_expr, Visitor};
 use crate::sys::MapType;

@@ -10,7 +10,7 @@ use std::fmt::Write;
 use crate::asm::listing::disassemble_labeled;
 use crate::asm::Insn;
 use crate::diag::SourceFile;
-use crate::runtime::plan::CompiledScript;
+use crate::plan::CompiledScript;
 use crate::template::{RelocKind, Template};
 
 const CODE_LD_IMM64: u8 = 0x18;

@@ -17,7 +17,7 @@
 
 use crate::asm::isa::{AluOp, Helper, JmpOp, Size};
 use crate::codegen::{Builder, Label};
-use crate::runtime::plan::{MapRole, MapSpec};
+use crate::plan::{MapRole, MapSpec};
 use crate::syntax::ast::ProbeKind;
 use crate::sys::MapType;
 

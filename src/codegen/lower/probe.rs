@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use super::{ArgsSource, Lower, LowerError, ScriptState};
 use crate::codegen::{finish, Builder, FinishOptions};
 use crate::kernel::info::KernelInfo;
-use crate::runtime::plan::{ProbeKind as RunKind, ProbeSpec, Sampling};
+use crate::plan::{ProbeKind as RunKind, ProbeSpec, Sampling};
 use crate::sema::expand::TargetKind;
 use crate::sema::{AttachTargets, CheckedProbe, CheckedProgram};
 use crate::syntax::ast::ProbeKind;

@@ -7,7 +7,7 @@ use super::{map_fds, AttachContext, Attachment, ProbeError};
 use crate::loader::{
     attach_multi, load_clones, CloneTarget, LoadOptions, MultiOptions, MultiTargets,
 };
-use crate::runtime::plan::ProbeSpec;
+use crate::plan::ProbeSpec;
 use crate::template::AttachKind;
 
 pub fn kprobe(

@@ -2,7 +2,7 @@
 //! what the compiler (check + lower) must produce. No syscalls here.
 //!
 //! Input: built by the compiler (or by hand in tests). Output: read by
-//! [`super::driver::run`]. Invariants the producer must keep (checked by
+//! `runtime::driver::run`. Invariants the producer must keep (checked by
 //! [`CompiledScript::validate`] before anything touches the kernel):
 //! - every name in a template's `maps` table is the `name` of a [`MapSpec`] (or
 //!   [`crate::template::ARM_MAP_NAME`] and [`crate::template::EXIT_MAP_NAME`], which the
