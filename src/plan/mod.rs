@@ -21,11 +21,16 @@
 
 use std::path::PathBuf;
 
-use crate::runtime::format::agg::AggKind;
-use crate::runtime::format::decode::FieldType;
-use crate::runtime::format::PrintfCall;
+pub mod agg;
+pub mod layout;
+pub mod printf;
+pub mod record;
+
 use crate::sys::MapType;
 use crate::template::{Template, ARM_MAP_NAME, EXIT_MAP_NAME};
+use agg::AggKind;
+use layout::FieldType;
+use printf::PrintfCall;
 
 /// A whole compiled script.
 #[derive(Clone, Debug, Default)]

@@ -66,7 +66,7 @@ fn config_overrides(program: &Program, opts: &mut CheckOptions, diags: &mut Vec<
             }
             ("max_map_keys", ConfigValue::Int(n)) => opts.max_map_keys = (*n).max(1),
             ("stack_mode", ConfigValue::Ident(m) | ConfigValue::Str(m)) => {
-                use crate::runtime::format::stack::StackMode;
+                use crate::plan::layout::StackMode;
                 opts.stack_mode = match m.as_str() {
                     "perf" => StackMode::Perf,
                     "raw" => StackMode::Raw,

@@ -79,7 +79,7 @@ pub struct CheckOptions {
     /// Default map size; `config = { max_map_keys = N }` overrides it.
     pub max_map_keys: u64,
     /// Default `kstack`/`ustack` layout; `config = { stack_mode = perf }` overrides it.
-    pub stack_mode: crate::runtime::format::stack::StackMode,
+    pub stack_mode: crate::plan::layout::StackMode,
     /// `-p PID` or `-c CMD`: kernel probes get a process filter (`codegen::lower::pid_filter`).
     pub pid_filter: bool,
     /// `-c CMD`: `cpid` is the command's pid (kept in the process filter's map).

@@ -14,8 +14,8 @@ use crate::codegen::emit::maps::{self as emaps, Key, BPF_ANY};
 use crate::codegen::emit::output::{submit, EventKind, Record};
 use crate::codegen::emit::{IntTy, Place, Value};
 use crate::diag::Span;
+use crate::plan::layout::FieldType;
 use crate::plan::PrintSpec;
-use crate::runtime::format::decode::FieldType;
 use crate::sema::{MapId, MapInfo, Type};
 use crate::syntax::ast::{BinaryOp, Expr, ExprKind, UnaryOp};
 
@@ -523,10 +523,7 @@ fn build_key_for(
         &direct,
         keys.first().map_or(info.span, |k| k.span),
     )?;
-    let hist = matches!(
-        info.agg,
-        Some(crate::runtime::format::agg::AggKind::Hist(_))
-    );
+    let hist = matches!(info.agg, Some(crate::plan::agg::AggKind::Hist(_)));
     if (fields.is_empty() || (fields.len() == 1 && info.keys.is_empty())) && !(hist && bucket_later)
     {
         key.set_int(&mut lw.b, 0, Value::Imm(0));
@@ -566,7 +563,7 @@ fn new_key(
     Ok(Key {
         place,
         fields: fields.to_vec(),
-        offsets: crate::runtime::format::decode::tuple_offsets(fields),
+        offsets: crate::plan::layout::tuple_offsets(fields),
         size,
     })
 }

@@ -9,9 +9,9 @@
 
 use super::{DROPS, LOST, RINGBUF, SCRATCH, SCRATCH_SIZE};
 use crate::codegen::emit::maps::hist_key_fields;
+use crate::plan::agg::AggKind;
+use crate::plan::layout::FieldType;
 use crate::plan::{MapRole, MapSpec, MapValueSpec};
-use crate::runtime::format::agg::AggKind;
-use crate::runtime::format::decode::FieldType;
 use crate::sema::{CheckedProgram, MapId, MapInfo, Type};
 use crate::sys::MapType;
 
