@@ -82,19 +82,15 @@ pub fn compile(source: &SourceFile, kernel: &dyn KernelInfo, opts: &CheckOptions
 
 /// A verifier rejection as a diagnostic at the script position of the rejected instruction
 /// (from the template's source map): the verifier's one-line reason, the probe, and a hint
-/// that `-v` prints the whole log. `None` when `err` is not a program load refused by the
-/// verifier of one of `script`'s probes.
+/// that `-v` prints the whole log, for `probe`'s program refused with `source`
+/// (`runtime::driver::RunError::refused_load`). `None` when `probe` is not one of
+/// `script`'s or the refusal has no instruction.
 pub fn verifier_diagnostic(
     script: &CompiledScript,
-    err: &crate::runtime::driver::RunError,
+    probe: &str,
+    source: &crate::sys::LoadError,
 ) -> Option<Diagnostic> {
-    let crate::runtime::driver::RunError::Probe(p) = err else {
-        return None;
-    };
-    let crate::runtime::probes::ProbeError::Load { probe, source } = p.as_ref() else {
-        return None;
-    };
-    let spec = script.probes.iter().find(|s| &s.name == probe)?;
+    let spec = script.probes.iter().find(|s| s.name == probe)?;
     let reason = source.reason().unwrap_or("program rejected");
     let needs =
         crate::codegen::lower::requires::kernel_requirement(&spec.template, source.insn(), reason);

@@ -424,9 +424,12 @@ fn run_checked(
     };
     match crate::runtime::driver::run(&script, &run_opts, &mut out) {
         Ok(o) => o.exit_code.unwrap_or(EXIT_OK),
-        Err(e) if e.is_quiet() => e.exit_code(),
+        Err(e) if e.is_quiet() => super::run_exit_code(&e),
         Err(e) => {
-            match crate::compile::verifier_diagnostic(&script, &e) {
+            match e
+                .refused_load()
+                .and_then(|(probe, load)| crate::compile::verifier_diagnostic(&script, probe, load))
+            {
                 Some(d) => eprint!("{}", d.render(source)),
                 None => eprintln!("strobe: {e}"),
             }
@@ -437,7 +440,7 @@ fn run_checked(
                     }
                 }
             }
-            e.exit_code()
+            super::run_exit_code(&e)
         }
     }
 }

@@ -104,10 +104,10 @@ pub fn run_script(a: &TraceArgs, script: &CompiledScript) -> i32 {
     };
     match run(script, &opts, &mut out) {
         Ok(o) => o.exit_code.unwrap_or(EXIT_OK),
-        Err(e) if e.is_quiet() => e.exit_code(),
+        Err(e) if e.is_quiet() => super::run_exit_code(&e),
         Err(e) => {
             eprintln!("strobe: {e}");
-            e.exit_code()
+            super::run_exit_code(&e)
         }
     }
 }

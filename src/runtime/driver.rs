@@ -142,20 +142,45 @@ impl From<ProbeError> for RunError {
     }
 }
 
+/// What kind of failure a [`RunError`] is; the CLI maps it to an exit code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// The output pipe was closed.
+    BrokenPipe,
+    /// The kernel refused a map, a program, an attachment or the arming flag.
+    KernelRefused,
+    /// Anything else (bad input, a missing binary, …).
+    Other,
+}
+
 impl RunError {
-    /// The exit code the CLI uses: 3 when the kernel refused, 141 for a closed output pipe
-    /// (SIGPIPE's status, as bpftrace), 1 otherwise.
-    pub fn exit_code(&self) -> i32 {
+    /// What kind of failure this is.
+    pub fn failure(&self) -> Failure {
         match self {
             RunError::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                crate::cli::EXIT_PIPE
+                Failure::BrokenPipe
             }
-            RunError::Probe(p) if p.is_kernel_refusal() => crate::cli::EXIT_KERNEL,
-            RunError::MapCreate { .. } | RunError::Arming(_) => crate::cli::EXIT_KERNEL,
-            _ => crate::cli::EXIT_INPUT,
+            RunError::Probe(p) if p.is_kernel_refusal() => Failure::KernelRefused,
+            RunError::MapCreate { .. } | RunError::Arming(_) => Failure::KernelRefused,
+            _ => Failure::Other,
+        }
+    }
+
+    /// The probe and the kernel's refusal when a program load failed.
+    pub fn refused_load(&self) -> Option<(&str, &crate::sys::LoadError)> {
+        match self {
+            RunError::Probe(p) => match p.as_ref() {
+                ProbeError::Load { probe, source } => Some((probe, source)),
+                _ => None,
+            },
+            _ => None,
         }
     }
 }
+
+/// The line strobe prints once its probes are armed when this variable is set: test
+/// harnesses (bpftrace's runtime-test convention) start their `AFTER` workloads on it.
+pub const NOTIFY_ATTACHED: &str = "__STROBE_NOTIFY_PROBES_ATTACHED";
 
 static ARMED: Mutex<Vec<Arc<Arming>>> = Mutex::new(Vec::new());
 
@@ -433,9 +458,9 @@ pub fn run(
         report_timings(opts.verbose);
         // Test harnesses (bpftrace's runtime-test convention) start their `AFTER` workloads
         // when this line appears: the probes are armed from here on.
-        if std::env::var_os(crate::testkit::cases::NOTIFY_ATTACHED).is_some() {
+        if std::env::var_os(NOTIFY_ATTACHED).is_some() {
             flush(out, &mut buf, true)?;
-            let _ = writeln!(out, "{}", crate::testkit::cases::NOTIFY_ATTACHED);
+            let _ = writeln!(out, "{}", NOTIFY_ATTACHED);
             let _ = out.flush();
         }
         if let Some(c) = child.as_mut() {
