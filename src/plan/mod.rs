@@ -25,6 +25,7 @@ pub mod agg;
 pub mod layout;
 pub mod printf;
 pub mod record;
+pub mod target;
 
 use crate::sys::MapType;
 use crate::template::{Template, ARM_MAP_NAME, EXIT_MAP_NAME};
@@ -151,7 +152,7 @@ pub enum ProbeKind {
     /// `fentry:`/`fexit:` targets with their BTF ids and per-target values, through the
     /// loader's clone path.
     Fentry {
-        targets: Vec<crate::loader::CloneTarget>,
+        targets: Vec<target::CloneTarget>,
         fexit: bool,
     },
     /// `usdt:BINARY:PROVIDER:NAME`: one probe site (one `.note.stapsdt` note) of a binary;

@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 
 use crate::asm::assemble_insns;
-use crate::codegen::emit::output::EventKind;
+use crate::plan::record::EventKind;
 use crate::plan::{
     CompiledScript, EventTable, MapRole, MapSpec, MapValueSpec, ProbeKind, ProbeSpec,
 };

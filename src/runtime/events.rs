@@ -14,7 +14,7 @@ use super::format::decode::decode;
 use super::format::time::format_local;
 use super::format::{Printer, Resolver};
 use super::snapshot;
-use crate::codegen::emit::output::{EventKind, RECORD_HEADER_SIZE};
+use crate::plan::record::{EventKind, RECORD_HEADER_SIZE};
 use crate::plan::{CompiledScript, PrintSpec};
 use crate::sys::Map;
 

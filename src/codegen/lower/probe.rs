@@ -425,7 +425,7 @@ fn with_fentry_targets(
         let Some(&proto) = protos.get(target.name.as_str()) else {
             continue;
         };
-        if let Ok(mut c) = crate::loader::CloneTarget::from_proto(t, proto, *id) {
+        if let Ok(mut c) = crate::plan::target::CloneTarget::from_proto(t, proto, *id) {
             // `func` prints the target's name (the target-index table).
             c.name = target.name.clone();
             // A module function's BTF id is in the module's BTF: the loader loads it with
