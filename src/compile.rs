@@ -92,8 +92,7 @@ pub fn verifier_diagnostic(
 ) -> Option<Diagnostic> {
     let spec = script.probes.iter().find(|s| s.name == probe)?;
     let reason = source.reason().unwrap_or("program rejected");
-    let needs =
-        crate::codegen::lower::requires::kernel_requirement(&spec.template, source.insn(), reason);
+    let needs = crate::plan::requires::kernel_requirement(&spec.template, source.insn(), reason);
     let insn = source.insn().or(needs.as_ref().and_then(|n| n.0))?;
     let span = spec.template.source_map.lookup(insn)?;
     let d = Diagnostic::error(

@@ -247,11 +247,7 @@ fn load_one(
     let loaded = Prog::load(&o);
     load_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
     Ok(loaded.map_err(|e| {
-        let help = crate::codegen::lower::requires::kernel_requirement(
-            t,
-            e.insn(),
-            e.reason().unwrap_or(""),
-        );
+        let help = crate::plan::requires::kernel_requirement(t, e.insn(), e.reason().unwrap_or(""));
         match help {
             Some((_, help)) => refused(e.errno(), format!("{e}; {help}")),
             None => refused(e.errno(), e.to_string()),

@@ -25,6 +25,7 @@ pub mod agg;
 pub mod layout;
 pub mod printf;
 pub mod record;
+pub mod requires;
 pub mod target;
 
 use crate::sys::MapType;

@@ -75,7 +75,7 @@ pub(crate) fn lower_call(
         // Resolved now, as bpftrace resolves it at compile time.
         "cgroupid" => {
             let path = str_lit(&args[0]);
-            match crate::sys::cgroup_id::cgroup_id(&path) {
+            match lw.kernel.cgroup_id(&path) {
                 Ok(id) => Ok(Val::Int(Value::Imm(id as i64), IntTy::U64)),
                 Err(err) => Err(LowerError::Kernel {
                     what: format!(

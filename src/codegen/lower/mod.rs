@@ -31,7 +31,7 @@ pub mod mapfns;
 pub mod maps;
 pub mod pid_filter;
 pub mod probe;
-pub mod requires;
+pub use crate::plan::requires;
 pub mod stmt;
 pub mod store;
 pub mod task;
