@@ -28,7 +28,7 @@ pub mod record;
 pub mod requires;
 pub mod target;
 
-use crate::sys::MapType;
+use crate::asm::isa::MapType;
 use crate::template::{Template, ARM_MAP_NAME, EXIT_MAP_NAME};
 use agg::AggKind;
 use layout::FieldType;
@@ -223,8 +223,8 @@ pub enum Sampling {
 
 impl ProbeKind {
     /// The BPF program type this kind's programs are loaded as.
-    pub fn prog_type(&self) -> crate::sys::ProgType {
-        use crate::sys::ProgType;
+    pub fn prog_type(&self) -> crate::asm::isa::ProgType {
+        use crate::asm::isa::ProgType;
         match self {
             ProbeKind::Begin | ProbeKind::End | ProbeKind::RawTracepoint { .. } => {
                 ProgType::RawTracepoint

@@ -8,12 +8,12 @@
 //! bucket index (`emit::maps::hist_key_fields`).
 
 use super::{DROPS, LOST, RINGBUF, SCRATCH, SCRATCH_SIZE};
+use crate::asm::isa::MapType;
 use crate::codegen::emit::maps::hist_key_fields;
 use crate::plan::agg::AggKind;
 use crate::plan::layout::FieldType;
 use crate::plan::{MapRole, MapSpec, MapValueSpec};
 use crate::sema::{CheckedProgram, MapId, MapInfo, Type};
-use crate::sys::MapType;
 
 /// Index of the first script map in the table.
 pub const FIRST_SCRIPT_MAP: usize = 4;
