@@ -95,7 +95,7 @@ const KINDS: &[(&str, &str, &str, &str)] = &[
 ];
 
 /// Keys whose values are strings / numbers, and the Rust type of the numbers.
-const STR_KEYS: &[&str] = &["asm", "form"];
+const STR_KEYS: &[&str] = &["asm", "form", "neg"];
 const NUM_KEYS: &[(&str, &str)] = &[("off", "i16"), ("bytes", "u8"), ("since", "u8")];
 
 struct Row {

@@ -13,7 +13,7 @@ use crate::diag::SourceFile;
 use crate::plan::CompiledScript;
 use crate::template::{RelocKind, Template};
 
-const CODE_LD_IMM64: u8 = 0x18;
+use crate::asm::isa::CODE_LD_IMM64;
 
 /// The listing of every probe of `script`.
 pub fn listing(script: &CompiledScript, src: &SourceFile) -> String {
