@@ -59,7 +59,7 @@ fn slots_alive_at_the_same_time_do_not_overlap() {
         .iter()
         .filter(|i| {
             use crate::asm::isa::{opcode, Class, Mode, Size};
-            i.code == opcode(Class::Stx, Mode::Mem.value() | Size::Dw.value())
+            i.code == opcode(Class::St, Mode::Mem.value() | Size::Dw.value())
         })
         .map(|i| i.off)
         .collect();
