@@ -32,8 +32,8 @@ use std::thread::JoinHandle;
 
 use crate::diag::{Diagnostic, SourceFile};
 use crate::kernel::info::HostKernel;
+use crate::plan::CompiledScript;
 use crate::runtime::driver::{run, RunError, RunOptions, RunOutcome};
-use crate::runtime::plan::CompiledScript;
 use crate::runtime::stop::StopHandle;
 use crate::sema::CheckOptions;
 

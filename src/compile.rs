@@ -8,7 +8,7 @@
 use crate::codegen::lower::{lower, LowerError};
 use crate::diag::{Diagnostic, SourceFile};
 use crate::kernel::info::KernelInfo;
-use crate::runtime::plan::CompiledScript;
+use crate::plan::CompiledScript;
 use crate::sema::{CheckOptions, CheckedProgram};
 
 /// What compiling produced.
@@ -82,22 +82,17 @@ pub fn compile(source: &SourceFile, kernel: &dyn KernelInfo, opts: &CheckOptions
 
 /// A verifier rejection as a diagnostic at the script position of the rejected instruction
 /// (from the template's source map): the verifier's one-line reason, the probe, and a hint
-/// that `-v` prints the whole log. `None` when `err` is not a program load refused by the
-/// verifier of one of `script`'s probes.
+/// that `-v` prints the whole log, for `probe`'s program refused with `source`
+/// (`runtime::driver::RunError::refused_load`). `None` when `probe` is not one of
+/// `script`'s or the refusal has no instruction.
 pub fn verifier_diagnostic(
     script: &CompiledScript,
-    err: &crate::runtime::driver::RunError,
+    probe: &str,
+    source: &crate::sys::LoadError,
 ) -> Option<Diagnostic> {
-    let crate::runtime::driver::RunError::Probe(p) = err else {
-        return None;
-    };
-    let crate::runtime::probes::ProbeError::Load { probe, source } = p.as_ref() else {
-        return None;
-    };
-    let spec = script.probes.iter().find(|s| &s.name == probe)?;
+    let spec = script.probes.iter().find(|s| s.name == probe)?;
     let reason = source.reason().unwrap_or("program rejected");
-    let needs =
-        crate::codegen::lower::requires::kernel_requirement(&spec.template, source.insn(), reason);
+    let needs = crate::plan::requires::kernel_requirement(&spec.template, source.insn(), reason);
     let insn = source.insn().or(needs.as_ref().and_then(|n| n.0))?;
     let span = spec.template.source_map.lookup(insn)?;
     let d = Diagnostic::error(

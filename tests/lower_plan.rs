@@ -5,11 +5,9 @@
 use strobe::compile::compile;
 use strobe::diag::SourceFile;
 use strobe::kernel::info::MockKernel;
+use strobe::plan::{CompiledScript, MapRole, MapValueSpec, PrintSpec, ProbeKind, Sampling};
 use strobe::runtime::format::agg::AggKind;
 use strobe::runtime::format::decode::FieldType;
-use strobe::runtime::plan::{
-    CompiledScript, MapRole, MapValueSpec, PrintSpec, ProbeKind, Sampling,
-};
 use strobe::sema::CheckOptions;
 use strobe::sys::MapType;
 use strobe::template::{RelocKind, ARM_MAP_NAME};

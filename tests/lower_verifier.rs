@@ -46,7 +46,8 @@ fn verifier_rejection_is_reported_at_the_script_line_with_a_caret() {
         strobe::testkit::skip(test, &format!("cannot load programs here: {err}"));
         return;
     }
-    let d = verifier_diagnostic(&script, &err)
+    let (probe, load) = err.refused_load().expect("a refused load");
+    let d = verifier_diagnostic(&script, probe, load)
         .unwrap_or_else(|| panic!("a refused load gave no script position: {err}"));
     eprintln!("{}", d.render(&src));
     let shown = d.render(&src);

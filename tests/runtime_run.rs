@@ -3,10 +3,10 @@
 
 use std::sync::Mutex;
 
+use strobe::plan::CompiledScript;
 use strobe::runtime::canned;
 use strobe::runtime::driver::{run, ExitReason, RunOptions};
 use strobe::runtime::format::OutputFormat;
-use strobe::runtime::plan::CompiledScript;
 
 mod runtime_support;
 use runtime_support::{have_bpf, leftover_progs};
@@ -230,7 +230,7 @@ fn rawtracepoint_sees_every_syscall_of_the_traced_command() {
     let script = canned::pid_count(
         &tag,
         "rawtracepoint:sys_enter",
-        strobe::runtime::plan::ProbeKind::RawTracepoint {
+        strobe::plan::ProbeKind::RawTracepoint {
             targets: vec!["sys_enter".into()],
         },
         strobe::template::AttachKind::RawTracepoint,

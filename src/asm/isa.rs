@@ -130,6 +130,60 @@ pub fn register_offset(arch: &str, name: &str) -> Option<u16> {
         .next()
 }
 
+/// The class bits (0-2) of an opcode byte.
+pub const CLASS_MASK: u8 = 0x07;
+/// The size bits (3-4) of a load/store opcode byte.
+pub const SIZE_MASK: u8 = 0x18;
+/// The mode bits (5-7) of a load/store opcode byte.
+pub const MODE_MASK: u8 = 0xe0;
+/// The operation bits (4-7) of an alu/jmp opcode byte.
+pub const OP_MASK: u8 = 0xf0;
+/// The opcode byte of `ld_imm64` (`BPF_LD | BPF_IMM | BPF_DW`), the first of its two halves.
+pub const CODE_LD_IMM64: u8 = opcode(Class::Ld, Mode::Imm.value() | Size::Dw.value());
+/// The opcode byte of `call` (`BPF_JMP | BPF_CALL`).
+pub const CODE_CALL: u8 = opcode(Class::Jmp, JmpSpecial::Call.value());
+/// `src_reg` of an `ld_imm64` whose immediate is a map fd (`BPF_PSEUDO_MAP_FD`).
+pub const PSEUDO_MAP_FD: u8 = Pseudo::MapFd.value();
+/// `src_reg` of an `ld_imm64` whose immediate is a map fd and whose second immediate is an
+/// offset into the map's value (`BPF_PSEUDO_MAP_VALUE`).
+pub const PSEUDO_MAP_VALUE: u8 = Pseudo::MapValue.value();
+/// `src_reg` of an `ld_imm64` whose immediate is the offset of a BPF function of the same
+/// program, in instructions from the next one (`BPF_PSEUDO_FUNC`, kernel 5.13+).
+pub const PSEUDO_FUNC: u8 = Pseudo::Func.value();
+/// `src_reg` of a call to a kernel function by BTF id (`BPF_PSEUDO_KFUNC_CALL`).
+pub const PSEUDO_KFUNC_CALL: u8 = CallKind::Kfunc.value();
+
+/// The size of a load/store opcode byte (every 2-bit value is a size).
+pub const fn size_of(code: u8) -> Size {
+    match Size::from_value(code & SIZE_MASK) {
+        Some(s) => s,
+        None => panic!("internal error: isa/opcodes.txt must define all 4 sizes"),
+    }
+}
+
+/// The mode of a load/store opcode byte, if isa/opcodes.txt names it.
+pub const fn mode_of(code: u8) -> Option<Mode> {
+    Mode::from_value(code & MODE_MASK)
+}
+
+/// The conditional jump of a jmp/jmp32 opcode byte, if it is one.
+pub const fn jmp_op_of(code: u8) -> Option<JmpOp> {
+    JmpOp::from_value(code & OP_MASK)
+}
+
+/// `code` with its operation bits replaced by `op`'s (class and source bit kept).
+pub const fn with_jmp_op(code: u8, op: JmpOp) -> u8 {
+    (code & !OP_MASK) | op.value()
+}
+
+impl JmpOp {
+    /// The condition that holds exactly when this one does not (the `neg` column of
+    /// isa/opcodes.txt); `None` for `jset`.
+    pub fn negate(self) -> Option<JmpOp> {
+        JmpOp::from_name(self.neg())
+    }
+}
+
 /// Composes an opcode byte from its class and the operation/size/mode bits.
 pub const fn opcode(class: Class, bits: u8) -> u8 {
     class.value() | bits
@@ -137,7 +191,7 @@ pub const fn opcode(class: Class, bits: u8) -> u8 {
 
 /// The class of an opcode byte (every 3-bit value is a class).
 pub const fn class_of(code: u8) -> Class {
-    match Class::from_value(code & 0x07) {
+    match Class::from_value(code & CLASS_MASK) {
         Some(c) => c,
         None => panic!("internal error: isa/opcodes.txt must define all 8 classes"),
     }

@@ -3,8 +3,8 @@
 //! [`crate::runtime::format::agg`].
 
 use super::{func, Builtin, CallCtx, RuleError};
-use crate::runtime::format::agg::AggKind;
-use crate::runtime::format::hist::{HistKind, MAX_LOG2_K};
+use crate::plan::agg::AggKind;
+use crate::plan::agg::{HistKind, MAX_LOG2_K};
 use crate::sema::types::Type;
 
 const fn agg(b: Builtin) -> Builtin {

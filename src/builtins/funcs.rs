@@ -4,7 +4,7 @@
 //! `kptr`/`uptr`.
 
 use super::{func, Builtin, CallCtx, Probes, RuleError};
-use crate::runtime::format::stack::StackMode;
+use crate::plan::layout::StackMode;
 use crate::sema::types::{AddrSpace, Pointee, Type, DEFAULT_STACK_LIMIT};
 use crate::syntax::ast::ProbeKind;
 

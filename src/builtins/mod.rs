@@ -93,7 +93,7 @@ pub struct CallCtx<'a> {
     /// `max_strlen` in force.
     pub max_strlen: usize,
     /// Default stack layout (`config = { stack_mode = perf }`).
-    pub stack_mode: crate::runtime::format::stack::StackMode,
+    pub stack_mode: crate::plan::layout::StackMode,
 }
 
 impl CallCtx<'_> {

@@ -246,8 +246,8 @@ fn load_and_run(
     }
     println!("{}", attached.summary_line());
     // The test-case runner starts its AFTER workloads when it sees this line.
-    if std::env::var_os(crate::testkit::cases::NOTIFY_ATTACHED).is_some() {
-        println!("{}", crate::testkit::cases::NOTIFY_ATTACHED);
+    if std::env::var_os(crate::runtime::driver::NOTIFY_ATTACHED).is_some() {
+        println!("{}", crate::runtime::driver::NOTIFY_ATTACHED);
     }
     if args.verbose {
         for r in &attached.refused {

@@ -22,6 +22,18 @@ pub const EXIT_KERNEL: i32 = 3;
 /// that SIGPIPE ended (128 + 13), as bpftrace's.
 pub const EXIT_PIPE: i32 = 141;
 
+/// The exit code for a run that failed: 3 when the kernel refused, 141 for a closed output
+/// pipe (SIGPIPE's status, as bpftrace), 1 otherwise.
+pub fn run_exit_code(e: &crate::runtime::driver::RunError) -> i32 {
+    use crate::runtime::driver::Failure;
+    match e.failure() {
+        Failure::BrokenPipe => EXIT_PIPE,
+        Failure::KernelRefused => EXIT_KERNEL,
+        Failure::Usage => EXIT_USAGE,
+        Failure::Other => EXIT_INPUT,
+    }
+}
+
 /// The exit code for a failed write of strobe's output: [`EXIT_PIPE`] (silently) for a closed
 /// pipe, else [`EXIT_INPUT`] with the reason on stderr (`-o /dev/full`: "No space left").
 pub fn output_error(e: &std::io::Error) -> i32 {

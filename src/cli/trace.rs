@@ -91,7 +91,7 @@ pub struct TraceArgs {
         long = "serve",
         value_name = "ADDR",
         num_args = 0..=1,
-        default_missing_value = crate::serve::DEFAULT_ADDR
+        default_missing_value = crate::runtime::serve::DEFAULT_ADDR
     )]
     pub serve: Option<String>,
 
@@ -152,9 +152,9 @@ impl TraceArgs {
     /// optional); give it back and serve on the default address.
     fn fix_serve_value(&mut self) {
         if let Some(v) = &self.serve {
-            if !crate::serve::looks_like_addr(v) {
+            if !crate::runtime::serve::looks_like_addr(v) {
                 self.rest.insert(0, v.clone());
-                self.serve = Some(crate::serve::DEFAULT_ADDR.to_string());
+                self.serve = Some(crate::runtime::serve::DEFAULT_ADDR.to_string());
             }
         }
     }
@@ -557,13 +557,16 @@ fn run_checked(
     };
     match crate::runtime::driver::run(&script, &run_opts, &mut out) {
         Ok(o) => o.exit_code.unwrap_or(EXIT_OK),
-        Err(e) if e.is_quiet() => e.exit_code(),
+        Err(e) if e.is_quiet() => super::run_exit_code(&e),
         Err(e) => {
             let refusal = match &e {
                 crate::runtime::driver::RunError::Probe(p) => p.bpftrace_message(),
                 _ => None,
             };
-            match crate::compile::verifier_diagnostic(&script, &e) {
+            match e
+                .refused_load()
+                .and_then(|(probe, load)| crate::compile::verifier_diagnostic(&script, probe, load))
+            {
                 Some(d) => eprint!("{}", d.render(source)),
                 None => match refusal {
                     Some(m) => eprintln!("ERROR: {m}"),
@@ -577,7 +580,7 @@ fn run_checked(
                     }
                 }
             }
-            e.exit_code()
+            super::run_exit_code(&e)
         }
     }
 }

@@ -8,9 +8,9 @@ use std::io::Write;
 
 use super::trace::TraceArgs;
 use super::{EXIT_INPUT, EXIT_OK, EXIT_USAGE};
+use crate::plan::CompiledScript;
 use crate::runtime::driver::{run, Buffering, RunOptions};
 use crate::runtime::format::OutputFormat;
-use crate::runtime::plan::CompiledScript;
 
 /// A setting from the environment: `STROBE_<name>`, else bpftrace's `BPFTRACE_<name>`.
 pub fn env_setting(name: &str) -> Option<String> {
@@ -76,9 +76,9 @@ pub fn run_options(a: &TraceArgs) -> Result<RunOptions, String> {
         return Err("--serve-labels needs --serve".into());
     }
     let serve = match &a.serve {
-        Some(addr) => Some(std::sync::Arc::new(crate::serve::ServeConfig {
-            labels: crate::serve::parse_labels(&a.serve_labels)?,
-            listener: crate::serve::bind(addr)?,
+        Some(addr) => Some(std::sync::Arc::new(crate::runtime::serve::ServeConfig {
+            labels: crate::runtime::serve::parse_labels(&a.serve_labels)?,
+            listener: crate::runtime::serve::bind(addr)?,
         })),
         None => None,
     };
@@ -116,10 +116,10 @@ pub fn run_script(a: &TraceArgs, script: &CompiledScript) -> i32 {
     };
     match run(script, &opts, &mut out) {
         Ok(o) => o.exit_code.unwrap_or(EXIT_OK),
-        Err(e) if e.is_quiet() => e.exit_code(),
+        Err(e) if e.is_quiet() => super::run_exit_code(&e),
         Err(e) => {
             eprintln!("strobe: {e}");
-            e.exit_code()
+            super::run_exit_code(&e)
         }
     }
 }

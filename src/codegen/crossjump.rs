@@ -16,38 +16,11 @@
 
 use super::builder::Label;
 use super::machine::MItem;
+use crate::asm::isa::{class_of, jmp_op_of, opcode, with_jmp_op, Class, JmpSpecial};
 use crate::asm::Insn;
 
-// Opcode fields (include/uapi/linux/bpf.h, bpf_common.h).
-const CLASS_MASK: u8 = 0x07;
-const CLASS_LD: u8 = 0x00;
-const CLASS_JMP: u8 = 0x05;
-const CLASS_JMP32: u8 = 0x06;
-const OP_MASK: u8 = 0xf0;
-const JA: u8 = 0x00;
-
-/// The opcode `op` field of the comparison that is true exactly when `op`'s is false.
-fn negate(op: u8) -> Option<u8> {
-    const PAIRS: [(u8, u8); 5] = [
-        (0x10, 0x50), // JEQ  / JNE
-        (0x20, 0xb0), // JGT  / JLE
-        (0x30, 0xa0), // JGE  / JLT
-        (0x60, 0xd0), // JSGT / JSLE
-        (0x70, 0xc0), // JSGE / JSLT
-    ];
-    PAIRS.iter().find_map(|&(a, b)| {
-        if op == a {
-            Some(b)
-        } else if op == b {
-            Some(a)
-        } else {
-            None
-        }
-    })
-}
-
 fn is_goto(insn: &Insn) -> bool {
-    insn.code == (CLASS_JMP | JA)
+    insn.code == opcode(Class::Jmp, JmpSpecial::Ja.value())
 }
 
 /// An instruction that may be merged with an identical one: no relocation, no jump target,
@@ -60,8 +33,8 @@ fn mergeable(it: &MItem) -> Option<&Insn> {
             target: None,
             ..
         } => {
-            let class = insn.code & CLASS_MASK;
-            (class != CLASS_LD && class != CLASS_JMP && class != CLASS_JMP32).then_some(insn)
+            let class = class_of(insn.code);
+            (!matches!(class, Class::Ld | Class::Jmp | Class::Jmp32)).then_some(insn)
         }
         _ => None,
     }
@@ -205,12 +178,12 @@ pub(crate) fn invert_over_goto(items: &mut Vec<MItem>) -> bool {
                     target: Some(b),
                     ..
                 },
-            ) if is_goto(g) && matches!(c.code & CLASS_MASK, CLASS_JMP | CLASS_JMP32) => {
+            ) if is_goto(g) && matches!(class_of(c.code), Class::Jmp | Class::Jmp32) => {
                 let lands_after = items[i + 2..]
                     .iter()
                     .take_while(|x| matches!(x, MItem::Label(_)))
                     .any(|x| matches!(x, MItem::Label(l) if l == a));
-                match negate(c.code & OP_MASK) {
+                match jmp_op_of(c.code).and_then(|op| op.negate()) {
                     Some(op) if lands_after => Some((op, *b)),
                     _ => None,
                 }
@@ -219,7 +192,7 @@ pub(crate) fn invert_over_goto(items: &mut Vec<MItem>) -> bool {
         };
         if let Some((op, b)) = rewrite {
             if let MItem::Insn { insn, target, .. } = &mut items[i] {
-                insn.code = (insn.code & !OP_MASK) | op;
+                insn.code = with_jmp_op(insn.code, op);
                 *target = Some(b);
             }
             // Marked, not removed here: removing one by one would make the pass quadratic.

@@ -16,29 +16,23 @@
 //! removed store's bytes are written again, on its only path, before any read.
 
 use super::machine::MItem;
-use crate::asm::Insn;
+use crate::asm::isa::{self, Class, JmpSpecial, Mode, CLASS_MASK, CODE_CALL, MODE_MASK, OP_MASK};
+use crate::asm::{Insn, Reg};
 
-// Opcode fields (include/uapi/linux/bpf.h, bpf_common.h).
-const CLASS_MASK: u8 = 0x07;
-const CLASS_LDX: u8 = 0x01;
-const CLASS_ST: u8 = 0x02;
-const CLASS_STX: u8 = 0x03;
-const CLASS_JMP: u8 = 0x05;
-const CLASS_JMP32: u8 = 0x06;
-const MODE_MASK: u8 = 0xe0;
-const MODE_MEM: u8 = 0x60;
-const MODE_MEMSX: u8 = 0x80;
-const MODE_ATOMIC: u8 = 0xc0;
-const OP_EXIT: u8 = 0x90;
-const FP: u8 = 10;
+// Opcode fields, from the ISA tables (isa/opcodes.txt).
+const CLASS_LDX: u8 = Class::Ldx.value();
+const CLASS_ST: u8 = Class::St.value();
+const CLASS_STX: u8 = Class::Stx.value();
+const CLASS_JMP: u8 = Class::Jmp.value();
+const CLASS_JMP32: u8 = Class::Jmp32.value();
+const MODE_MEM: u8 = Mode::Mem.value();
+const MODE_MEMSX: u8 = Mode::Memsx.value();
+const MODE_ATOMIC: u8 = Mode::Atomic.value();
+const OP_EXIT: u8 = JmpSpecial::Exit.value();
+const FP: u8 = Reg::FP.num();
 
 fn size_of(code: u8) -> i32 {
-    match code & 0x18 {
-        0x00 => 4,
-        0x08 => 2,
-        0x10 => 1,
-        _ => 8,
-    }
+    isa::size_of(code).bytes() as i32
 }
 
 /// The fp-relative byte range a plain store writes, if it is one.
@@ -53,7 +47,7 @@ fn fp_store(i: &Insn) -> Option<(i32, i32)> {
     }
 }
 
-const CALL_HELPER: u8 = 0x85;
+const CALL_HELPER: u8 = CODE_CALL;
 
 /// Whether helper `id` takes no memory argument (only integers, the context, maps), so it
 /// cannot read the stack (`get_current_pid_tgid`, `ktime_get_ns`, `send_signal`…). Helpers
@@ -115,7 +109,7 @@ fn step(i: &Insn, live: &mut [bool], lo: i32) -> Step {
             }
             Step::Go
         }
-        CLASS_JMP if i.code & 0xf0 == OP_EXIT => Step::Exit,
+        CLASS_JMP if i.code & OP_MASK == OP_EXIT => Step::Exit,
         CLASS_JMP if i.code == CALL_HELPER && i.src() == 0 && reads_no_memory(i.imm) => Step::Go,
         CLASS_JMP | CLASS_JMP32 => Step::Keep,
         _ => Step::Go,
@@ -213,7 +207,7 @@ impl Ahead {
                     self.set(r, true);
                 }
             }
-            CLASS_JMP if i.code & 0xf0 == OP_EXIT => self.barrier(true),
+            CLASS_JMP if i.code & OP_MASK == OP_EXIT => self.barrier(true),
             CLASS_JMP if i.code == CALL_HELPER && i.src() == 0 && reads_no_memory(i.imm) => {}
             CLASS_JMP | CLASS_JMP32 => self.barrier(false),
             _ => {}

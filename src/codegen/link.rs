@@ -231,7 +231,9 @@ mod tests {
             .insns
             .iter()
             .enumerate()
-            .find(|(_, i)| i.code == 0x18 && i.src() == crate::template::PSEUDO_FUNC)
+            .find(|(_, i)| {
+                i.code == crate::asm::isa::CODE_LD_IMM64 && i.src() == crate::asm::isa::PSEUDO_FUNC
+            })
             .unwrap();
         assert_eq!(at as i64 + ld.imm as i64 + 1, start as i64);
         // The callback's map `c` joined the main table; its relocation names it there.

@@ -13,16 +13,14 @@
 //! (mode `ATOMIC`) are never touched.
 
 use super::machine::MItem;
+use crate::asm::isa::{Class, Mode, CLASS_MASK, MODE_MASK, SIZE_MASK};
 use crate::asm::Insn;
 
-// Opcode fields (include/uapi/linux/bpf.h, bpf_common.h).
-const CLASS_MASK: u8 = 0x07;
-const CLASS_LDX: u8 = 0x01;
-const CLASS_ST: u8 = 0x02;
-const CLASS_STX: u8 = 0x03;
-const MODE_MASK: u8 = 0xe0;
-const MODE_MEM: u8 = 0x60;
-const SIZE_MASK: u8 = 0x18;
+// Opcode fields, from the ISA tables (isa/opcodes.txt).
+const CLASS_LDX: u8 = Class::Ldx.value();
+const CLASS_ST: u8 = Class::St.value();
+const CLASS_STX: u8 = Class::Stx.value();
+const MODE_MEM: u8 = Mode::Mem.value();
 
 fn plain(it: &MItem) -> Option<&Insn> {
     match it {

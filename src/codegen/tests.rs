@@ -57,7 +57,10 @@ fn slots_alive_at_the_same_time_do_not_overlap() {
         .template
         .insns
         .iter()
-        .filter(|i| i.code == 0x7a)
+        .filter(|i| {
+            use crate::asm::isa::{opcode, Class, Mode, Size};
+            i.code == opcode(Class::St, Mode::Mem.value() | Size::Dw.value())
+        })
         .map(|i| i.off)
         .collect();
     assert_eq!(offs.len(), 2);

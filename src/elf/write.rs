@@ -29,17 +29,13 @@ use object::{
 };
 
 use super::btf_maps;
-use crate::asm::isa::{opcode, Class, JmpSpecial, Mode, Size};
 use crate::asm::{insn::insns_to_bytes, MapDef, Object, Section};
 use crate::btf::encode::EncodeError;
 
 /// Size of the legacy `struct bpf_map_def` record written for each map (five `u32`s).
 pub const MAP_DEF_SIZE: usize = 20;
 
-/// `BPF_LD | BPF_IMM | BPF_DW`: the first half of an `ld_imm64`.
-pub(crate) const CODE_LD_IMM64: u8 = opcode(Class::Ld, Mode::Imm.value() | Size::Dw.value());
-/// `BPF_JMP | BPF_CALL`.
-pub(crate) const CODE_CALL: u8 = opcode(Class::Jmp, JmpSpecial::Call.value());
+pub(crate) use crate::asm::isa::{CODE_CALL, CODE_LD_IMM64};
 
 /// How map definitions are written.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -93,6 +93,12 @@ pub trait KernelInfo {
         n.max(1) as u64
     }
 
+    /// The id of the cgroup directory `path` (`cgroupid("path")`, resolved when compiling as
+    /// bpftrace does), or the OS error that refused it.
+    fn cgroup_id(&self, path: &str) -> std::io::Result<u64> {
+        crate::sys::cgroup_id::cgroup_id(path)
+    }
+
     fn kernel_symbol_address(&self, _name: &str) -> Option<u64> {
         None
     }
@@ -257,7 +263,8 @@ impl KernelInfo for HostKernel {
             }
             Some("vmlinux") => Ok(own(k.vmlinux(), None)),
             // `fentry:vmlinu*:f`, `fentry:nf_*:f`: every object whose name matches.
-            Some(m) if crate::syntax::attach::has_wildcard(m) => {
+            // The attach-point wildcards (`syntax::attach::has_wildcard`).
+            Some(m) if m.contains(['*', '?', '[']) => {
                 let mg =
                     Glob::new(m).map_err(|e| unavailable(&format!("module pattern {m}"), e))?;
                 let mut out = Vec::new();

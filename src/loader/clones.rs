@@ -13,57 +13,9 @@ use std::time::{Duration, Instant};
 
 use super::progress::Progress;
 use super::report::{Attached, AttachedClone, LoaderError, Refusal, Stage};
+pub use crate::plan::target::CloneTarget;
 use crate::sys::{AttachType, Errno, Link, LinkTarget, Prog, ProgLoadOptions, SysError};
-use crate::template::{
-    arg_slots, instantiate_into, ret_slot, AttachKind, TargetProto, TargetValues, Template,
-};
-
-/// One attach target of a clone-per-target template.
-#[derive(Clone, Debug, Default)]
-pub struct CloneTarget {
-    /// Function or tracepoint name (what `func`/`probe` print).
-    pub name: String,
-    /// fentry/fexit: the BTF id of the function (in vmlinux or in `btf_obj`).
-    pub btf_id: u32,
-    /// fentry/fexit on a module function: that module's BTF object (`attach_btf_obj_fd`).
-    pub btf_obj: Option<Arc<OwnedFd>>,
-    /// fentry/fexit on a module function (`btf_id` is in its BTF): the module, whose BTF
-    /// object [`load_clones`] looks up when `btf_obj` is not given.
-    pub module: Option<String>,
-    /// Values for the template's `params` table (ctx offsets).
-    pub arg_slots: Vec<i64>,
-    pub ret_slot: Option<i64>,
-    pub btf_ids: Vec<i32>,
-    pub consts: Vec<i64>,
-}
-
-impl CloneTarget {
-    /// A fentry/fexit target for `template`: its argument slots and return slot computed from
-    /// the function's prototype (8 × position; 8 × parameter count). Fails with the first
-    /// parameter of `template.params` the function lacks; `btf_ids`/`consts` stay empty for
-    /// the caller to fill.
-    pub fn from_proto(
-        template: &Template,
-        proto: &TargetProto,
-        btf_id: u32,
-    ) -> Result<CloneTarget, String> {
-        Ok(CloneTarget {
-            name: proto.name.clone(),
-            btf_id,
-            arg_slots: arg_slots(&template.params, proto)?,
-            ret_slot: Some(ret_slot(proto)),
-            ..Default::default()
-        })
-    }
-
-    pub fn named(name: &str, btf_id: u32) -> CloneTarget {
-        CloneTarget {
-            name: name.to_string(),
-            btf_id,
-            ..Default::default()
-        }
-    }
-}
+use crate::template::{instantiate_into, AttachKind, TargetValues, Template};
 
 /// How to load and attach.
 #[derive(Clone, Debug, Default)]
@@ -295,11 +247,7 @@ fn load_one(
     let loaded = Prog::load(&o);
     load_ns.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
     Ok(loaded.map_err(|e| {
-        let help = crate::codegen::lower::requires::kernel_requirement(
-            t,
-            e.insn(),
-            e.reason().unwrap_or(""),
-        );
+        let help = crate::plan::requires::kernel_requirement(t, e.insn(), e.reason().unwrap_or(""));
         match help {
             Some((_, help)) => refused(e.errno(), format!("{e}; {help}")),
             None => refused(e.errno(), e.to_string()),
@@ -387,7 +335,7 @@ fn attach(kind: AttachKind, prog: &Prog, name: &str) -> Result<Link, SysError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::template::TypeClass;
+    use crate::template::{TargetProto, TypeClass};
 
     #[test]
     fn clone_target_from_proto_computes_slots_and_names_a_missing_param() {

@@ -15,10 +15,7 @@ use crate::asm::Section;
 use crate::elf::{DataSection, DataSymbols};
 use crate::sys::{Errno, Map, MapCreateOptions, MapFlags, MapType, UpdateFlags};
 
-/// `code` of `ld_imm64` (BPF_LD | BPF_IMM | BPF_DW).
-const CODE_LD_IMM64: u8 = 0x18;
-/// `src_reg` of an `ld_imm64` pointing into a map value.
-const PSEUDO_MAP_VALUE: u8 = 2;
+use crate::asm::isa::{CODE_LD_IMM64, PSEUDO_MAP_VALUE};
 /// The kernel's object name limit, without the NUL.
 const NAME_MAX: usize = 15;
 

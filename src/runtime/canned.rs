@@ -8,11 +8,11 @@
 
 use std::path::PathBuf;
 
-use super::plan::{
+use crate::asm::assemble_insns;
+use crate::plan::record::EventKind;
+use crate::plan::{
     CompiledScript, EventTable, MapRole, MapSpec, MapValueSpec, ProbeKind, ProbeSpec,
 };
-use crate::asm::assemble_insns;
-use crate::codegen::emit::output::EventKind;
 use crate::runtime::format::agg::AggKind;
 use crate::runtime::format::hist::{log2_bucket, HistKind};
 use crate::runtime::format::{FieldType, PrintfCall};
@@ -26,9 +26,7 @@ const RINGBUF: usize = 1;
 const LOST: usize = 2;
 const FIRST_SCRIPT_MAP: usize = 3;
 
-const CODE_LD_IMM64: u8 = 0x18;
-const PSEUDO_MAP_FD: u8 = 1;
-const PSEUDO_MAP_VALUE: u8 = 2;
+use crate::asm::isa::{CODE_LD_IMM64, PSEUDO_MAP_FD, PSEUDO_MAP_VALUE};
 
 /// A template from assembly where `map_fd(N) ll` / `map_value(N, OFF) ll` name entry N of
 /// `maps`: the placeholder becomes a map relocation and the immediate 0, as the code

@@ -28,13 +28,13 @@ use super::events::{EventSink, Step};
 use super::exit_flag::ExitFlag;
 use super::format::maps::MapSnapshot;
 use super::format::{OutputFormat, Printer};
-use super::plan::{probe_id, CompiledScript, MapRole, PlanError, ProbeKind};
 use super::probes::{self, AttachContext, ProbeError, SpecialProg};
 use super::ringbuf::{LostCounter, RingBuf};
 use super::signals::SignalFd;
 use super::snapshot;
 use super::symbolize::Symbolizer;
 use crate::loader::{Arming, KernelObject};
+use crate::plan::{probe_id, CompiledScript, MapRole, PlanError, ProbeKind};
 use crate::sys::{Map, MapCreateOptions, SysError};
 
 /// `-B`: when output reaches the writer.
@@ -73,7 +73,7 @@ pub struct RunOptions {
     /// `--no-warnings`: runtime warnings (`warnf()`) are not printed.
     pub no_warnings: bool,
     /// `--serve`: answer Prometheus scrapes of the maps while running; no map dump at exit.
-    pub serve: Option<Arc<crate::serve::ServeConfig>>,
+    pub serve: Option<Arc<crate::runtime::serve::ServeConfig>>,
 }
 
 /// Why the run ended.
@@ -150,21 +150,48 @@ impl From<ProbeError> for RunError {
     }
 }
 
+/// What kind of failure a [`RunError`] is; the CLI maps it to an exit code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// The output pipe was closed.
+    BrokenPipe,
+    /// The kernel refused a map, a program, an attachment or the arming flag.
+    KernelRefused,
+    /// A bad `--serve` setup (address in use, labels that do not fit the map).
+    Usage,
+    /// Anything else (bad input, a missing binary, …).
+    Other,
+}
+
 impl RunError {
-    /// The exit code the CLI uses: 3 when the kernel refused, 141 for a closed output pipe
-    /// (SIGPIPE's status, as bpftrace), 1 otherwise.
-    pub fn exit_code(&self) -> i32 {
+    /// What kind of failure this is.
+    pub fn failure(&self) -> Failure {
         match self {
             RunError::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                crate::cli::EXIT_PIPE
+                Failure::BrokenPipe
             }
-            RunError::Probe(p) if p.is_kernel_refusal() => crate::cli::EXIT_KERNEL,
-            RunError::MapCreate { .. } | RunError::Arming(_) => crate::cli::EXIT_KERNEL,
-            RunError::Serve(_) => crate::cli::EXIT_USAGE,
-            _ => crate::cli::EXIT_INPUT,
+            RunError::Probe(p) if p.is_kernel_refusal() => Failure::KernelRefused,
+            RunError::MapCreate { .. } | RunError::Arming(_) => Failure::KernelRefused,
+            RunError::Serve(_) => Failure::Usage,
+            _ => Failure::Other,
+        }
+    }
+
+    /// The probe and the kernel's refusal when a program load failed.
+    pub fn refused_load(&self) -> Option<(&str, &crate::sys::LoadError)> {
+        match self {
+            RunError::Probe(p) => match p.as_ref() {
+                ProbeError::Load { probe, source } => Some((probe, source)),
+                _ => None,
+            },
+            _ => None,
         }
     }
 }
+
+/// The line strobe prints once its probes are armed when this variable is set: test
+/// harnesses (bpftrace's runtime-test convention) start their `AFTER` workloads on it.
+pub const NOTIFY_ATTACHED: &str = "__STROBE_NOTIFY_PROBES_ATTACHED";
 
 static ARMED: Mutex<Vec<Arc<Arming>>> = Mutex::new(Vec::new());
 
@@ -325,7 +352,7 @@ pub fn run(
     map_fds.push(arming.map_entry());
     map_fds.push(exit_flag.map_entry());
     let serve = match &opts.serve {
-        Some(c) => Some(crate::serve::prepare(c, script, &maps).map_err(RunError::Serve)?),
+        Some(c) => Some(crate::runtime::serve::prepare(c, script, &maps).map_err(RunError::Serve)?),
         None => None,
     };
     let mut probe_status = Vec::new();
@@ -399,7 +426,7 @@ pub fn run(
                     eprintln!("strobe: warning: {r}");
                 }
                 if serve.is_some() {
-                    let s = crate::serve::ProbeStatus::new(p, a.attached, a.refused.len(), pid);
+                    let s = crate::runtime::serve::ProbeStatus::new(p, a.attached, a.refused.len(), pid);
                     probe_status.push(s);
                 }
                 // bpftrace counts a per-CPU perf event probe (profile, software, hardware,
@@ -439,7 +466,7 @@ pub fn run(
 
     let mut symbolizer = Symbolizer::new(probe_names);
     for (spec, map) in script.maps.iter().zip(&maps) {
-        if let Some((user, limit)) = super::plan::parse_stack_map_name(&spec.name) {
+        if let Some((user, limit)) = crate::plan::parse_stack_map_name(&spec.name) {
             let dup = map
                 .as_fd()
                 .try_clone_to_owned()
@@ -490,9 +517,9 @@ pub fn run(
         report_timings(opts.verbose);
         // Test harnesses (bpftrace's runtime-test convention) start their `AFTER` workloads
         // when this line appears: the probes are armed from here on.
-        if std::env::var_os(crate::testkit::cases::NOTIFY_ATTACHED).is_some() {
+        if std::env::var_os(NOTIFY_ATTACHED).is_some() {
             flush(out, &mut buf, true)?;
-            let _ = writeln!(out, "{}", crate::testkit::cases::NOTIFY_ATTACHED);
+            let _ = writeln!(out, "{}", NOTIFY_ATTACHED);
             let _ = out.flush();
         }
         if let Some(c) = child.as_mut() {
@@ -595,10 +622,10 @@ fn only_begin_end(script: &CompiledScript) -> bool {
         .all(|p| matches!(p.kind, ProbeKind::Begin | ProbeKind::End))
 }
 
-fn exit_shapes(all: &[(&super::plan::MapSpec, MapSnapshot)]) -> Vec<MapSnapshot> {
+fn exit_shapes(all: &[(&crate::plan::MapSpec, MapSnapshot)]) -> Vec<MapSnapshot> {
     use super::format::agg::{Agg, AggKind};
     use super::format::maps::MapValue;
-    use super::plan::MapValueSpec;
+    use crate::plan::MapValueSpec;
     let mut out = Vec::new();
     for (spec, snap) in all {
         if !snap.entries.is_empty() {

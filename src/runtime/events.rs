@@ -13,9 +13,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use super::format::decode::decode;
 use super::format::time::format_local;
 use super::format::{Printer, Resolver};
-use super::plan::{CompiledScript, PrintSpec};
 use super::snapshot;
-use crate::codegen::emit::output::{EventKind, RECORD_HEADER_SIZE};
+use crate::plan::record::{EventKind, RECORD_HEADER_SIZE};
+use crate::plan::{CompiledScript, PrintSpec};
 use crate::sys::Map;
 
 /// What the loop does after a record.
@@ -80,7 +80,7 @@ impl<'a> EventSink<'a> {
 
     /// An `errorf`/`warnf` message: bpftrace's log line on stderr (one trailing newline of the
     /// text dropped), or its JSON message on the output.
-    fn diagnostic(&mut self, out: &mut Vec<u8>, d: &super::plan::PrintfDiag, text: &[u8]) {
+    fn diagnostic(&mut self, out: &mut Vec<u8>, d: &crate::plan::PrintfDiag, text: &[u8]) {
         let text = text.strip_suffix(b"\n").unwrap_or(text);
         if self.no_warnings && !d.error {
             return;

@@ -11,9 +11,12 @@ pub mod events;
 pub mod exit_flag;
 pub mod format;
 pub mod perfbuf;
-pub mod plan;
+// The compiled script moved to `crate::plan` (the compiler–runtime contract); re-exported
+// so code written against the old path still builds.
+pub use crate::plan;
 pub mod probes;
 pub mod ringbuf;
+pub mod serve;
 pub mod signals;
 pub mod snapshot;
 pub mod stop;

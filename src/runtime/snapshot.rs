@@ -11,7 +11,7 @@ use super::format::agg::{merge_hist_bucket, Agg};
 use super::format::decode::{decode, decode_fields, tuple_offsets, FieldType};
 use super::format::maps::{MapSnapshot, MapValue};
 use super::format::{Resolver, Value};
-use super::plan::{MapRole, MapSpec, MapValueSpec};
+use crate::plan::{MapRole, MapSpec, MapValueSpec};
 use crate::runtime::format::agg::AggKind;
 use crate::sys::{Map, SysError, UpdateFlags};
 

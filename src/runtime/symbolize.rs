@@ -124,7 +124,7 @@ impl Symbolizer {
     }
 
     /// Resolves stack ids through `map`, the `BPF_MAP_TYPE_STACK_TRACE` map of `user` stacks
-    /// of depth `limit` (`runtime::plan::stack_map_name`).
+    /// of depth `limit` (`plan::stack_map_name`).
     pub fn add_stack_map(&mut self, user: bool, limit: usize, map: crate::sys::Map) {
         self.stacks.insert((user, limit), map);
     }

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use crate::btf::{Btf, TypeClass, TypeKind};
-use crate::runtime::format::decode::{FieldType, StructField, StructLayout};
+use crate::plan::layout::{FieldType, StructField, StructLayout};
 use crate::syntax::ast::{CType, CTypeBody, CTypeDef, CTypeExpr, CTypeKind};
 
 use super::types::{AddrSpace, CTypeRef, EnumVariants, Pointee, StructType, Type};

@@ -90,7 +90,7 @@ fn config_overrides(program: &Program, opts: &mut CheckOptions, diags: &mut Vec<
                 };
             }
             ("stack_mode", ConfigValue::Ident(m) | ConfigValue::Str(m)) => {
-                use crate::runtime::format::stack::StackMode;
+                use crate::plan::layout::StackMode;
                 opts.stack_mode = match m.as_str() {
                     "perf" => StackMode::Perf,
                     "raw" => StackMode::Raw,

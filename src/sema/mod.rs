@@ -79,7 +79,7 @@ pub struct CheckOptions {
     /// Default map size; `config = { max_map_keys = N }` overrides it.
     pub max_map_keys: u64,
     /// Default `kstack`/`ustack` layout; `config = { stack_mode = perf }` overrides it.
-    pub stack_mode: crate::runtime::format::stack::StackMode,
+    pub stack_mode: crate::plan::layout::StackMode,
     /// `-p PID` or `-c CMD`: kernel probes get a process filter (`codegen::lower::pid_filter`).
     pub pid_filter: bool,
     /// `-c CMD`: `cpid` is the command's pid (kept in the process filter's map).
@@ -135,7 +135,7 @@ impl CheckOptions {
             .iter()
             .find_map(|n| std::env::var(n).ok());
         if let Some(m) = mode {
-            use crate::runtime::format::stack::StackMode;
+            use crate::plan::layout::StackMode;
             match m.trim() {
                 "perf" => o.stack_mode = StackMode::Perf,
                 "raw" => o.stack_mode = StackMode::Raw,

@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use super::expand::Target;
 use super::types::{AddrSpace, Type};
 use crate::diag::{Diagnostic, Span};
-use crate::runtime::format::agg::AggKind;
-use crate::runtime::format::PrintfCall;
+use crate::plan::agg::AggKind;
+use crate::plan::printf::PrintfCall;
 use crate::syntax::ast::{ExprId, ProbeKind, Program};
 use crate::template::{Fact, Grouping};
 

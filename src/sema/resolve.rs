@@ -21,7 +21,7 @@ use super::CheckOptions;
 use crate::btf::Btf;
 use crate::diag::{Diagnostic, Span};
 use crate::kernel::info::KernelInfo;
-use crate::runtime::format::agg::AggKind;
+use crate::plan::agg::AggKind;
 use crate::syntax::ast::*;
 use crate::template::Fact;
 

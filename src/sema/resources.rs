@@ -10,7 +10,8 @@ use std::collections::HashMap;
 use super::program::{FormatSite, MapInfo};
 use super::types::Type;
 use crate::diag::Span;
-use crate::runtime::format::{ArgKind, FieldType, PrintfCall, PrintfCallError};
+use crate::plan::layout::FieldType;
+use crate::plan::printf::{ArgKind, PrintfCall, PrintfCallError};
 use crate::syntax::ast::ExprId;
 
 /// What is known of one map so far.

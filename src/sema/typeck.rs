@@ -390,7 +390,7 @@ impl Checker<'_> {
         }
         match self.maps.entries[i].value.clone() {
             Some(Type::Agg(a)) => {
-                use crate::runtime::format::agg::AggKind as A;
+                use crate::plan::agg::AggKind as A;
                 match a {
                     A::Count => Type::U64,
                     A::Sum { signed }

@@ -30,9 +30,9 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::runtime::format::agg::AggKind;
-use crate::runtime::format::decode::{FieldType, StructLayout};
-use crate::runtime::format::stack::StackMode;
+use crate::plan::agg::AggKind;
+use crate::plan::layout::StackMode;
+use crate::plan::layout::{FieldType, StructLayout};
 
 /// Which address space a pointer points into: decides `bpf_probe_read_kernel` versus
 /// `bpf_probe_read_user` when it is dereferenced.
@@ -413,8 +413,8 @@ fn agg_family(a: &AggKind) -> &'static str {
         AggKind::Max { .. } => "max",
         AggKind::Avg { .. } => "avg",
         AggKind::Stats { .. } => "stats",
-        AggKind::Hist(crate::runtime::format::hist::HistKind::Log2 { .. }) => "hist",
-        AggKind::Hist(crate::runtime::format::hist::HistKind::Linear { .. }) => "lhist",
+        AggKind::Hist(crate::plan::agg::HistKind::Log2 { .. }) => "hist",
+        AggKind::Hist(crate::plan::agg::HistKind::Linear { .. }) => "lhist",
     }
 }
 

@@ -12,70 +12,13 @@ use super::call::{bpf, bpf_fd, ptr, Cmd};
 use super::diagnose::{sys_error, Op};
 use super::error::{Errno, SysError};
 
-/// `enum bpf_map_type`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u32)]
-pub enum MapType {
-    #[doc(alias = "BPF_MAP_TYPE_HASH")]
-    Hash = 1,
-    #[doc(alias = "BPF_MAP_TYPE_ARRAY")]
-    Array = 2,
-    #[doc(alias = "BPF_MAP_TYPE_PROG_ARRAY")]
-    ProgArray = 3,
-    #[doc(alias = "BPF_MAP_TYPE_PERF_EVENT_ARRAY")]
-    PerfEventArray = 4,
-    #[doc(alias = "BPF_MAP_TYPE_PERCPU_HASH")]
-    PercpuHash = 5,
-    #[doc(alias = "BPF_MAP_TYPE_PERCPU_ARRAY")]
-    PercpuArray = 6,
-    #[doc(alias = "BPF_MAP_TYPE_STACK_TRACE")]
-    StackTrace = 7,
-    #[doc(alias = "BPF_MAP_TYPE_LRU_HASH")]
-    LruHash = 9,
-    #[doc(alias = "BPF_MAP_TYPE_LRU_PERCPU_HASH")]
-    LruPercpuHash = 10,
-    #[doc(alias = "BPF_MAP_TYPE_LPM_TRIE")]
-    LpmTrie = 11,
-    #[doc(alias = "BPF_MAP_TYPE_ARRAY_OF_MAPS")]
-    ArrayOfMaps = 12,
-    #[doc(alias = "BPF_MAP_TYPE_HASH_OF_MAPS")]
-    HashOfMaps = 13,
-    #[doc(alias = "BPF_MAP_TYPE_QUEUE")]
-    Queue = 22,
-    #[doc(alias = "BPF_MAP_TYPE_STACK")]
-    Stack = 23,
-    #[doc(alias = "BPF_MAP_TYPE_RINGBUF")]
-    Ringbuf = 27,
-    #[doc(alias = "BPF_MAP_TYPE_TASK_STORAGE")]
-    TaskStorage = 29,
-    #[doc(alias = "BPF_MAP_TYPE_BLOOM_FILTER")]
-    BloomFilter = 30,
-}
+/// `enum bpf_map_type`: the generated table of isa/map_types.txt.
+pub use crate::asm::isa::MapType;
 
 impl MapType {
+    /// The map type of a kernel value (`bpf_map_info.type`), if isa/map_types.txt names it.
     pub fn from_raw(v: u32) -> Option<MapType> {
-        use MapType::*;
-        [
-            Hash,
-            Array,
-            ProgArray,
-            PerfEventArray,
-            PercpuHash,
-            PercpuArray,
-            StackTrace,
-            LruHash,
-            LruPercpuHash,
-            LpmTrie,
-            ArrayOfMaps,
-            HashOfMaps,
-            Queue,
-            Stack,
-            Ringbuf,
-            TaskStorage,
-            BloomFilter,
-        ]
-        .into_iter()
-        .find(|t| *t as u32 == v)
+        MapType::from_value(v)
     }
 
     /// Per-CPU maps hold one value per possible CPU.

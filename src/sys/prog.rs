@@ -15,52 +15,14 @@ use super::error::{Errno, SysError};
 use super::verifier_log::{summarize, VerifierSummary};
 use crate::asm::Insn;
 
-/// `enum bpf_prog_type` (the types strobe loads).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u32)]
-pub enum ProgType {
-    #[doc(alias = "BPF_PROG_TYPE_SOCKET_FILTER")]
-    SocketFilter = 1,
-    #[doc(alias = "BPF_PROG_TYPE_KPROBE")]
-    Kprobe = 2,
-    #[doc(alias = "BPF_PROG_TYPE_TRACEPOINT")]
-    Tracepoint = 5,
-    #[doc(alias = "BPF_PROG_TYPE_XDP")]
-    Xdp = 6,
-    #[doc(alias = "BPF_PROG_TYPE_PERF_EVENT")]
-    PerfEvent = 7,
-    #[doc(alias = "BPF_PROG_TYPE_RAW_TRACEPOINT")]
-    RawTracepoint = 17,
-    #[doc(alias = "BPF_PROG_TYPE_RAW_TRACEPOINT_WRITABLE")]
-    RawTracepointWritable = 24,
-    #[doc(alias = "BPF_PROG_TYPE_TRACING")]
-    Tracing = 26,
-    #[doc(alias = "BPF_PROG_TYPE_EXT")]
-    Ext = 28,
-    #[doc(alias = "BPF_PROG_TYPE_LSM")]
-    Lsm = 29,
-    #[doc(alias = "BPF_PROG_TYPE_SYSCALL")]
-    Syscall = 31,
-}
+/// `enum bpf_prog_type`: the generated table of isa/prog_types.txt.
+pub use crate::asm::isa::ProgType;
 
 impl ProgType {
+    /// The program type of a kernel value (`bpf_prog_info.type`), if isa/prog_types.txt
+    /// names it.
     pub fn from_raw(v: u32) -> Option<ProgType> {
-        use ProgType::*;
-        [
-            SocketFilter,
-            Kprobe,
-            Tracepoint,
-            Xdp,
-            PerfEvent,
-            RawTracepoint,
-            RawTracepointWritable,
-            Tracing,
-            Ext,
-            Lsm,
-            Syscall,
-        ]
-        .into_iter()
-        .find(|t| *t as u32 == v)
+        ProgType::from_value(v)
     }
 
     /// Tracing program types need CAP_PERFMON on top of CAP_BPF (kernel/bpf/syscall.c

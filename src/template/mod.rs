@@ -79,8 +79,8 @@ pub(crate) use reloc::PSEUDO_FUNC;
 pub use reloc::{Field, Reloc, RelocKind};
 pub use source_map::SourceMap;
 
+use crate::asm::isa::ProgType;
 use crate::asm::{Insn, Section};
-use crate::sys::ProgType;
 
 /// How clones of a template are attached; decides the program's load attributes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -2,20 +2,9 @@
 //! value. A relocation names its site exactly (instruction index and field) so instantiation is
 //! a store, never a search.
 
-/// `src_reg` of an `ld_imm64` whose immediate is a map fd (`BPF_PSEUDO_MAP_FD`).
-pub(crate) const PSEUDO_MAP_FD: u8 = 1;
-/// `src_reg` of an `ld_imm64` whose immediate is a map fd and whose second immediate is an
-/// offset into the map's value (`BPF_PSEUDO_MAP_VALUE`).
-pub(crate) const PSEUDO_MAP_VALUE: u8 = 2;
-/// `src_reg` of an `ld_imm64` whose immediate is the offset of a BPF function of the same
-/// program, in instructions from the next one (`BPF_PSEUDO_FUNC`, kernel 5.13+).
-pub(crate) const PSEUDO_FUNC: u8 = 4;
-/// `code` of `ld_imm64` (BPF_LD | BPF_IMM | BPF_DW).
-pub(crate) const CODE_LD_IMM64: u8 = 0x18;
-/// `code` of `call` (BPF_JMP | BPF_CALL).
-pub(crate) const CODE_CALL: u8 = 0x85;
-/// `src_reg` of a call to a kernel function by BTF id (`BPF_PSEUDO_KFUNC_CALL`).
-pub(crate) const PSEUDO_KFUNC_CALL: u8 = 2;
+pub(crate) use crate::asm::isa::{
+    CODE_CALL, CODE_LD_IMM64, PSEUDO_FUNC, PSEUDO_KFUNC_CALL, PSEUDO_MAP_FD, PSEUDO_MAP_VALUE,
+};
 
 /// The instruction field a relocation writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

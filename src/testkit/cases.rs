@@ -28,7 +28,7 @@ use super::kernels::{KernelFilter, KernelFilterError};
 
 /// The line strobe prints once its probes are attached, when the environment variable of the
 /// same name is set; the runner starts `AFTER` workloads when it sees it.
-pub const NOTIFY_ATTACHED: &str = "__STROBE_NOTIFY_PROBES_ATTACHED";
+pub use crate::runtime::driver::NOTIFY_ATTACHED;
 
 /// bpftrace's default case timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);

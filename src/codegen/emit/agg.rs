@@ -15,8 +15,8 @@ use super::mem::store_int;
 use super::{Place, Value};
 use crate::asm::isa::{JmpOp, Size};
 use crate::codegen::builder::Builder;
-use crate::runtime::format::agg::AggKind;
-use crate::runtime::format::hist::HistKind;
+use crate::plan::agg::AggKind;
+use crate::plan::agg::HistKind;
 
 /// Applies one aggregation update of `v` (normalized; ignored by `count`) under `key` of
 /// per-CPU map `map`. For histograms `key` must have been built from `hist_key_fields`: its

@@ -10,7 +10,7 @@
 use super::Value;
 use crate::asm::isa::{AluOp, JmpOp};
 use crate::codegen::builder::Builder;
-use crate::runtime::format::hist::{linear_bucket, log2_bucket, MAX_LOG2_K};
+use crate::plan::agg::{linear_bucket, log2_bucket, MAX_LOG2_K};
 
 /// The log2 bucket of signed value `v` with `k` sub-buckets bits (clamped to 0..=5).
 pub fn log2(b: &mut Builder, v: Value, k: u8) -> Value {

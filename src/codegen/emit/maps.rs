@@ -16,7 +16,7 @@ use super::mem::{store_int, zero};
 use super::{IntTy, Place, Value};
 use crate::asm::isa::{Helper, JmpOp, Size};
 use crate::codegen::builder::{Arg, Builder, VReg};
-use crate::runtime::format::decode::{tuple_offsets, FieldType};
+use crate::plan::layout::{tuple_offsets, FieldType};
 
 /// A failure counter: slot `index` (a `u64`) of array map `map` (an index into the builder's
 /// map table); `percpu` says whether the map is a per-CPU array.

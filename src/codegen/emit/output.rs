@@ -15,31 +15,8 @@ use crate::asm::isa::{Helper, Size};
 use crate::codegen::builder::{Arg, Builder};
 use crate::codegen::stack::MAX_STACK;
 use crate::codegen::CodegenError;
-use crate::runtime::format::decode::{tuple_offsets, FieldType};
-
-/// Bytes before the arguments.
-pub const RECORD_HEADER_SIZE: usize = 8;
-
-/// What a record asks the runtime to do (the header's `kind`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u32)]
-pub enum EventKind {
-    Printf = 1,
-    Print = 2,
-    Time = 3,
-    Exit = 4,
-    Cat = 5,
-    System = 6,
-    Join = 7,
-    Strftime = 8,
-    Clear = 9,
-    Zero = 10,
-}
-
-/// Bytes of a record with arguments `args`.
-pub fn record_size(args: &[FieldType]) -> usize {
-    RECORD_HEADER_SIZE + FieldType::Tuple(args.to_vec()).size()
-}
+use crate::plan::layout::{tuple_offsets, FieldType};
+pub use crate::plan::record::{record_size, EventKind, RECORD_HEADER_SIZE};
 
 /// A record being built (on the stack or in a scratch buffer).
 #[derive(Clone, Debug)]

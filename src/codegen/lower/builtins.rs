@@ -9,11 +9,16 @@ use crate::codegen::emit::{IntTy, Place, Value};
 use crate::sema::Type;
 use crate::syntax::ast::Expr;
 
-/// x86-64 `struct pt_regs` offsets of the argument registers (di, si, dx, cx, r8, r9) and ax
-/// (arch/x86/include/uapi/asm/ptrace.h).
-const PT_REGS_ARGS: [i32; 6] = [112, 104, 96, 88, 72, 64];
-const PT_REGS_AX: i32 = 80;
-const PT_REGS_CS: i32 = 136;
+/// The offset of `role` (`arg0`…`arg5`, `ret`, `ip`) or, for `reg`, of register `name` in
+/// x86-64 `struct pt_regs`, from isa/kprobe_regs.txt.
+fn pt_regs(role: &str, name: &str) -> i32 {
+    let off = if role == "reg" {
+        crate::asm::isa::register_offset("x86_64", name)
+    } else {
+        crate::asm::isa::kprobe_reg("x86_64", role).map(|r| r.offset)
+    };
+    i32::from(off.expect("internal error: isa/kprobe_regs.txt lacks an x86_64 register"))
+}
 
 /// A builtin value `name`.
 pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Val, LowerError> {
@@ -93,7 +98,7 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
             )
         }
         "retval" => match lw.args {
-            ArgsSource::Regs => ctx_load(lw, PT_REGS_AX, it),
+            ArgsSource::Regs => ctx_load(lw, pt_regs("ret", ""), it),
             ArgsSource::Fentry => bi::ret_slot(&mut lw.b, it),
             _ => return Err(LowerError::unsupported("`retval` in this probe", e.span)),
         },
@@ -110,7 +115,7 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
             Value::Imm(1)
         }
         "usermode" => {
-            let cs = ctx_load(lw, PT_REGS_CS, IntTy::U64);
+            let cs = ctx_load(lw, pt_regs("reg", "cs"), IntTy::U64);
             let low = crate::codegen::emit::arith::binop(
                 &mut lw.b,
                 crate::codegen::emit::arith::BinOp::And,
@@ -133,7 +138,7 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
         n if n.starts_with("arg") && n[3..].parse::<usize>().is_ok() => {
             let i: usize = n[3..].parse().unwrap_or(0);
             match &lw.args {
-                ArgsSource::Regs if i < 6 => ctx_load(lw, PT_REGS_ARGS[i], it),
+                ArgsSource::Regs if i < 6 => ctx_load(lw, pt_regs(&format!("arg{i}"), ""), it),
                 ArgsSource::RawTracepoint(_) => bi::ctx_u64(&mut lw.b, i as u32, it),
                 ArgsSource::Usdt(args) => {
                     let args = args.clone();
@@ -272,7 +277,7 @@ pub(crate) fn stack(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, Lower
         _ => return Err(LowerError::unsupported("this stack", e.span)),
     };
     lw.script.stack_maps.insert((user, limit));
-    let map = lw.b.map(&crate::runtime::plan::stack_map_name(user, limit));
+    let map = lw.b.map(&crate::plan::stack_map_name(user, limit));
     let p = lw.place(if user { 16 } else { 8 }, e.span)?;
     let ctx = lw.b.ctx();
     let id = lw.b.call(
@@ -293,9 +298,6 @@ pub(crate) fn stack(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, Lower
     }
     Ok(Val::Mem(p))
 }
-
-/// x86-64 `pt_regs.ip`.
-const PT_REGS_IP: i32 = 128;
 
 /// `usym` layout: `u64 addr, i32 pid, i32 probe` (`runtime::format::decode`).
 pub(crate) fn usym(lw: &mut Lower<'_>, e: &Expr, addr: Value) -> Result<Val, LowerError> {
@@ -322,7 +324,7 @@ fn func(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, LowerError> {
     use crate::syntax::ast::ProbeKind as K;
     match (lw.probe_kind, t) {
         (K::Uprobe, Type::USym) => {
-            let ip = ctx_load(lw, PT_REGS_IP, IntTy::U64);
+            let ip = ctx_load(lw, pt_regs("ip", ""), IntTy::U64);
             usym(lw, e, ip)
         }
         // A uretprobe fires after the `ret`: its saved ip is the caller's. bpf_get_func_ip
@@ -343,7 +345,7 @@ fn func(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, LowerError> {
         (K::Kprobe, _) if !kprobe_has_get_func_ip(lw) => {
             let r = lw.b.vreg();
             let ctx = lw.b.ctx();
-            lw.b.load(Size::Dw, r, ctx, PT_REGS_IP);
+            lw.b.load(Size::Dw, r, ctx, pt_regs("ip", ""));
             lw.b.alu(true, crate::asm::isa::AluOp::Sub, r, 1);
             Ok(Val::Int(Value::Reg(r), IntTy::U64))
         }
@@ -391,7 +393,7 @@ pub(crate) fn uaddr_relocated(
         );
         Value::Reg(r)
     } else {
-        ctx_load(lw, PT_REGS_IP, IntTy::U64)
+        ctx_load(lw, pt_regs("ip", ""), IntTy::U64)
     };
     let delta = sym_addr.wrapping_sub(anchor) as i64;
     let r = match ip {

@@ -14,8 +14,8 @@ use crate::codegen::emit::maps::{self as emaps, Key, BPF_ANY};
 use crate::codegen::emit::output::{submit, EventKind, Record};
 use crate::codegen::emit::{IntTy, Place, Value};
 use crate::diag::Span;
-use crate::runtime::format::decode::FieldType;
-use crate::runtime::plan::PrintSpec;
+use crate::plan::layout::FieldType;
+use crate::plan::PrintSpec;
 use crate::sema::{MapId, MapInfo, Type};
 use crate::syntax::ast::{BinaryOp, Expr, ExprKind, UnaryOp};
 
@@ -111,7 +111,7 @@ pub(crate) fn lower_call(
             let id = lw.script.events.printf.len() as u32;
             lw.script.events.printf.push(call.clone());
             if name != "printf" {
-                let diag = crate::runtime::plan::PrintfDiag {
+                let diag = crate::plan::PrintfDiag {
                     id,
                     error: name == "errorf",
                     span: e.span,
@@ -167,7 +167,7 @@ pub(crate) fn lower_call(
             let arr = lower_expr(lw, &args[0])?.value();
             let arr = arr.reg(&mut lw.b);
             let id = lw.script.events.join.len() as u32;
-            lw.script.events.join.push(crate::runtime::plan::JoinSpec {
+            lw.script.events.join.push(crate::plan::JoinSpec {
                 elem_size: elem,
                 count: JOIN_MAX,
                 sep,
@@ -552,10 +552,7 @@ fn build_key_for(
         &direct,
         keys.first().map_or(info.span, |k| k.span),
     )?;
-    let hist = matches!(
-        info.agg,
-        Some(crate::runtime::format::agg::AggKind::Hist(_))
-    );
+    let hist = matches!(info.agg, Some(crate::plan::agg::AggKind::Hist(_)));
     if (fields.is_empty() || (fields.len() == 1 && info.keys.is_empty())) && !(hist && bucket_later)
     {
         key.set_int(&mut lw.b, 0, Value::Imm(0));
@@ -595,7 +592,7 @@ fn new_key(
     Ok(Key {
         place,
         fields: fields.to_vec(),
-        offsets: crate::runtime::format::decode::tuple_offsets(fields),
+        offsets: crate::plan::layout::tuple_offsets(fields),
         size,
     })
 }

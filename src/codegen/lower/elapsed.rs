@@ -5,13 +5,13 @@
 //! bpftrace, which writes the start time from userspace).
 
 use super::Lower;
+use crate::asm::isa::MapType;
 use crate::asm::isa::{Helper, JmpOp, Size};
 use crate::codegen::emit::{IntTy, Value};
 use crate::codegen::Builder;
-use crate::runtime::plan::{MapRole, MapSpec};
+use crate::plan::{MapRole, MapSpec};
 use crate::syntax::ast::{Expr, ExprKind, Program};
 use crate::syntax::visit::{walk_expr, Visitor};
-use crate::sys::MapType;
 
 pub(crate) const START_MAP: &str = "elapsed_start";
 

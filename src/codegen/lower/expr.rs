@@ -12,7 +12,7 @@ use crate::codegen::emit::arith::{self, BinOp, CmpOp};
 use crate::codegen::emit::control::jump_if_false;
 use crate::codegen::emit::mem::write_str;
 use crate::codegen::emit::{IntTy, Place, Value};
-use crate::runtime::format::decode::{tuple_offsets, FieldType};
+use crate::plan::layout::{tuple_offsets, FieldType};
 use crate::sema::Type;
 use crate::syntax::ast::{BinaryOp, Expr, ExprKind, UnaryOp};
 

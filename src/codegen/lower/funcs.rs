@@ -14,7 +14,7 @@ use crate::asm::isa::{Helper, JmpOp, Size};
 use crate::codegen::emit::mem::{store_int, zero};
 use crate::codegen::emit::{IntTy, Value};
 use crate::codegen::Arg;
-use crate::runtime::format::decode::FieldType;
+use crate::plan::layout::FieldType;
 use crate::sema::Type;
 use crate::syntax::ast::{Expr, ExprKind};
 
@@ -75,14 +75,12 @@ pub(crate) fn lower_call(
         // Resolved now, as bpftrace resolves it at compile time.
         "cgroupid" => {
             let path = str_lit(&args[0]);
-            match crate::sys::cgroup_id::cgroup_id(&path) {
+            match lw.kernel.cgroup_id(&path) {
                 Ok(id) => Ok(Val::Int(Value::Imm(id as i64), IntTy::U64)),
                 Err(err) => Err(LowerError::Kernel {
                     what: format!(
                         "Failed to get `cgroupid` for path: \"{path}\": {}",
-                        crate::runtime::format::decode::strerror_text(
-                            err.raw_os_error().unwrap_or(0)
-                        )
+                        crate::plan::layout::strerror_text(err.raw_os_error().unwrap_or(0))
                     ),
                     span: e.span,
                 }),

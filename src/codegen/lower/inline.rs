@@ -367,13 +367,13 @@ pub(crate) fn lower_return(
                 }
             }
             Ret::Mem(p) => {
-                let f =
-                    ret.ty
-                        .field_type()
-                        .unwrap_or(crate::runtime::format::decode::FieldType::Int {
-                            bytes: 8,
-                            signed: true,
-                        });
+                let f = ret
+                    .ty
+                    .field_type()
+                    .unwrap_or(crate::plan::layout::FieldType::Int {
+                        bytes: 8,
+                        signed: true,
+                    });
                 super::store::store_val(lw, p, &f, v, &t);
             }
         }

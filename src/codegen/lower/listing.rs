@@ -10,10 +10,10 @@ use std::fmt::Write;
 use crate::asm::listing::disassemble_labeled;
 use crate::asm::Insn;
 use crate::diag::SourceFile;
-use crate::runtime::plan::CompiledScript;
+use crate::plan::CompiledScript;
 use crate::template::{RelocKind, Template};
 
-const CODE_LD_IMM64: u8 = 0x18;
+use crate::asm::isa::CODE_LD_IMM64;
 
 /// The listing of every probe of `script`.
 pub fn listing(script: &CompiledScript, src: &SourceFile) -> String {

@@ -20,8 +20,8 @@ use crate::asm::isa::{AluOp, Helper, JmpOp, Size};
 use crate::codegen::emit::{IntTy, Place, Value};
 use crate::codegen::{Arg, Builder, VReg};
 use crate::diag::Span;
-use crate::runtime::format::agg::AggKind;
-use crate::runtime::format::decode::{tuple_offsets, FieldType};
+use crate::plan::agg::AggKind;
+use crate::plan::layout::{tuple_offsets, FieldType};
 use crate::sema::Type;
 use crate::syntax::ast::{Block, Expr, ForIter, Ident};
 

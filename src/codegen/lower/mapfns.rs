@@ -11,8 +11,8 @@ use crate::asm::isa::{AluOp, Helper, JmpOp, Size};
 use crate::codegen::emit::maps::Key;
 use crate::codegen::emit::{IntTy, Value};
 use crate::codegen::{Arg, Builder};
-use crate::runtime::format::agg::AggKind;
-use crate::runtime::format::decode::{tuple_offsets, FieldType};
+use crate::plan::agg::AggKind;
+use crate::plan::layout::{tuple_offsets, FieldType};
 use crate::sema::{MapInfo, Type};
 use crate::syntax::ast::{Expr, ExprKind};
 

@@ -1,6 +1,6 @@
 //! The script's map table: the ring buffer, the lost-records and map-full counters, then one
 //! map per script map in the checker's order (so script map `MapId(i)` is entry
-//! [`FIRST_SCRIPT_MAP`]` + i` of [`CompiledScript::maps`](crate::runtime::plan::CompiledScript)).
+//! [`FIRST_SCRIPT_MAP`]` + i` of [`CompiledScript::maps`](crate::plan::CompiledScript)).
 //!
 //! Layouts: integer keys and plain integer values are widened to 8 bytes (bpftrace does the
 //! same, and the checker may unify several widths into one map); aggregations are per-CPU hash
@@ -8,12 +8,12 @@
 //! bucket index (`emit::maps::hist_key_fields`).
 
 use super::{DROPS, LOST, RINGBUF, SCRATCH, SCRATCH_SIZE};
+use crate::asm::isa::MapType;
 use crate::codegen::emit::maps::hist_key_fields;
-use crate::runtime::format::agg::AggKind;
-use crate::runtime::format::decode::FieldType;
-use crate::runtime::plan::{MapRole, MapSpec, MapValueSpec};
+use crate::plan::agg::AggKind;
+use crate::plan::layout::FieldType;
+use crate::plan::{MapRole, MapSpec, MapValueSpec};
 use crate::sema::{CheckedProgram, MapId, MapInfo, Type};
-use crate::sys::MapType;
 
 /// Index of the first script map in the table.
 pub const FIRST_SCRIPT_MAP: usize = 4;

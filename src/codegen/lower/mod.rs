@@ -31,7 +31,7 @@ pub mod mapfns;
 pub mod maps;
 pub mod pid_filter;
 pub mod probe;
-pub mod requires;
+pub use crate::plan::requires;
 pub mod stmt;
 pub mod store;
 pub mod task;
@@ -43,7 +43,7 @@ use crate::codegen::emit::{IntTy, Place, Value};
 use crate::codegen::{Builder, CodegenError, Label};
 use crate::diag::Span;
 use crate::kernel::info::KernelInfo;
-use crate::runtime::plan::{CompiledScript, EventTable};
+use crate::plan::{CompiledScript, EventTable};
 use crate::sema::{CheckedProgram, Type, VarSlot};
 
 /// Why a checked script could not be lowered.
@@ -330,7 +330,7 @@ pub fn lower(
         state
             .stack_maps
             .iter()
-            .map(|&(user, limit)| crate::runtime::plan::stack_map_spec(user, limit)),
+            .map(|&(user, limit)| crate::plan::stack_map_spec(user, limit)),
     );
     Ok(CompiledScript {
         maps,

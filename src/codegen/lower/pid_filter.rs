@@ -15,11 +15,11 @@
 //! [`MapRole::PidFilter`]): `u32` traced tgid at 0 (0 for any), `u32` strobe's own tgid at 4,
 //! filled by the runtime before arming.
 
+use crate::asm::isa::MapType;
 use crate::asm::isa::{AluOp, Helper, JmpOp, Size};
 use crate::codegen::{Builder, Label};
-use crate::runtime::plan::{MapRole, MapSpec};
+use crate::plan::{MapRole, MapSpec};
 use crate::syntax::ast::ProbeKind;
-use crate::sys::MapType;
 
 pub(crate) const PID_MAP: &str = "strobe_pid";
 

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use super::{ArgsSource, Lower, LowerError, ScriptState};
 use crate::codegen::{finish, Builder, FinishOptions};
 use crate::kernel::info::KernelInfo;
-use crate::runtime::plan::{ProbeKind as RunKind, ProbeSpec, Sampling};
+use crate::plan::{ProbeKind as RunKind, ProbeSpec, Sampling};
 use crate::sema::expand::TargetKind;
 use crate::sema::{AttachTargets, CheckedProbe, CheckedProgram};
 use crate::syntax::ast::ProbeKind;
@@ -430,7 +430,7 @@ fn with_fentry_targets(
         let Some(&proto) = protos.get(target.name.as_str()) else {
             continue;
         };
-        if let Ok(mut c) = crate::loader::CloneTarget::from_proto(t, proto, *id) {
+        if let Ok(mut c) = crate::plan::target::CloneTarget::from_proto(t, proto, *id) {
             // `func` prints the target's name (the target-index table).
             c.name = target.name.clone();
             // A module function's BTF id is in the module's BTF: the loader loads it with

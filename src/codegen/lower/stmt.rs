@@ -14,7 +14,7 @@ use super::{Lower, LowerError, Val};
 use crate::codegen::emit::control::{jump_if_false, LoopLabels};
 use crate::codegen::emit::mem::zero;
 use crate::codegen::emit::Place;
-use crate::runtime::format::decode::FieldType;
+use crate::plan::layout::FieldType;
 use crate::sema::{CheckedProbe, Type, VarSlot};
 use crate::syntax::ast::{Block, Expr, LValue, Stmt, StmtKind};
 

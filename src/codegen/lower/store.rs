@@ -8,7 +8,7 @@ use super::{int_ty, Lower, Val};
 use crate::asm::isa::Size;
 use crate::codegen::emit::mem::{load_int, store_int, zero};
 use crate::codegen::emit::{IntTy, Place, Value};
-use crate::runtime::format::decode::{tuple_offsets, FieldType};
+use crate::plan::layout::{tuple_offsets, FieldType};
 use crate::sema::types::AddrSpace;
 use crate::sema::Type;
 use crate::syntax::ast::{Expr, ExprKind, UnaryOp};

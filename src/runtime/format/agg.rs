@@ -15,6 +15,7 @@
 //! like the kernel's own adds); a short or ragged buffer merges the complete slots only.
 
 use super::hist::HistKind;
+pub use crate::plan::agg::AggKind;
 
 /// A 64-bit integer with the signedness of the script expression it came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,18 +54,6 @@ impl std::fmt::Display for Num {
             Num::U(v) => v.fmt(f),
         }
     }
-}
-
-/// Which aggregation a map holds (decided by the checker from the script).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AggKind {
-    Count,
-    Sum { signed: bool },
-    Min { signed: bool },
-    Max { signed: bool },
-    Avg { signed: bool },
-    Stats { signed: bool },
-    Hist(HistKind),
 }
 
 /// One merged aggregation value.

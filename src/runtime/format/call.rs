@@ -6,86 +6,12 @@
 //! Output: a typed error when they do not fit; otherwise the text for each record.
 //! Invariant: rendering a record never panics; a short record is a [`DecodeError`].
 
-use super::decode::{decode, tuple_offsets, DecodeError, FieldType, Resolver};
-use super::printf::{render_spec, render_str, ArgKind, Conv, FormatString, PrintfError};
+use super::decode::{decode, DecodeError, FieldType, Resolver};
+use super::printf::{render_spec, render_str, Conv};
 use super::value::{TextStyle, Value};
-
-/// Why a printf call's arguments do not fit its format.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PrintfCallError {
-    #[error(transparent)]
-    Format(#[from] PrintfError),
-    #[error("{problem} arguments for format string ({given} supplied, {expected} expected)")]
-    ArgCount {
-        problem: &'static str,
-        given: usize,
-        expected: usize,
-    },
-    #[error("argument {index} does not fit its conversion: {expected:?} expected")]
-    ArgType { index: usize, expected: ArgKind },
-}
-
-/// A printf call whose arguments have been checked against its format.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PrintfCall {
-    pub format: FormatString,
-    pub args: Vec<FieldType>,
-    offsets: Vec<usize>,
-}
-
-fn fits(kind: ArgKind, ty: &FieldType) -> bool {
-    match kind {
-        ArgKind::Any => true,
-        ArgKind::Integer => matches!(
-            ty,
-            FieldType::Int { .. } | FieldType::Enum { .. } | FieldType::Bool | FieldType::Pointer
-        ),
-        ArgKind::Buffer => matches!(ty, FieldType::Buf { .. } | FieldType::Str { .. }),
-    }
-}
+pub use crate::plan::printf::{PrintfCall, PrintfCallError};
 
 impl PrintfCall {
-    /// Parses `fmt` and checks `args` against it (count, then each kind).
-    pub fn new(fmt: &str, args: Vec<FieldType>) -> Result<PrintfCall, PrintfCallError> {
-        let format = FormatString::parse(fmt)?;
-        let kinds = format.arg_kinds();
-        if kinds.len() != args.len() {
-            return Err(PrintfCallError::ArgCount {
-                problem: if args.len() > kinds.len() {
-                    "too many"
-                } else {
-                    "not enough"
-                },
-                given: args.len(),
-                expected: kinds.len(),
-            });
-        }
-        for (index, (k, t)) in kinds.iter().zip(&args).enumerate() {
-            if !fits(*k, t) {
-                return Err(PrintfCallError::ArgType {
-                    index,
-                    expected: *k,
-                });
-            }
-        }
-        let offsets = tuple_offsets(&args);
-        Ok(PrintfCall {
-            format,
-            args,
-            offsets,
-        })
-    }
-
-    /// Where each argument goes in the record's argument area.
-    pub fn offsets(&self) -> &[usize] {
-        &self.offsets
-    }
-
-    /// Size of the argument area.
-    pub fn args_size(&self) -> usize {
-        FieldType::Tuple(self.args.clone()).size()
-    }
-
     /// Appends the text for one record's argument area. On error `out` may hold the part of
     /// the line written before the short field.
     pub fn render_into(
@@ -95,7 +21,7 @@ impl PrintfCall {
         style: TextStyle,
         out: &mut Vec<u8>,
     ) -> Result<(), DecodeError> {
-        let offsets = &self.offsets;
+        let offsets = self.offsets();
         self.format.render_with(out, |i, spec, out| {
             let (Some(ty), Some(&off)) = (self.args.get(i), offsets.get(i)) else {
                 return Ok(());

@@ -9,18 +9,7 @@
 //! An unresolved address prints as `0x…` hex. Invariant: never fails, whatever the frames.
 
 use super::value::write_display;
-
-/// How a stack is laid out (`kstack(perf)`, `-B` style `ustack(raw)` …).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
-pub enum StackMode {
-    /// bpftrace's default: 8-space indent, `name+offset`.
-    #[default]
-    Bpftrace,
-    /// `\t<hex addr> name+offset[ (module)]`, the layout perf script and flame graph tools read.
-    Perf,
-    /// Hex addresses only.
-    Raw,
-}
+pub use crate::plan::layout::StackMode;
 
 /// A resolved symbol: `name+offset`, and for user frames the object it lives in.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

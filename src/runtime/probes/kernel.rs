@@ -7,7 +7,7 @@ use super::{map_fds, AttachContext, Attachment, ProbeError};
 use crate::loader::{
     attach_multi, load_clones, CloneTarget, LoadOptions, MultiOptions, MultiTargets,
 };
-use crate::runtime::plan::ProbeSpec;
+use crate::plan::ProbeSpec;
 use crate::template::AttachKind;
 
 pub fn kprobe(
@@ -49,11 +49,11 @@ fn error_injection_filter(
     template: &crate::template::Template,
     funcs: &[String],
 ) -> (Vec<String>, Vec<String>) {
-    const BPF_FUNC_OVERRIDE_RETURN: i32 = 58;
-    let overrides = template
-        .insns
-        .iter()
-        .any(|i| i.code == 0x85 && i.regs >> 4 == 0 && i.imm == BPF_FUNC_OVERRIDE_RETURN);
+    use crate::asm::isa::{CallKind, Helper, CODE_CALL};
+    let override_return = Helper::OverrideReturn.id() as i32;
+    let overrides = template.insns.iter().any(|i| {
+        i.code == CODE_CALL && i.src() == CallKind::Helper.value() && i.imm == override_return
+    });
     let list = if overrides {
         std::fs::read_to_string("/sys/kernel/debug/error_injection/list").ok()
     } else {

@@ -1,4 +1,4 @@
-//! Attaching one probe of a [`CompiledScript`](super::plan::CompiledScript): one small file per
+//! Attaching one probe of a [`CompiledScript`](crate::plan::CompiledScript): one small file per
 //! attach kind the runtime attaches itself (interval, profile, tracepoint, rawtracepoint,
 //! uprobe, software/hardware perf events); fentry/fexit/kprobe go through the clone loader
 //! (`kernel.rs`). BEGIN/END are loaded here but run by the driver (`special.rs`).
@@ -21,8 +21,8 @@ use std::os::fd::{AsFd, RawFd};
 
 pub use special::SpecialProg;
 
-use super::plan::{ProbeKind, ProbeSpec};
 use crate::loader::{KernelObject, LoaderError};
+use crate::plan::{ProbeKind, ProbeSpec};
 use crate::sys::{Link, LinkTarget, LoadError, PerfEvent, Prog, ProgLoadOptions, SysError};
 use crate::template::{instantiate, InstantiateError, TargetValues, Template};
 

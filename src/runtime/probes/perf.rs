@@ -3,8 +3,8 @@
 //! `BPF_PROG_TYPE_PERF_EVENT` (4.9); one program serves every CPU's event.
 
 use super::{attach_perf_events, load_program, sys_err, AttachContext, Attachment, ProbeError};
+use crate::plan::{ProbeSpec, Sampling};
 use crate::runtime::cpus::online_cpus;
-use crate::runtime::plan::{ProbeSpec, Sampling};
 use crate::sys::attr::PerfEventAttr;
 use crate::sys::perf::{PerfFlags, PerfType};
 use crate::sys::{PerfEvent, SoftwareEvent};

@@ -4,7 +4,7 @@
 
 use super::{load_program, sys_err, AttachContext, Attachment, ProbeError};
 use crate::loader::KernelObject;
-use crate::runtime::plan::ProbeSpec;
+use crate::plan::ProbeSpec;
 use crate::sys::Link;
 
 pub fn attach(

@@ -4,7 +4,7 @@
 //! guard. Needs BPF_PROG_TEST_RUN for raw tracepoints (5.10).
 
 use super::{load_program, AttachContext, ProbeError};
-use crate::runtime::plan::ProbeSpec;
+use crate::plan::ProbeSpec;
 use crate::sys::{Prog, TestRunOptions};
 
 /// A loaded BEGIN or END program.

@@ -5,7 +5,7 @@
 
 use super::{attach_perf_events, load_program, sys_err, AttachContext, Attachment, ProbeError};
 use crate::kernel::tracefs::Tracefs;
-use crate::runtime::plan::ProbeSpec;
+use crate::plan::ProbeSpec;
 use crate::sys::PerfEvent;
 
 pub fn attach(

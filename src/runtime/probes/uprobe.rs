@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::{map_fds, AttachContext, Attachment, ProbeError};
 use crate::loader::{attach_multi, symbols::resolve_uprobe_site, MultiOptions, MultiTargets};
-use crate::runtime::plan::ProbeSpec;
+use crate::plan::ProbeSpec;
 use crate::template::AttachKind;
 
 /// The path to open for `binary` as seen by process `pid` (a path already under

@@ -14,7 +14,7 @@ use super::{attach_perf_events, load_program, sys_err, uprobe::resolve_binary};
 use super::{AttachContext, Attachment, ProbeError};
 use crate::kernel::info::UsdtNote;
 use crate::kernel::usdt::locate;
-use crate::runtime::plan::ProbeSpec;
+use crate::plan::ProbeSpec;
 use crate::sys::PerfEvent;
 
 pub fn attach(

@@ -7,8 +7,8 @@
 //! and its refusal is reported as is.
 
 use super::{attach_perf_events, load_program, sys_err, AttachContext, Attachment, ProbeError};
+use crate::plan::ProbeSpec;
 use crate::runtime::cpus::online_cpus;
-use crate::runtime::plan::ProbeSpec;
 use crate::sys::attr::PerfEventAttr;
 use crate::sys::PerfEvent;
 

@@ -1,5 +1,7 @@
 use super::*;
+use crate::plan::layout::StackMode;
 use crate::runtime::format::value::TextStyle;
+use std::sync::Arc;
 
 fn text(v: &Value) -> String {
     String::from_utf8_lossy(&v.to_text(TextStyle::default())).into_owned()

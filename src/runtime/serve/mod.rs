@@ -28,7 +28,7 @@ use std::time::Instant;
 
 use encode::{write_header, write_sample, Kind, MetricMap};
 
-use crate::runtime::plan::{CompiledScript, MapRole, MapSpec, ProbeKind, ProbeSpec};
+use crate::plan::{CompiledScript, MapRole, MapSpec, ProbeKind, ProbeSpec};
 use crate::runtime::symbolize::Symbolizer;
 use crate::sys::Map;
 
@@ -270,7 +270,7 @@ pub fn prepare(
             MapRole::LostCounter => out.lost = Some(dup(map)?),
             MapRole::DropCounter => out.drops = Some(dup(map)?),
             _ => {
-                if let Some((user, limit)) = crate::runtime::plan::parse_stack_map_name(&spec.name)
+                if let Some((user, limit)) = crate::plan::parse_stack_map_name(&spec.name)
                 {
                     out.stacks.push((user, limit, dup(map)?));
                 }

@@ -39,10 +39,9 @@ pub fn kernel_requirement(
     if reason.contains("unrecognized bpf_ld_imm64")
         || reason.contains("number of funcs in func_info doesn't match")
     {
-        let at = t
-            .insns
-            .iter()
-            .position(|i| i.code == 0x18 && i.src() == crate::template::PSEUDO_FUNC)?;
+        let at = t.insns.iter().position(|i| {
+            i.code == crate::asm::isa::CODE_LD_IMM64 && i.src() == crate::asm::isa::PSEUDO_FUNC
+        })?;
         return Some((
             insn.or(Some(at)),
             "this kernel has no BPF callbacks (BPF_PSEUDO_FUNC, kernel 5.13+), which loops \
@@ -116,7 +115,7 @@ mod tests {
     #[test]
     fn pseudo_func_refusal_points_at_the_callback_reference() {
         let mut lo = crate::asm::Insn::ld_imm64(crate::asm::Reg::R2, 0);
-        lo[0].set_src(crate::template::PSEUDO_FUNC);
+        lo[0].set_src(crate::asm::isa::PSEUDO_FUNC);
         let insns = vec![
             crate::asm::Insn::mov64_imm(crate::asm::Reg::R0, 0),
             lo[0],

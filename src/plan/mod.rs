@@ -2,7 +2,7 @@
 //! what the compiler (check + lower) must produce. No syscalls here.
 //!
 //! Input: built by the compiler (or by hand in tests). Output: read by
-//! [`super::driver::run`]. Invariants the producer must keep (checked by
+//! `runtime::driver::run`. Invariants the producer must keep (checked by
 //! [`CompiledScript::validate`] before anything touches the kernel):
 //! - every name in a template's `maps` table is the `name` of a [`MapSpec`] (or
 //!   [`crate::template::ARM_MAP_NAME`] and [`crate::template::EXIT_MAP_NAME`], which the
@@ -21,11 +21,18 @@
 
 use std::path::PathBuf;
 
-use crate::runtime::format::agg::AggKind;
-use crate::runtime::format::decode::FieldType;
-use crate::runtime::format::PrintfCall;
-use crate::sys::MapType;
+pub mod agg;
+pub mod layout;
+pub mod printf;
+pub mod record;
+pub mod requires;
+pub mod target;
+
+use crate::asm::isa::MapType;
 use crate::template::{Template, ARM_MAP_NAME, EXIT_MAP_NAME};
+use agg::AggKind;
+use layout::FieldType;
+use printf::PrintfCall;
 
 /// A whole compiled script.
 #[derive(Clone, Debug, Default)]
@@ -146,7 +153,7 @@ pub enum ProbeKind {
     /// `fentry:`/`fexit:` targets with their BTF ids and per-target values, through the
     /// loader's clone path.
     Fentry {
-        targets: Vec<crate::loader::CloneTarget>,
+        targets: Vec<target::CloneTarget>,
         fexit: bool,
     },
     /// `usdt:BINARY:PROVIDER:NAME`: one probe site (one `.note.stapsdt` note) of a binary;
@@ -216,8 +223,8 @@ pub enum Sampling {
 
 impl ProbeKind {
     /// The BPF program type this kind's programs are loaded as.
-    pub fn prog_type(&self) -> crate::sys::ProgType {
-        use crate::sys::ProgType;
+    pub fn prog_type(&self) -> crate::asm::isa::ProgType {
+        use crate::asm::isa::ProgType;
         match self {
             ProbeKind::Begin | ProbeKind::End | ProbeKind::RawTracepoint { .. } => {
                 ProgType::RawTracepoint

@@ -29,7 +29,7 @@ use crate::runtime::format::agg::{average, Agg, AggKind};
 use crate::runtime::format::hist::HistKind;
 use crate::runtime::format::maps::{cmp_keys, write_key_field, MapValue};
 use crate::runtime::format::{TextStyle, Value};
-use crate::runtime::plan::MapValueSpec;
+use crate::plan::MapValueSpec;
 
 /// Label names strobe writes itself, which `--serve-labels` may not use.
 pub const RESERVED_LABELS: &[&str] = &["le", "quantile", "value"];

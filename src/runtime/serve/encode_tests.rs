@@ -274,7 +274,7 @@ fn entries_are_written_in_key_order() {
 
 #[test]
 fn serve_flags_parse() {
-    use crate::serve::{looks_like_addr, parse_addr, parse_labels};
+    use crate::runtime::serve::{looks_like_addr, parse_addr, parse_labels};
     assert!(looks_like_addr("9435") && looks_like_addr("0.0.0.0:9435"));
     assert!(looks_like_addr("[::1]:9435") && looks_like_addr("localhost:1"));
     assert!(!looks_like_addr("script.bt") && !looks_like_addr("/tmp/x:1/a.bt"));
@@ -292,7 +292,7 @@ fn serve_flags_parse() {
 
 #[test]
 fn http_request_lines_parse() {
-    use crate::serve::http::parse_head;
+    use crate::runtime::serve::http::parse_head;
     assert_eq!(
         parse_head(b"GET /metrics?x=1 HTTP/1.1\r\nHost: a\r\n\r\n"),
         Ok(("GET".into(), "/metrics".into()))

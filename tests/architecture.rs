@@ -1,0 +1,266 @@
+//! The module graph follows the data flow: script text (`syntax`) → checked program (`sema`,
+//! `builtins`) → templates and the plan (`codegen`, driven by `compile`, producing `template`s
+//! and a `plan`) → `loader` → `runtime` → the front ends (`api`, `cli`), with leaf modules
+//! (`diag`, `timings`, `asm` (the ISA), `btf`, `elf`, `sys`, `kernel`) below them all. The
+//! contract between compiler and runtime (`plan`, with the `template`s it holds) is the
+//! vocabulary the checker already decides in (value layouts, aggregation kinds, printf
+//! specs), so it sits below the checker, and it imports only `asm`, `template` and `diag`.
+//!
+//! This test reads every `src/**/*.rs` file, finds each `crate::MODULE` path and each
+//! `super::` path that climbs out of its top-level module, and checks the edge against the
+//! layers below. An edge may only point to a lower layer (or be one of the few same-layer
+//! edges listed). Edges that still point the wrong way are listed, with why, in
+//! [`KNOWN_DEBT`]: a new back edge fails, and so does a debt entry that no longer exists
+//! (remove it from the list).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Each top-level module of `src/` and its layer: a module may import modules of lower
+/// layers only.
+const LAYERS: &[(&str, u32)] = &[
+    ("diag", 0),
+    ("timings", 0),
+    ("asm", 1),
+    ("btf", 1),
+    ("elf", 2),
+    ("sys", 2),
+    ("kernel", 3),
+    ("syntax", 4),
+    ("template", 5),
+    ("plan", 5),
+    ("sema", 6),
+    ("builtins", 6),
+    ("codegen", 7),
+    ("compile", 8),
+    ("loader", 9),
+    ("runtime", 10),
+    ("api", 11),
+    ("cli", 12),
+    ("testkit", 13),
+];
+
+/// Same-layer edges that are allowed.
+const SAME_LAYER: &[(&str, &str)] = &[
+    // The builtin registry and the checker are one stage: each names the other's types.
+    ("sema", "builtins"),
+    ("builtins", "sema"),
+    // The plan holds templates.
+    ("plan", "template"),
+];
+
+/// Modules that may import only the modules listed (tighter than their layer).
+const ONLY: &[(&str, &[&str])] = &[("plan", &["asm", "template", "diag"])];
+
+/// Back edges not removed yet, each with what it is. Fix one by moving what is shared down to
+/// the lower module (or passing it in), then delete its entry here.
+const KNOWN_DEBT: &[(&str, &str, &str)] = &[
+    (
+        "plan",
+        "kernel",
+        "ProbeKind::Usdt carries kernel::info::UsdtNote (a parsed .note.stapsdt); it belongs in \
+         the plan (or elf) with kernel::usdt reading it",
+    ),
+    (
+        "loader",
+        "sema",
+        "loader/expand.rs expands attach points with sema::expand (strobe load of a .bt-less ELF)",
+    ),
+    (
+        "loader",
+        "syntax",
+        "loader/expand.rs parses attach-point specs with syntax::attach",
+    ),
+    (
+        "btf",
+        "testkit",
+        "btf/tests.rs (unit tests only) skips through testkit::skip",
+    ),
+    (
+        "kernel",
+        "testkit",
+        "kernel/kallsyms.rs unit tests skip through testkit::skip",
+    ),
+    (
+        "loader",
+        "testkit",
+        "loader/expand.rs unit tests skip through testkit::skip",
+    ),
+];
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The module path of a file relative to `src/`: `codegen/lower/probe.rs` → `[codegen, lower,
+/// probe]`, `codegen/mod.rs` → `[codegen]`. `None` for the crate roots and binaries.
+fn module_path(rel: &Path) -> Option<Vec<String>> {
+    let mut parts: Vec<String> = rel
+        .with_extension("")
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    if matches!(parts[0].as_str(), "lib" | "main" | "bin") {
+        return None;
+    }
+    if parts.last().is_some_and(|p| p == "mod") {
+        parts.pop();
+    }
+    Some(parts)
+}
+
+/// The code of a line without its `//` comment (doc comments included). String literals
+/// holding `//` are rare enough in `src/` not to matter here.
+fn code_of(line: &str) -> &str {
+    match line.find("//") {
+        Some(i) => &line[..i],
+        None => line,
+    }
+}
+
+fn ident_at(s: &str) -> &str {
+    let end = s
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(s.len());
+    &s[..end]
+}
+
+/// The top-level modules `text` (a file at module path `path`) refers to outside its own.
+fn imports(path: &[String], text: &str) -> BTreeSet<String> {
+    let own = &path[0];
+    let mut out = BTreeSet::new();
+    for line in text.lines().map(code_of) {
+        for (at, _) in line.match_indices("crate::") {
+            let before = line[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+                continue;
+            }
+            let target = ident_at(&line[at + "crate::".len()..]);
+            if !target.is_empty() && target != own {
+                out.insert(target.to_string());
+            }
+        }
+        let mut rest = line;
+        while let Some(at) = rest.find("super::") {
+            let before = rest[..at].chars().next_back();
+            let mut tail = &rest[at..];
+            let mut n = 0;
+            while let Some(t) = tail.strip_prefix("super::") {
+                n += 1;
+                tail = t;
+            }
+            rest = tail;
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
+                continue;
+            }
+            // Climbing `n` levels from `path` reaches the crate root when n >= its depth.
+            if n >= path.len() {
+                let target = ident_at(tail);
+                if !target.is_empty() && target != own {
+                    out.insert(target.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+fn layer(m: &str) -> Option<u32> {
+    LAYERS.iter().find(|(n, _)| *n == m).map(|(_, l)| *l)
+}
+
+fn allowed(from: &str, to: &str) -> bool {
+    if let Some((_, only)) = ONLY.iter().find(|(m, _)| *m == from) {
+        return only.contains(&to);
+    }
+    match (layer(from), layer(to)) {
+        (Some(a), Some(b)) => b < a || (b == a && SAME_LAYER.contains(&(from, to))),
+        _ => false,
+    }
+}
+
+#[test]
+fn the_import_detector_sees_crate_paths_and_super_paths_that_leave_the_module() {
+    let at = |p: &str| p.split('/').map(String::from).collect::<Vec<_>>();
+    let text = "use crate::runtime::format::Value;\n\
+                use super::super::syntax::ast;\n\
+                use super::sibling;\n\
+                /// [`crate::cli::run`]\n\
+                let x = crate::sema::check(); // crate::loader\n";
+    let found = imports(&at("codegen/lower"), text);
+    let want: BTreeSet<String> = ["runtime", "syntax", "sema"].map(String::from).into();
+    assert_eq!(found, want);
+    // One level up from a top-level module's file is still that module.
+    assert!(imports(&at("sema/typeck"), "use super::types::Type;").is_empty());
+    assert_eq!(
+        imports(&at("sema/typeck"), "use super::super::plan::agg::AggKind;"),
+        ["plan".to_string()].into()
+    );
+    assert!(allowed("runtime", "plan") && !allowed("plan", "runtime"));
+    assert!(allowed("sema", "builtins") && !allowed("template", "plan"));
+    assert!(allowed("plan", "template") && !allowed("plan", "kernel"));
+}
+
+#[test]
+fn module_imports_follow_the_data_flow() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    files.sort();
+    assert!(files.len() > 100, "scanned only {} files", files.len());
+    let mut edges: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    let mut modules = BTreeSet::new();
+    for file in &files {
+        let rel = file.strip_prefix(&root).unwrap();
+        let Some(path) = module_path(rel) else {
+            continue;
+        };
+        modules.insert(path[0].clone());
+        let text = std::fs::read_to_string(file).unwrap();
+        for to in imports(&path, &text) {
+            edges
+                .entry((path[0].clone(), to))
+                .or_default()
+                .push(rel.display().to_string());
+        }
+    }
+    let unlisted: Vec<&String> = modules.iter().filter(|m| layer(m).is_none()).collect();
+    assert!(
+        unlisted.is_empty(),
+        "give each new top-level module a layer in LAYERS: {unlisted:?}"
+    );
+    let mut bad = Vec::new();
+    for ((from, to), files) in &edges {
+        if layer(to).is_none() || allowed(from, to) {
+            continue;
+        }
+        if KNOWN_DEBT.iter().any(|(f, t, _)| f == from && t == to) {
+            continue;
+        }
+        bad.push(format!("{from} → {to} in {}", files.join(", ")));
+    }
+    assert!(
+        bad.is_empty(),
+        "imports against the data flow (move the shared item down a layer, or pass it in):\n{}",
+        bad.join("\n")
+    );
+    let stale: Vec<String> = KNOWN_DEBT
+        .iter()
+        .filter(|(f, t, _)| !edges.contains_key(&(f.to_string(), t.to_string())))
+        .map(|(f, t, _)| format!("{f} → {t}"))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "these KNOWN_DEBT edges are gone; delete them from the list: {stale:?}"
+    );
+}
