@@ -108,9 +108,9 @@ impl Value {
                 }
             }
             Value::Buf(b) => hex_escape_buf(out, b),
-            // bpftrace 0.17 prints a pointer value (map value, key or tuple element) as a
-            // decimal number; `%p` and `%x` in printf are for hex.
-            Value::Pointer(p) => write_display(out, p),
+            // Current bpftrace prints a pointer value (map value, key, tuple or record element)
+            // in hex (0.17 printed values in decimal).
+            Value::Pointer(p) => out.extend_from_slice(format!("0x{p:x}").as_bytes()),
             Value::Symbol(s) => out.extend_from_slice(s),
             Value::Symbolic { name, .. } => out.extend_from_slice(name),
             Value::Tuple(vs) => {
@@ -257,6 +257,6 @@ mod tests {
     fn extreme_integers_print_in_full() {
         assert_eq!(text(&Value::Int(i64::MIN)), "-9223372036854775808");
         assert_eq!(text(&Value::UInt(u64::MAX)), "18446744073709551615");
-        assert_eq!(text(&Value::Pointer(0xff)), "255");
+        assert_eq!(text(&Value::Pointer(0xff)), "0xff");
     }
 }
