@@ -12,6 +12,7 @@ pub mod cli;
 pub mod codegen;
 pub mod compile;
 pub mod diag;
+pub mod dwarf;
 pub mod elf;
 pub mod kernel;
 pub mod loader;

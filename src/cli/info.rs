@@ -42,10 +42,8 @@ fn build_section() -> Section {
         title: "Build",
         lines: vec![
             ("version".into(), crate::cli::version::short()),
-            no(
-                "libdw (DWARF support)",
-                "strobe reads no DWARF yet: uprobe args come from symbols only",
-            ),
+            // Read with gimli (src/dwarf): uprobe args, DWARF types in casts, -lv.
+            ("libdw (DWARF support)".into(), "yes".into()),
             no("libsystemd (systemd notify support)", "not built in"),
             no("blazesym (advanced symbolization)", "not built in"),
             no("dwunwind (DWARF stack unwinding)", "not built in"),

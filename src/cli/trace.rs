@@ -80,6 +80,10 @@ pub struct TraceArgs {
     #[arg(long = "unsafe")]
     pub unsafe_mode: bool,
 
+    /// Also look for separate debug files (uprobe DWARF) in this directory (repeatable).
+    #[arg(long = "debuginfo", value_name = "DIR")]
+    pub debuginfo: Vec<std::path::PathBuf>,
+
     /// Output buffering: line (default), full or none.
     #[arg(short = 'B', value_name = "MODE")]
     pub buffering: Option<String>,
@@ -329,6 +333,31 @@ pub fn run(args: &[OsString]) -> i32 {
         .unwrap_or(EXIT_INPUT)
 }
 
+/// `--debuginfo DIR` after the script or listing pattern: bpftrace's getopt takes options
+/// anywhere before a `--`, while the free arguments swallow everything after the first one.
+fn take_debuginfo(opts: &mut TraceArgs) {
+    let mut rest = Vec::with_capacity(opts.rest.len());
+    let mut it = std::mem::take(&mut opts.rest).into_iter();
+    while let Some(a) = it.next() {
+        if a == "--" {
+            rest.push(a);
+            rest.extend(it.by_ref());
+            break;
+        }
+        if let Some(d) = a.strip_prefix("--debuginfo=") {
+            opts.debuginfo.push(d.into());
+        } else if a == "--debuginfo" {
+            match it.next() {
+                Some(d) => opts.debuginfo.push(d.into()),
+                None => rest.push(a),
+            }
+        } else {
+            rest.push(a);
+        }
+    }
+    opts.rest = rest;
+}
+
 fn run_on_this_thread(args: &[OsString]) -> i32 {
     crate::timings::mark_start();
     // The main thread blocks the runtime's signals (see `run`); until this thread runs a
@@ -364,6 +393,9 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
             return EXIT_USAGE;
         }
     }
+    let mut opts = opts;
+    take_debuginfo(&mut opts);
+    crate::dwarf::set_search_dirs(opts.debuginfo.clone());
     if opts.list {
         return list(&opts);
     }

@@ -219,6 +219,9 @@ fn unavailable(what: &str, e: impl std::fmt::Display) -> KernelInfoError {
 
 impl KernelInfo for HostKernel {
     fn btf(&self, module: Option<&str>) -> Result<Arc<Btf>, KernelInfoError> {
+        if let Some(r) = module.and_then(crate::dwarf::module_btf) {
+            return r.map_err(|e| unavailable("DWARF", e));
+        }
         let k = self.kernel_btf()?;
         match module {
             None | Some("vmlinux") => Ok(k.vmlinux().clone()),

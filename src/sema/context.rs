@@ -25,6 +25,7 @@ pub const ARGS_KINDS: &[ProbeKind] = &[
     ProbeKind::RawTracepoint,
     ProbeKind::Fentry,
     ProbeKind::Fexit,
+    ProbeKind::Uprobe,
 ];
 
 /// Probe kinds that have `retval`.
@@ -73,6 +74,59 @@ pub struct ProbeContext {
     pub unreadable: Vec<(String, String)>,
     /// `ctx` of an iter probe: a pointer to BTF's `struct bpf_iter__<name>`.
     pub iter_ctx: Option<Type>,
+    /// The binaries of uprobe/uretprobe targets, whose DWARF types casts may name.
+    pub user_binaries: Vec<std::path::PathBuf>,
+}
+
+/// Whether a probe's body mentions `args` or `retval`: only then are uprobe targets' DWARF
+/// prototypes read (a script using `arg0` reads no debug information).
+pub fn mentions_args(probe: &crate::syntax::ast::Probe) -> bool {
+    use crate::syntax::ast::{Expr, ExprKind};
+    use crate::syntax::visit::{walk_expr, walk_probe, Visitor};
+    struct Find(bool);
+    impl Visitor for Find {
+        fn visit_expr(&mut self, e: &Expr) {
+            if matches!(&e.kind, ExprKind::Ident(n) if n == "args" || n == "retval") {
+                self.0 = true;
+            }
+            walk_expr(self, e)
+        }
+    }
+    let mut f = Find(false);
+    walk_probe(&mut f, probe);
+    f.0
+}
+
+/// A uprobe target's parameters (`args`) and return type (`retval`) from the binary's DWARF.
+fn user_args(
+    path: &std::path::Path,
+    func: &str,
+    name: &str,
+    kind: ProbeKind,
+) -> Result<TargetArgs, String> {
+    let info = crate::dwarf::for_binary(path).map_err(|e| e.to_string())?;
+    let f = info
+        .function(func)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("no DWARF for function {func} in {}", path.display()))?;
+    let btf = info.btf();
+    let module = crate::dwarf::module_name(path);
+    let mut out = TargetArgs {
+        name: name.to_string(),
+        ..TargetArgs::default()
+    };
+    if kind == ProbeKind::Uprobe {
+        for p in &f.params {
+            let ty = btf_to_type(&btf, Some(&module), p.type_id, AddrSpace::User)
+                // A struct or union passed by value is in registers or on the stack in ways
+                // the calling convention decides per type: not read.
+                .filter(|t| !matches!(t, Type::CStruct(_)));
+            out.args.push((p.name.clone(), ty));
+        }
+    }
+    out.retval = btf_to_type(&btf, Some(&module), f.ret, AddrSpace::User)
+        .filter(|t| t.is_scalar() || matches!(t, Type::Pointer { .. }));
+    Ok(out)
 }
 
 /// The result of looking `args.NAME` up across a probe's targets.
@@ -222,10 +276,13 @@ fn func_args(
 
 impl ProbeContext {
     /// Builds the context of a probe from its attach points' kinds and targets.
+    /// `uses_args`: the probe mentions `args` or `retval` (see [`mentions_args`]); without it
+    /// uprobe targets get no DWARF prototype.
     pub fn build(
         attach: &[(ProbeKind, Vec<Target>)],
         kernel: &dyn KernelInfo,
         max_strlen: usize,
+        uses_args: bool,
     ) -> ProbeContext {
         let mut cx = ProbeContext::default();
         for (kind, targets) in attach {
@@ -233,7 +290,32 @@ impl ProbeContext {
                 cx.kinds.push(*kind);
             }
             for t in targets {
-                match cx.target_args(*kind, t, kernel, max_strlen) {
+                if let TargetKind::User { path, .. } = &t.kind {
+                    if !cx.user_binaries.contains(path) {
+                        cx.user_binaries.push(path.clone());
+                    }
+                }
+                let r = match (&t.kind, kind) {
+                    (
+                        TargetKind::User {
+                            path,
+                            func,
+                            offset: None | Some(0),
+                            ..
+                        },
+                        ProbeKind::Uprobe | ProbeKind::Uretprobe,
+                    ) if uses_args && !func.is_empty() => {
+                        match user_args(path, func, &t.name, *kind) {
+                            // Without DWARF a uretprobe's retval is the raw register.
+                            Err(_) if *kind == ProbeKind::Uretprobe => {
+                                cx.target_args(*kind, t, kernel, max_strlen)
+                            }
+                            r => r.map(Some),
+                        }
+                    }
+                    _ => cx.target_args(*kind, t, kernel, max_strlen),
+                };
+                match r {
                     Ok(Some(a)) => cx.targets.push(a),
                     Ok(None) => {}
                     Err(why) => {

@@ -466,7 +466,12 @@ impl<'a> Checker<'a> {
         self.cx = match self.contexts.get(&index) {
             Some(cx) => cx.clone(),
             None => {
-                let cx = ProbeContext::build(&attach, self.kernel, self.opts.max_strlen);
+                let cx = ProbeContext::build(
+                    &attach,
+                    self.kernel,
+                    self.opts.max_strlen,
+                    super::context::mentions_args(probe),
+                );
                 self.contexts.insert(index, cx.clone());
                 cx
             }

@@ -275,6 +275,15 @@ pub fn arg_lines(kind: ProbeKind, t: &Target, k: &dyn KernelInfo) -> Vec<String>
                 }
             }
         }
+        TargetKind::User { path, func, .. } if kind == ProbeKind::Uprobe && !func.is_empty() => {
+            // The function's DWARF parameters, as bpftrace lists them (`    int* n`).
+            let f = crate::dwarf::for_binary(path)
+                .ok()
+                .and_then(|d| d.function(func).ok().flatten());
+            for p in f.iter().flat_map(|f| &f.params) {
+                lines.push(format!("    {} {}", p.type_name, p.name));
+            }
+        }
         TargetKind::Usdt { note, .. } => {
             for (i, a) in note.args.split_whitespace().enumerate() {
                 lines.push(format!("    arg{i}: {a}"));

@@ -701,12 +701,26 @@ impl Checker<'_> {
         }
     }
 
+    /// A type named in a uprobe's script from the DWARF of the probe's binaries (they come
+    /// before kernel BTF; the script's own definitions come before both).
+    fn dwarf_type(&self, kind: crate::dwarf::TypeKind, name: &str) -> Option<Type> {
+        self.cx.user_binaries.iter().find_map(|path| {
+            let info = crate::dwarf::for_binary(path).ok()?;
+            let id = info.find_type(kind, name).ok()??;
+            let module = crate::dwarf::module_name(path);
+            super::ctypes::btf_to_type(&info.btf(), Some(&module), id, AddrSpace::User)
+        })
+    }
+
     /// A type written in the script.
     pub fn type_ref(&mut self, t: &TypeRef) -> Type {
         match &t.kind {
             TypeRefKind::Named(n) => match named_type(n, self.opts.max_strlen) {
                 Some(t) => t,
                 None => {
+                    if let Some(ty) = self.dwarf_type(crate::dwarf::TypeKind::Typedef, n) {
+                        return ty;
+                    }
                     if let Some(btf) = self.vmlinux() {
                         if let Some(id) = btf.find_typedef(n) {
                             if let Some(ty) =
@@ -724,6 +738,14 @@ impl Checker<'_> {
                 if let Some(i) = self.script_types.find(*k, n) {
                     return self.script_types.struct_type(i);
                 }
+                let dk = match k {
+                    CTypeKind::Struct => crate::dwarf::TypeKind::Struct,
+                    CTypeKind::Union => crate::dwarf::TypeKind::Union,
+                    CTypeKind::Enum => crate::dwarf::TypeKind::Enum,
+                };
+                if let Some(ty) = self.dwarf_type(dk, n) {
+                    return ty;
+                }
                 if let Some(btf) = self.vmlinux() {
                     if let Some(id) = find_btf_record(&btf, *k, n) {
                         if let Some(ty) =
@@ -740,7 +762,9 @@ impl Checker<'_> {
                 let it = self.type_ref(inner);
                 match it {
                     Type::None => Type::void_ptr(),
-                    t => Type::ptr_to(t, AddrSpace::Kernel),
+                    // A pointer declared in a uprobe points into the process (a cast keeps
+                    // its operand's space instead).
+                    t => Type::ptr_to(t, self.default_space()),
                 }
             }
             TypeRefKind::Array(inner, n) => {

@@ -27,6 +27,9 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
     if name == "elapsed" {
         return Ok(Val::Int(super::elapsed::elapsed(lw), it));
     }
+    if name == "args" {
+        return args_record(lw, e, &t);
+    }
     if matches!(name, "ppid" | "pcomm" | "leader_tid" | "leader_comm") {
         return super::task::parent(lw, e, name, None);
     }
@@ -259,8 +262,49 @@ pub(crate) fn lower_arg(
             let it = int_ty(t).unwrap_or(IntTy::U64);
             Ok(Val::Int(bi::ctx_u64(&mut lw.b, i as u32, it), it))
         }
+        ArgsSource::Regs if lw.probe_kind == crate::syntax::ast::ProbeKind::Uprobe => {
+            let i = user_param_index(lw, name).ok_or_else(|| {
+                LowerError::unsupported(format!("uprobe argument `{name}`"), e.span)
+            })?;
+            if i >= 6 {
+                return Err(LowerError::unsupported(
+                    format!("uprobe argument `{name}` (parameter {i}, past the registers)"),
+                    e.span,
+                ));
+            }
+            let it = int_ty(t).unwrap_or(IntTy::U64);
+            Ok(Val::Int(ctx_load(lw, pt_regs(&format!("arg{i}"), ""), it), it))
+        }
         _ => Err(LowerError::unsupported("`args` in this probe", e.span)),
     }
+}
+
+/// `args` as one value: a record of every argument, each read as `args.NAME` is.
+fn args_record(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, LowerError> {
+    use crate::runtime::format::decode::FieldType;
+    let (Type::Record(fs), Some(FieldType::Record(fts))) = (t, t.field_type()) else {
+        return Err(LowerError::unsupported(
+            "`args` of this probe as a value",
+            e.span,
+        ));
+    };
+    let fts: Vec<FieldType> = fts.into_iter().map(|(_, f)| f).collect();
+    let offs = crate::runtime::format::decode::tuple_offsets(&fts);
+    let size = FieldType::Tuple(fts.clone()).size() as u32;
+    let p = lw.place(size, e.span)?;
+    crate::codegen::emit::mem::zero(&mut lw.b, p, size);
+    for (i, (n, ft)) in fs.iter().enumerate() {
+        let v = lower_arg(lw, e, n, ft)?;
+        super::store::store_val(lw, p.at(offs[i] as i32), &fts[i], v, ft);
+    }
+    Ok(Val::Mem(p))
+}
+
+/// The position of parameter `name` of the uprobe's function (its DWARF prototype).
+fn user_param_index(lw: &Lower<'_>, name: &str) -> Option<usize> {
+    let info = crate::dwarf::for_binary(lw.user_binary.as_ref()?).ok()?;
+    let f = info.function(lw.user_func.as_ref()?).ok()??;
+    f.params.iter().position(|p| p.name == name)
 }
 
 /// `BPF_F_USER_STACK` (include/uapi/linux/bpf.h).

@@ -58,6 +58,12 @@ pub(crate) fn member(
     let Some((s, space)) = struct_of(&inner_t) else {
         return Ok(None);
     };
+    // A struct value kept by address lives where the access that produced it read from
+    // (`args.r->at.x`: user memory in a uprobe).
+    let space = match inner_t {
+        Type::CStruct(_) => super::store::value_space(lw, inner),
+        _ => space,
+    };
     if matches!(inner_t, Type::CStruct(_)) {
         // A struct value copied into memory (a variable, a map value, a tuple element) has
         // its members there.
@@ -83,9 +89,74 @@ pub(crate) fn member(
             }
         };
     }
-    let addr = member_addr(lw, e, inner, field)?;
     let t = lw.type_of(e.id);
+    if let Some((bit, bits)) = bitfield(lw, &s, field) {
+        let base = super::expr::lower_expr(lw, inner)?.value();
+        return read_bitfield(lw, e, base, bit, bits, &t, space).map(Some);
+    }
+    let addr = member_addr(lw, e, inner, field)?;
     read_at(lw, e, addr, &t, space).map(Some)
+}
+
+/// A BTF bitfield member's bit offset and width (`None` for an ordinary member).
+fn bitfield(lw: &Lower<'_>, s: &StructType, name: &str) -> Option<(u32, u32)> {
+    let CTypeRef::Btf { module, id } = &s.ty else {
+        return None;
+    };
+    let btf = lw.kernel.btf(module.as_deref()).ok()?;
+    let m = btf.find_member(*id, name).ok()??;
+    (m.bitfield_size > 0).then_some((m.bit_offset, m.bitfield_size))
+}
+
+/// Bitfield `bits` wide at bit `bit` of the struct at `base`: the bytes holding it are read
+/// into a zeroed 8-byte slot, shifted down and masked (sign-extended for a signed type).
+fn read_bitfield(
+    lw: &mut Lower<'_>,
+    e: &Expr,
+    base: Value,
+    bit: u32,
+    bits: u32,
+    t: &Type,
+    space: AddrSpace,
+) -> Result<Val, LowerError> {
+    use crate::codegen::emit::arith::{binop, BinOp};
+    let shift = bit % 8;
+    if shift + bits > 64 {
+        return Err(LowerError::unsupported(
+            "a bitfield wider than 56 bits",
+            e.span,
+        ));
+    }
+    let len = (shift + bits).div_ceil(8).clamp(1, 8);
+    let addr = binop(
+        &mut lw.b,
+        BinOp::Add,
+        base,
+        Value::Imm((bit / 8) as i64),
+        IntTy::U64,
+    );
+    let p = lw.place(8, e.span)?;
+    crate::codegen::emit::mem::zero(&mut lw.b, p, 8);
+    crate::codegen::emit::builtins::read_mem(&mut lw.b, space == AddrSpace::User, p, len, addr);
+    let raw = super::store::load_slot_int(lw, p, IntTy::U64);
+    let it = super::int_ty(t).unwrap_or(IntTy::U64);
+    // Move the field to the top bits, then down: the shift back is arithmetic when signed.
+    let up = binop(
+        &mut lw.b,
+        BinOp::Shl,
+        raw,
+        Value::Imm(64 - (shift + bits) as i64),
+        IntTy::U64,
+    );
+    let down_ty = IntTy::new(64, it.signed);
+    let v = binop(
+        &mut lw.b,
+        BinOp::Shr,
+        up,
+        Value::Imm(64 - bits as i64),
+        down_ty,
+    );
+    Ok(Val::Int(v, it))
 }
 
 /// The address of member `field` of `inner` (a struct value, kept by address, or a pointer to

@@ -92,6 +92,10 @@ pub(crate) fn lower_probe(
                 TargetKind::User { path, .. } | TargetKind::Usdt { path, .. } => Some(path.clone()),
                 _ => None,
             }),
+            user_func: at.targets.iter().find_map(|t| match &t.kind {
+                TargetKind::User { func, .. } if !func.is_empty() => Some(func.clone()),
+                _ => None,
+            }),
             target_count: at.targets.len(),
             user_anchors: at
                 .targets
@@ -403,8 +407,12 @@ fn with_fentry_targets(
     let RunKind::Fentry { fexit, .. } = kind else {
         return kind;
     };
-    let cx =
-        crate::sema::context::ProbeContext::build(&[(at.kind, at.targets.clone())], kernel, 64);
+    let cx = crate::sema::context::ProbeContext::build(
+        &[(at.kind, at.targets.clone())],
+        kernel,
+        64,
+        false,
+    );
     let mut targets = Vec::new();
     // By name and index once: a wildcard reaches tens of thousands of targets.
     let protos: std::collections::HashMap<&str, &crate::template::TargetProto> = cx
@@ -558,6 +566,7 @@ fn raw_tp_args(kernel: &dyn KernelInfo, module: Option<&str>, name: &str) -> Vec
         )],
         kernel,
         64,
+        false,
     );
     cx.targets
         .first()

@@ -264,6 +264,13 @@ impl KernelInfo for MockKernel {
             what: what.to_string(),
             reason: "not in the mock".into(),
         };
+        // DWARF of real binaries, as on the host (tests compile their own).
+        if let Some(r) = module.and_then(crate::dwarf::module_btf) {
+            return r.map_err(|e| KernelInfoError::Unavailable {
+                what: "DWARF".into(),
+                reason: e.to_string(),
+            });
+        }
         match module {
             None | Some("vmlinux") => self.vmlinux.clone().ok_or_else(|| missing("kernel BTF")),
             Some(m) => self
