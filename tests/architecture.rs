@@ -25,6 +25,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("btf", 1),
     ("elf", 2),
     ("sys", 2),
+    ("dwarf", 2),
     ("kernel", 3),
     ("syntax", 4),
     ("template", 5),

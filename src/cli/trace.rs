@@ -393,7 +393,6 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
             return EXIT_USAGE;
         }
     }
-    let mut opts = opts;
     take_debuginfo(&mut opts);
     crate::dwarf::set_search_dirs(opts.debuginfo.clone());
     if opts.list {

@@ -199,7 +199,7 @@ impl State {
                 .ok()
                 .flatten()
                 .and_then(|v| d.attr_string(u, v).ok())
-                .and_then(|s| Some(s.to_string_lossy().into_owned()));
+                .map(|s| s.to_string_lossy().into_owned());
             if name_of(d, u, e).as_deref() == Some(name) || linkage.as_deref() == Some(name) {
                 return Ok(Some(e.offset().0));
             }

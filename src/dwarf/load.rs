@@ -89,10 +89,7 @@ impl Mapped {
             };
             Ok(self.reader(name))
         };
-        let mut d = match Dwarf::load(load) {
-            Ok(d) => d,
-            Err(()) => Dwarf::default(),
-        };
+        let mut d = Dwarf::load(load).unwrap_or_default();
         if dwo {
             d.file_type = gimli::DwarfFileType::Dwo;
         }

@@ -426,7 +426,12 @@ pub fn run(
                     eprintln!("strobe: warning: {r}");
                 }
                 if serve.is_some() {
-                    let s = crate::runtime::serve::ProbeStatus::new(p, a.attached, a.refused.len(), pid);
+                    let s = crate::runtime::serve::ProbeStatus::new(
+                        p,
+                        a.attached,
+                        a.refused.len(),
+                        pid,
+                    );
                     probe_status.push(s);
                 }
                 // bpftrace counts a per-CPU perf event probe (profile, software, hardware,

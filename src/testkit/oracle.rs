@@ -43,4 +43,3 @@ fn stats_as_record(line: &str) -> String {
         _ => line.to_string(),
     }
 }
-

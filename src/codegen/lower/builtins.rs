@@ -273,7 +273,10 @@ pub(crate) fn lower_arg(
                 ));
             }
             let it = int_ty(t).unwrap_or(IntTy::U64);
-            Ok(Val::Int(ctx_load(lw, pt_regs(&format!("arg{i}"), ""), it), it))
+            Ok(Val::Int(
+                ctx_load(lw, pt_regs(&format!("arg{i}"), ""), it),
+                it,
+            ))
         }
         _ => Err(LowerError::unsupported("`args` in this probe", e.span)),
     }

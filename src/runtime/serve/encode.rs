@@ -25,11 +25,11 @@
 
 use std::fmt::Write as _;
 
+use crate::plan::MapValueSpec;
 use crate::runtime::format::agg::{average, Agg, AggKind};
 use crate::runtime::format::hist::HistKind;
 use crate::runtime::format::maps::{cmp_keys, write_key_field, MapValue};
 use crate::runtime::format::{TextStyle, Value};
-use crate::plan::MapValueSpec;
 
 /// Label names strobe writes itself, which `--serve-labels` may not use.
 pub const RESERVED_LABELS: &[&str] = &["le", "quantile", "value"];

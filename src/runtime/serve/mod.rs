@@ -270,8 +270,7 @@ pub fn prepare(
             MapRole::LostCounter => out.lost = Some(dup(map)?),
             MapRole::DropCounter => out.drops = Some(dup(map)?),
             _ => {
-                if let Some((user, limit)) = crate::plan::parse_stack_map_name(&spec.name)
-                {
+                if let Some((user, limit)) = crate::plan::parse_stack_map_name(&spec.name) {
                     out.stacks.push((user, limit, dup(map)?));
                 }
             }

@@ -10,10 +10,10 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use crate::plan::{MapRole, MapSpec, MapValueSpec};
 use crate::runtime::format::agg::{merge_hist_bucket, Agg, AggKind};
 use crate::runtime::format::decode::{decode, decode_fields, tuple_offsets, FieldType};
 use crate::runtime::format::{MapValue, Resolver, Value};
-use crate::plan::{MapRole, MapSpec, MapValueSpec};
 use crate::sys::{Map, SysError};
 
 /// Raw bytes read per batch call, at most (keys and values).
