@@ -106,7 +106,7 @@ fn args_on_a_probe_without_args_names_the_kinds_that_have_them() {
     assert_eq!(d.message, "args is not available in kprobe probes");
     assert_eq!(
         d.help.as_deref(),
-        Some("probe types with args: tracepoint, rawtracepoint, fentry, fexit")
+        Some("probe types with args: tracepoint, rawtracepoint, fentry, fexit, uprobe")
     );
 }
 

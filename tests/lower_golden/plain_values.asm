@@ -1,6 +1,6 @@
 # BEGIN { @x = 1; @s[1] = "str"; @t = (1, "two"); }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 61 instructions
+# rawtracepoint template, 58 instructions
 # map 0: @x
 # map 1: drops
 # map 2: @s
@@ -8,10 +8,10 @@
 # relocations:
 #   insn    2: map fd @x
 #   insn   11: map value drops + 0
-#   insn   21: map fd @s
-#   insn   30: map value drops + 0
-#   insn   46: map fd @t
-#   insn   55: map value drops + 0
+#   insn   20: map fd @s
+#   insn   29: map value drops + 0
+#   insn   43: map fd @t
+#   insn   52: map value drops + 0
     # t.bt:1: BEGIN { @x = 1; @s[1] = "str"; @t = (1, "two"); }
     *(u64 *)(r10 - 8) = 1
     *(u64 *)(r10 - 16) = 0
@@ -31,7 +31,6 @@ L15:
     *(u32 *)(r10 - 12) = 0
     r0 = *(u32 *)(r10 - 8)
     *(u32 *)(r10 - 16) = r0
-    *(u8 *)(r10 - 13) = 0
     *(u64 *)(r10 - 8) = 1
     r1 = map_fd(2) ll
     r2 = r10
@@ -40,22 +39,20 @@ L15:
     r3 += -16
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L34
+    if r0 == 0 goto L33
     r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L34:
+L33:
     *(u64 *)(r10 - 16) = 1
     *(u32 *)(r10 - 24) = 7305076
     r0 = *(u32 *)(r10 - 24)
     *(u32 *)(r10 - 8) = r0
-    *(u8 *)(r10 - 5) = 0
     *(u64 *)(r10 - 24) = 0
     r0 = *(u64 *)(r10 - 16)
     *(u64 *)(r10 - 32) = r0
     r0 = *(u32 *)(r10 - 8)
     *(u32 *)(r10 - 24) = r0
-    *(u8 *)(r10 - 21) = 0
     *(u64 *)(r10 - 8) = 0
     r1 = map_fd(3) ll
     r2 = r10
@@ -64,11 +61,11 @@ L34:
     r3 += -32
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L59
+    if r0 == 0 goto L56
     r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L59:
+L56:
     r0 = 0
     exit
 

@@ -284,7 +284,7 @@ pub(crate) fn lower_arg(
 
 /// `args` as one value: a record of every argument, each read as `args.NAME` is.
 fn args_record(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, LowerError> {
-    use crate::runtime::format::decode::FieldType;
+    use crate::plan::layout::FieldType;
     let (Type::Record(fs), Some(FieldType::Record(fts))) = (t, t.field_type()) else {
         return Err(LowerError::unsupported(
             "`args` of this probe as a value",
@@ -292,7 +292,7 @@ fn args_record(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, LowerError
         ));
     };
     let fts: Vec<FieldType> = fts.into_iter().map(|(_, f)| f).collect();
-    let offs = crate::runtime::format::decode::tuple_offsets(&fts);
+    let offs = crate::plan::layout::tuple_offsets(&fts);
     let size = FieldType::Tuple(fts.clone()).size() as u32;
     let p = lw.place(size, e.span)?;
     crate::codegen::emit::mem::zero(&mut lw.b, p, size);
