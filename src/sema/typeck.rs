@@ -618,8 +618,22 @@ impl Checker<'_> {
         if cmp {
             return Type::Bool;
         }
-        if a.is_pointer() && b.is_integer() && matches!(op, Add | Sub) {
-            return a;
+        // Pointer arithmetic as bpftrace allows it: a pointer plus or minus an integer (the
+        // integer scaled by the pointee's size), `int + ptr`, nothing else (`int - ptr`,
+        // `ptr - ptr`, `ptr * n` would otherwise print a plausible wrong number).
+        if a.is_pointer() || b.is_pointer() {
+            let (ptr, other) = if a.is_pointer() { (&a, &b) } else { (&b, &a) };
+            if other.is_integer() && (matches!(op, Add) || (matches!(op, Sub) && a.is_pointer())) {
+                return ptr.clone();
+            }
+            self.error(
+                e.span,
+                format!(
+                    "The {} operator can not be used on expressions of types {a}, {b}",
+                    op.symbol()
+                ),
+            );
+            return Type::None;
         }
         Type::Int {
             bytes: 8,
