@@ -323,6 +323,16 @@ pub fn run(args: &[OsString]) -> i32 {
     // strobe has none yet): its default action would kill the run with everything attached.
     // SAFETY: setting a standard disposition.
     unsafe { libc::signal(libc::SIGUSR1, libc::SIG_IGN) };
+    // A shell starts a background command (`strobe … &` in a script) with SIGINT ignored; an
+    // ignored signal that arrives while the load phase or the parser has it unblocked is
+    // discarded, so that Ctrl-C/`kill -INT` was lost and the run went on. strobe reads these
+    // signals itself (signalfd) and acts on them at once while loading, as bpftrace's handler
+    // does whatever it inherited.
+    // SAFETY: setting standard dispositions.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+        libc::signal(libc::SIGTERM, libc::SIG_DFL);
+    }
     // Unnamed, so the thread keeps the process's name: `comm` in BEGIN/END (which run on
     // it) is the name strobe was started as, as bpftrace's is `bpftrace`.
     std::thread::Builder::new()
