@@ -31,13 +31,7 @@ pub fn snapshot(
     };
     match value {
         MapValueSpec::Agg(AggKind::Hist(kind)) => {
-            // The map key is the user key followed by a u64 bucket index.
-            let mut fields = key.clone();
-            fields.push(FieldType::Int {
-                bytes: 8,
-                signed: false,
-            });
-            let bucket_off = *tuple_offsets(&fields).last().unwrap_or(&0);
+            let bucket_off = hist_bucket_offset(key);
             let mut hists: BTreeMap<Vec<u8>, Vec<u64>> = BTreeMap::new();
             for k in keys {
                 let Some(v) = map.lookup_vec(&k)? else {
@@ -124,4 +118,15 @@ pub fn zero(map: &Map) -> Result<(), SysError> {
         map.update(&k, &zeros, UpdateFlags::empty())?;
     }
     Ok(())
+}
+
+/// Where the u64 bucket index sits in a histogram map's key: after the user key, aligned as a
+/// C struct member.
+pub(crate) fn hist_bucket_offset(key: &[FieldType]) -> usize {
+    let mut fields = key.to_vec();
+    fields.push(FieldType::Int {
+        bytes: 8,
+        signed: false,
+    });
+    *tuple_offsets(&fields).last().unwrap_or(&0)
 }

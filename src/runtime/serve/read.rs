@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use crate::plan::{MapRole, MapSpec, MapValueSpec};
 use crate::runtime::format::agg::{merge_hist_bucket, Agg, AggKind};
-use crate::runtime::format::decode::{decode, decode_fields, tuple_offsets, FieldType};
+use crate::runtime::format::decode::{decode, decode_fields};
 use crate::runtime::format::{MapValue, Resolver, Value};
 use crate::sys::{Map, SysError};
 
@@ -107,12 +107,7 @@ pub fn entries(
     let mut out = Vec::new();
     match value {
         MapValueSpec::Agg(AggKind::Hist(kind)) => {
-            let mut fields = key.clone();
-            fields.push(FieldType::Int {
-                bytes: 8,
-                signed: false,
-            });
-            let bucket_off = *tuple_offsets(&fields).last().unwrap_or(&0);
+            let bucket_off = crate::runtime::snapshot::hist_bucket_offset(key);
             let mut hists: BTreeMap<Vec<u8>, Vec<u64>> = BTreeMap::new();
             for_each_raw(map, |k, v| {
                 let bucket = k
