@@ -19,6 +19,7 @@ const NEWER_HELPERS: &[(Helper, &str, &str)] = &[
         "`for ($kv : @map)` and `len(@map)`",
     ),
     (Helper::Loop, "5.17", "`for ($i : start..end)`"),
+    (Helper::KtimeGetTaiNs, "6.1", "`nsecs(tai)`"),
     (
         Helper::MapLookupPercpuElem,
         "5.19",

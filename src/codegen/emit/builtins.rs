@@ -79,6 +79,11 @@ pub fn boot_ns(b: &mut Builder) -> Value {
     Value::Reg(call0(b, Helper::KtimeGetBootNs))
 }
 
+/// `nsecs(tai)`: the kernel's CLOCK_TAI (`bpf_ktime_get_tai_ns`, kernel 6.1+).
+pub fn tai_ns(b: &mut Builder) -> Value {
+    Value::Reg(call0(b, Helper::KtimeGetTaiNs))
+}
+
 /// `elapsed`: nanoseconds since the run started; the start time is the per-run constant
 /// `start_const` (an index from `Builder::konst`), patched into an `ld_imm64` at load time.
 pub fn elapsed(b: &mut Builder, start_const: usize) -> Value {

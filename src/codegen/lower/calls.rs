@@ -299,6 +299,9 @@ pub(crate) fn lower_call(
                 Some(ExprKind::Ident(m)) if m == "boot" => {
                     crate::codegen::emit::builtins::boot_ns(&mut lw.b)
                 }
+                Some(ExprKind::Ident(m)) if m == "tai" => {
+                    crate::codegen::emit::builtins::tai_ns(&mut lw.b)
+                }
                 // Software TAI, as bpftrace computes it: the boot clock plus the offset of
                 // CLOCK_TAI from CLOCK_BOOTTIME, read here (the script is compiled at start).
                 Some(ExprKind::Ident(m)) if m == "sw_tai" => {
