@@ -139,6 +139,12 @@ impl Insn {
         Insn::ld_pseudo(dst, Pseudo::MapFd, fd, 0)
     }
 
+    /// `dst = ksym ll`: the address of the vmlinux variable with BTF id `btf_id`
+    /// (BPF_PSEUDO_BTF_ID; the verifier looks the symbol up in kallsyms).
+    pub fn ld_ksym(dst: Reg, btf_id: u32) -> [Insn; 2] {
+        Insn::ld_pseudo(dst, Pseudo::BtfId, btf_id as i32, 0)
+    }
+
     /// `dst = map_value(fd, off) ll`: the address of an array map's value plus `off`.
     pub fn ld_map_value(dst: Reg, fd: i32, off: i32) -> [Insn; 2] {
         Insn::ld_pseudo(dst, Pseudo::MapValue, fd, off)

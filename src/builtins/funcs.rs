@@ -87,6 +87,18 @@ fn kaddr(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     })
 }
 
+/// `percpu_kaddr("name"[, cpu])` (`uint64 *`): the variable is looked up in BTF when lowering.
+fn percpu_kaddr(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    c.str_arg(0, "the variable name")?;
+    if c.arg_types.len() == 2 {
+        c.want_int(1, false)?;
+    }
+    Ok(Type::Pointer {
+        pointee: Pointee::Type(Box::new(Type::U64)),
+        space: AddrSpace::Kernel,
+    })
+}
+
 fn reg(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     let r = c.str_arg(0, "the register name")?;
     let arch = std::env::consts::ARCH;
@@ -368,6 +380,13 @@ pub const BUILTINS: &[Builtin] = &[
     func("ksym", 1, 1, ksym, "kernel symbol of an address"),
     func("usym", 1, 1, ksym, "user symbol of an address"),
     func("kaddr", 1, 1, kaddr, "address of a kernel symbol"),
+    func(
+        "percpu_kaddr",
+        1,
+        2,
+        percpu_kaddr,
+        "address of a percpu kernel variable on a CPU",
+    ),
     Builtin {
         probes: Probes::Only(&[ProbeKind::Uprobe, ProbeKind::Uretprobe, ProbeKind::Usdt]),
         ..func("uaddr", 1, 1, kaddr, "address of a user symbol")

@@ -112,6 +112,11 @@ pub(crate) enum Op {
         map: usize,
         value_off: Option<u32>,
     },
+    /// `dst = &variable` of vmlinux, by the variable's BTF id (the verifier resolves it).
+    LdKsym {
+        dst: VReg,
+        btf_id: u32,
+    },
     /// `dst = imm`, the immediate patched per target by a relocation (`Field::Imm`).
     MovReloc {
         dst: VReg,
@@ -439,6 +444,12 @@ impl Builder {
             map,
             value_off: Some(off),
         });
+    }
+
+    /// `dst = &variable` of vmlinux (BTF id `btf_id` of a `VAR`): a percpu variable's address
+    /// for `bpf_per_cpu_ptr`/`bpf_this_cpu_ptr`.
+    pub fn ld_ksym(&mut self, dst: VReg, btf_id: u32) {
+        self.push(Op::LdKsym { dst, btf_id });
     }
 
     /// `dst = <32-bit value patched per target>` (target index, named constants).

@@ -58,6 +58,7 @@ impl Op {
             | Op::Param { .. }
             | Op::LdImm64 { .. }
             | Op::LdMap { .. }
+            | Op::LdKsym { .. }
             | Op::MovReloc { .. }
             | Op::LdImm64Reloc { .. }
             | Op::SlotAddr { .. }
@@ -76,6 +77,7 @@ impl Op {
             | Op::Neg { dst }
             | Op::LdImm64 { dst, .. }
             | Op::LdMap { dst, .. }
+            | Op::LdKsym { dst, .. }
             | Op::MovReloc { dst, .. }
             | Op::LdImm64Reloc { dst, .. }
             | Op::Load { dst, .. }
@@ -116,6 +118,7 @@ impl Op {
             Op::Neg { dst }
             | Op::LdImm64 { dst, .. }
             | Op::LdMap { dst, .. }
+            | Op::LdKsym { dst, .. }
             | Op::MovReloc { dst, .. }
             | Op::LdImm64Reloc { dst, .. }
             | Op::SlotAddr { dst, .. } => r(dst),

@@ -122,6 +122,11 @@ impl Emitter<'_> {
                 self.push_full(pair[0], Some((Field::Imm, kind)), None);
                 self.push(pair[1]);
             }
+            Op::LdKsym { dst, btf_id } => {
+                let [lo, hi] = Insn::ld_ksym(self.r(dst), btf_id);
+                self.push(lo);
+                self.push(hi);
+            }
             Op::MovReloc { dst, kind } => self.push_full(
                 Insn::mov64_imm(self.r(dst), 0),
                 Some((Field::Imm, kind)),

@@ -65,6 +65,29 @@ pub fn kernel_requirement(
         }
         return None;
     }
+    // `percpu_kaddr()`: the verifier finds a variable's address with kallsyms_lookup_name,
+    // which sees data symbols only in kernels built with CONFIG_KALLSYMS_ALL
+    // (kernel/bpf/verifier.c, check_pseudo_btf_id).
+    if let Some(rest) = reason
+        .split("failed to find the address for kernel symbol ")
+        .nth(1)
+    {
+        let sym = rest.trim().trim_end_matches('.').trim_matches('\'');
+        // The verifier checks these before walking the program, so it names no instruction.
+        let at = insn.or_else(|| {
+            t.insns.iter().position(|i| {
+                i.code == crate::asm::isa::CODE_LD_IMM64
+                    && i.src() == crate::asm::isa::Pseudo::BtfId.value()
+            })
+        });
+        return Some((
+            at,
+            format!(
+                "the kernel cannot resolve the address of variable `{sym}` (percpu_kaddr): its \
+                 kallsyms has no data symbols (kernel built without CONFIG_KALLSYMS_ALL)"
+            ),
+        ));
+    }
     if !(reason.contains("unknown func") || reason.contains("invalid func")) {
         return None;
     }
@@ -96,6 +119,21 @@ mod tests {
         let other = crate::asm::Insn::call_helper(Helper::SendSignal);
         let t = Template::new("t", AttachKind::RawTracepoint, vec![other]);
         assert!(kernel_requirement(&t, Some(0), "helper call is not allowed in probe").is_none());
+    }
+
+    #[test]
+    fn unresolvable_variable_names_kallsyms_all() {
+        let t = Template::new("t", AttachKind::RawTracepoint, Vec::new());
+        let reason = "ldimm64 failed to find the address for kernel symbol 'process_counts'.";
+        let (at, help) = kernel_requirement(&t, Some(0), reason).unwrap();
+        assert_eq!(at, Some(0));
+        assert!(help.contains("`process_counts`"), "{help}");
+        let mut insns = vec![crate::asm::Insn::mov64_imm(crate::asm::Reg::R0, 0)];
+        insns.extend(crate::asm::Insn::ld_ksym(crate::asm::Reg::R1, 7));
+        let t = Template::new("t", AttachKind::RawTracepoint, insns);
+        let (at, _) = kernel_requirement(&t, None, reason).unwrap();
+        assert_eq!(at, Some(1));
+        assert!(help.contains("CONFIG_KALLSYMS_ALL"), "{help}");
     }
 
     #[test]

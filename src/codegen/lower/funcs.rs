@@ -25,6 +25,7 @@ pub(crate) const NAMES: &[&str] = &[
     "macaddr",
     "cgroup_path",
     "kaddr",
+    "percpu_kaddr",
     "uaddr",
     "reg",
     "signal",
@@ -98,6 +99,7 @@ pub(crate) fn lower_call(
                 }),
             }
         }
+        "percpu_kaddr" => percpu_kaddr(lw, e, args),
         // The checker resolved the symbol in every target's binary (`sema::uaddr`); this
         // probe's attach point has one binary.
         "uaddr" => {
@@ -215,6 +217,37 @@ fn path(lw: &mut Lower<'_>, e: &Expr, arg: &Expr, t: &Type) -> Result<Val, Lower
 }
 
 /// A string literal argument's text (the checker requires one).
+/// `percpu_kaddr("name"[, cpu])`: the vmlinux variable's address (`ld_imm64` of its BTF id,
+/// which the verifier resolves through kallsyms) turned into CPU `cpu`'s copy by
+/// `bpf_per_cpu_ptr` (NULL past the last CPU), or this CPU's by `bpf_this_cpu_ptr`.
+fn percpu_kaddr(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
+    let sym = str_lit(&args[0]);
+    let id = lw
+        .kernel
+        .btf(None)
+        .ok()
+        .and_then(|btf| btf.find_type(crate::btf::Kind::Var, &sym));
+    let Some(id) = id else {
+        return Err(LowerError::Kernel {
+            what: format!("Could not resolve variable \"{sym}\" from BTF"),
+            span: e.span,
+        });
+    };
+    let var = lw.b.vreg();
+    lw.b.ld_ksym(var, id);
+    let p = match args.get(1) {
+        Some(cpu) => {
+            let cpu = match lower_expr(lw, cpu)?.value() {
+                Value::Imm(n) => Arg::Imm(n),
+                Value::Reg(r) => Arg::Reg(r),
+            };
+            lw.b.call(Helper::PerCpuPtr, &[Arg::Reg(var), cpu])
+        }
+        None => lw.b.call(Helper::ThisCpuPtr, &[Arg::Reg(var)]),
+    };
+    Ok(Val::Int(Value::Reg(p), IntTy::U64))
+}
+
 fn str_lit(a: &Expr) -> String {
     match &a.kind {
         ExprKind::Str(s) => String::from_utf8_lossy(s).into_owned(),
