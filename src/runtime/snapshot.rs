@@ -13,7 +13,7 @@ use super::format::maps::{MapSnapshot, MapValue};
 use super::format::{Resolver, Value};
 use crate::plan::{MapRole, MapSpec, MapValueSpec};
 use crate::runtime::format::agg::AggKind;
-use crate::sys::{Map, SysError, UpdateFlags};
+use crate::sys::{Map, MapType, SysError, UpdateFlags};
 
 /// Every entry of `map`, merged and decoded; `None` for maps that are not script maps.
 pub fn snapshot(
@@ -103,8 +103,16 @@ fn decode_key(fields: &[FieldType], bytes: &[u8], r: &dyn Resolver) -> Vec<Value
     decode_fields(fields, bytes, r).unwrap_or_default()
 }
 
-/// `clear(@m)`: deletes every key.
+/// `clear(@m)`: deletes every key. An array's elements cannot be deleted (a keyless `count()`
+/// map is a one-slot per-CPU array, see `codegen::lower::maps`): they are zeroed, which prints
+/// the same (`@: 0`, as a count that never fired).
 pub fn clear(map: &Map) -> Result<(), SysError> {
+    if matches!(
+        map.map_type(),
+        Some(MapType::Array | MapType::PercpuArray)
+    ) {
+        return zero(map);
+    }
     for k in map.keys()? {
         map.delete(&k)?;
     }

@@ -18,6 +18,17 @@ use crate::codegen::builder::Builder;
 use crate::plan::agg::AggKind;
 use crate::plan::agg::HistKind;
 
+/// `count()` into a one-slot per-CPU array `map` (`key` is its zero key): the slot always
+/// exists, so there is no insert path; the null check is for the verifier.
+pub fn count_slot(b: &mut Builder, map: usize, key: &Key) {
+    let p = lookup(b, map, key.place);
+    let done = b.label();
+    b.jmp64(JmpOp::Jeq, p, 0, done);
+    let one = b.constant(1);
+    b.atomic_add(Size::Dw, p, 0, one);
+    b.bind(done);
+}
+
 /// Applies one aggregation update of `v` (normalized; ignored by `count`) under `key` of
 /// per-CPU map `map`. For histograms `key` must have been built from `hist_key_fields`: its
 /// last field receives the bucket index here.

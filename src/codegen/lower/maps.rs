@@ -6,6 +6,11 @@
 //! same, and the checker may unify several widths into one map); aggregations are per-CPU hash
 //! maps with the slot layouts of `runtime::format::agg`; a histogram's key gets the trailing
 //! bucket index (`emit::maps::hist_key_fields`).
+//!
+//! One exception: a keyless `count()` map ([`slot_maps`]) is a one-slot
+//! `BPF_MAP_TYPE_PERCPU_ARRAY`. The verifier inlines its lookup (no hashing, no bucket walk) and
+//! the slot always exists, so the insert path is gone; a slot that never counted reads 0, which
+//! is what a keyless count prints when it never fired (`@: 0`), so the output is the same.
 
 use super::{DROPS, LOST, RINGBUF, SCRATCH, SCRATCH_SIZE};
 use crate::asm::isa::MapType;
@@ -14,6 +19,9 @@ use crate::plan::agg::AggKind;
 use crate::plan::layout::FieldType;
 use crate::plan::{MapRole, MapSpec, MapValueSpec};
 use crate::sema::{CheckedProgram, MapId, MapInfo, Type};
+use crate::syntax::ast::{Expr, ExprKind, ForIter, Stmt, StmtKind};
+use crate::syntax::visit::{walk_expr, walk_stmt, Visitor};
+use std::collections::BTreeSet;
 
 /// Index of the first script map in the table.
 pub const FIRST_SCRIPT_MAP: usize = 4;
@@ -105,7 +113,22 @@ pub fn map_table(cp: &CheckedProgram) -> Vec<MapSpec> {
             role: MapRole::Internal,
         },
     ];
+    let slots = slot_maps(cp);
     for m in &cp.maps {
+        if slots.contains(&m.name) {
+            out.push(MapSpec {
+                name: m.name.clone(),
+                map_type: MapType::PercpuArray,
+                key_size: 4,
+                value_size: 8,
+                max_entries: 1,
+                role: MapRole::Script {
+                    key: Vec::new(),
+                    value: MapValueSpec::Agg(AggKind::Count),
+                },
+            });
+            continue;
+        }
         let key = stored_key_fields(m);
         let key_size = FieldType::Tuple(if key.is_empty() {
             vec![FieldType::Int {
@@ -161,4 +184,49 @@ pub fn map_table(cp: &CheckedProgram) -> Vec<MapSpec> {
         });
     }
     out
+}
+
+/// The keyless `count()` maps stored as one per-CPU array slot (see the module
+/// documentation): not declared with a kind, and never deleted from, iterated, measured or
+/// passed to a function or macro in the program (those see an array's always-present element
+/// where a hash has none); `print`, `clear` and `zero` (done by userspace) and reads of the
+/// value are fine.
+pub fn slot_maps(cp: &CheckedProgram) -> BTreeSet<String> {
+    struct Uses(BTreeSet<String>);
+    impl Visitor for Uses {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprKind::Call { name, args } = &e.kind {
+                if !matches!(name.name.as_str(), "print" | "clear" | "zero") {
+                    for a in args {
+                        if let ExprKind::Map { name: m, .. } = &a.kind {
+                            self.0.insert(m.name.clone());
+                        }
+                    }
+                }
+            }
+            walk_expr(self, e)
+        }
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if let StmtKind::For {
+                iter: ForIter::Map(m),
+                ..
+            } = &s.kind
+            {
+                self.0.insert(m.name.clone());
+            }
+            walk_stmt(self, s)
+        }
+    }
+    let mut uses = Uses(BTreeSet::new());
+    uses.visit_program(&cp.program);
+    cp.maps
+        .iter()
+        .filter(|m| {
+            m.keys.is_empty()
+                && m.agg == Some(AggKind::Count)
+                && m.declared_kind.is_none()
+                && !uses.0.contains(&m.name)
+        })
+        .map(|m| m.name.clone())
+        .collect()
 }

@@ -137,6 +137,8 @@ pub(crate) struct ScriptState {
     pub events: EventTable,
     /// The stack-trace maps the probes use: (user, limit).
     pub stack_maps: std::collections::BTreeSet<(bool, usize)>,
+    /// The keyless `count()` maps stored as a per-CPU array slot ([`maps::slot_maps`]).
+    pub slot_maps: std::collections::BTreeSet<String>,
 }
 
 /// What `args`, `argN` and `retval` mean in the probe being lowered.
@@ -300,7 +302,10 @@ pub fn lower(
     kernel: &dyn KernelInfo,
     opts: &crate::sema::CheckOptions,
 ) -> Result<CompiledScript, LowerError> {
-    let mut state = ScriptState::default();
+    let mut state = ScriptState {
+        slot_maps: maps::slot_maps(cp),
+        ..ScriptState::default()
+    };
     let mut maps = maps::map_table(cp);
     let mut probes = Vec::new();
     let uses_elapsed = elapsed::uses_elapsed(&cp.program);
