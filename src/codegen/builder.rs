@@ -308,6 +308,11 @@ impl Builder {
         Slot(self.slots.len() as u32 - 1)
     }
 
+    /// The alignment `slot` was allocated with (its frame offset is a multiple of it).
+    pub fn slot_align(&self, slot: Slot) -> u32 {
+        self.slots.get(slot.0 as usize).map_or(1, |s| s.align)
+    }
+
     /// Marks `slot` as in use up to this point (see [`Op::KeepAlive`]); cheaper in stack
     /// than [`Builder::pin`] when the address escapes only for a while.
     pub fn keep_alive(&mut self, slot: Slot) {
