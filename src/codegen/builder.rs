@@ -213,6 +213,10 @@ pub struct Builder {
     /// pid filter's prelude) and kept it unmodified: `pid`/`tid` read it instead of calling
     /// the helper again. Set only on a program's own builder, never on a subprogram's.
     pub pid_tgid: Option<VReg>,
+    /// Ring buffer bytes the program's record submissions take (header and padding
+    /// included), each counted once: a bound on one run's output when the program has no
+    /// loop (see `codegen::lower::ring_size`).
+    pub ring_bytes: u64,
 }
 
 impl Default for Builder {
@@ -238,6 +242,7 @@ impl Builder {
             ctx: VReg(0),
             signed_division: false,
             pid_tgid: None,
+            ring_bytes: 0,
         };
         let ctx = b.vreg();
         b.ctx = ctx;

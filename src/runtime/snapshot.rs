@@ -107,10 +107,7 @@ fn decode_key(fields: &[FieldType], bytes: &[u8], r: &dyn Resolver) -> Vec<Value
 /// map is a one-slot per-CPU array, see `codegen::lower::maps`): they are zeroed, which prints
 /// the same (`@: 0`, as a count that never fired).
 pub fn clear(map: &Map) -> Result<(), SysError> {
-    if matches!(
-        map.map_type(),
-        Some(MapType::Array | MapType::PercpuArray)
-    ) {
+    if matches!(map.map_type(), Some(MapType::Array | MapType::PercpuArray)) {
         return zero(map);
     }
     for k in map.keys()? {

@@ -28,7 +28,7 @@ pub const FIRST_SCRIPT_MAP: usize = 4;
 
 /// Ring buffer size: bpftrace's default perf/ring space is a few MiB; 1 MiB keeps memory low
 /// and holds ~30k typical records between two reads.
-const RING_SIZE: u32 = 1 << 20;
+pub(crate) const RING_SIZE: u32 = 1 << 20;
 
 /// The layout of a key or plain value field: top-level integers widened to 8 bytes.
 pub fn slot_field(t: &Type) -> FieldType {
