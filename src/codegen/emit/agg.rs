@@ -18,9 +18,19 @@ use crate::codegen::builder::Builder;
 use crate::plan::agg::AggKind;
 use crate::plan::agg::HistKind;
 
-/// `count()` into a one-slot per-CPU array `map` (`key` is its zero key): the slot always
-/// exists, so there is no insert path; the null check is for the verifier.
-pub fn count_slot(b: &mut Builder, map: usize, key: &Key) {
+/// `count()` or `hist()`/`lhist()` of `v` into per-CPU array `map`, a keyless aggregation's
+/// slots (`codegen::lower::maps::slot_maps`): slot 0 of a count, or the bucket's slot of a
+/// histogram (the bucket index, below 2^32, is the key's only field, whose low 4 bytes are the
+/// array index). Every slot exists, so there is no insert path; the null check is for the
+/// verifier (and a bucket past the array, which userspace would not show either).
+pub fn update_slot(b: &mut Builder, map: usize, key: &Key, kind: AggKind, v: Value) {
+    if let AggKind::Hist(h) = kind {
+        let bucket = match h {
+            HistKind::Log2 { k } => hist::log2(b, v, k),
+            HistKind::Linear { min, max, step } => hist::linear(b, v, min, max, step),
+        };
+        key.set_int(b, key.fields.len() - 1, bucket);
+    }
     let p = lookup(b, map, key.place);
     let done = b.label();
     b.jmp64(JmpOp::Jeq, p, 0, done);

@@ -7,10 +7,13 @@
 //! maps with the slot layouts of `runtime::format::agg`; a histogram's key gets the trailing
 //! bucket index (`emit::maps::hist_key_fields`).
 //!
-//! One exception: a keyless `count()` map ([`slot_maps`]) is a one-slot
-//! `BPF_MAP_TYPE_PERCPU_ARRAY`. The verifier inlines its lookup (no hashing, no bucket walk) and
-//! the slot always exists, so the insert path is gone; a slot that never counted reads 0, which
-//! is what a keyless count prints when it never fired (`@: 0`), so the output is the same.
+//! One exception: a keyless `count()` or histogram map ([`slot_maps`]) is a
+//! `BPF_MAP_TYPE_PERCPU_ARRAY`, one slot for a count, one per bucket for a histogram (the
+//! bucket index is the array index). The verifier inlines its lookup (no hashing, no bucket
+//! walk) and the slot always exists, so the insert path is gone. A count slot that never
+//! counted reads 0, which is what a keyless count prints when it never fired (`@: 0`); a
+//! histogram's zero buckets are left out when it is read (`runtime::snapshot`), so a histogram
+//! that never fired prints nothing, as before.
 
 use super::{DROPS, LOST, RINGBUF, SCRATCH, SCRATCH_SIZE};
 use crate::asm::isa::MapType;
@@ -115,16 +118,20 @@ pub fn map_table(cp: &CheckedProgram) -> Vec<MapSpec> {
     ];
     let slots = slot_maps(cp);
     for m in &cp.maps {
-        if slots.contains(&m.name) {
+        if let (true, Some(agg)) = (slots.contains(&m.name), m.agg) {
+            let max_entries = match agg {
+                AggKind::Hist(h) => h.bucket_count() as u32,
+                _ => 1,
+            };
             out.push(MapSpec {
                 name: m.name.clone(),
                 map_type: MapType::PercpuArray,
                 key_size: 4,
                 value_size: 8,
-                max_entries: 1,
+                max_entries,
                 role: MapRole::Script {
                     key: Vec::new(),
-                    value: MapValueSpec::Agg(AggKind::Count),
+                    value: MapValueSpec::Agg(agg),
                 },
             });
             continue;
@@ -186,20 +193,34 @@ pub fn map_table(cp: &CheckedProgram) -> Vec<MapSpec> {
     out
 }
 
-/// The keyless `count()` maps stored as one per-CPU array slot (see the module
+/// Histograms of at most this many buckets may be per-CPU arrays (every bucket is allocated
+/// on every CPU up front; a hash holds only the buckets hit).
+const SLOT_HIST_BUCKETS: usize = 1024;
+
+/// The keyless `count()` and histogram maps stored as per-CPU array slots (see the module
 /// documentation): not declared with a kind, and never deleted from, iterated, measured or
 /// passed to a function or macro in the program (those see an array's always-present element
-/// where a hash has none); `print`, `clear` and `zero` (done by userspace) and reads of the
-/// value are fine.
+/// where a hash has none); `print`, `clear` (done by userspace, which zeroes an array) and
+/// reads of the value are fine, and so is `zero` for a count (a histogram keeps the hash form
+/// there: a zeroed hash histogram still has its keys, a zeroed array none to tell apart).
 pub fn slot_maps(cp: &CheckedProgram) -> BTreeSet<String> {
-    struct Uses(BTreeSet<String>);
+    struct Uses {
+        any: BTreeSet<String>,
+        zeroed: BTreeSet<String>,
+    }
     impl Visitor for Uses {
         fn visit_expr(&mut self, e: &Expr) {
             if let ExprKind::Call { name, args } = &e.kind {
-                if !matches!(name.name.as_str(), "print" | "clear" | "zero") {
-                    for a in args {
-                        if let ExprKind::Map { name: m, .. } = &a.kind {
-                            self.0.insert(m.name.clone());
+                for a in args {
+                    if let ExprKind::Map { name: m, .. } = &a.kind {
+                        match name.name.as_str() {
+                            "print" | "clear" => {}
+                            "zero" => {
+                                self.zeroed.insert(m.name.clone());
+                            }
+                            _ => {
+                                self.any.insert(m.name.clone());
+                            }
                         }
                     }
                 }
@@ -212,20 +233,30 @@ pub fn slot_maps(cp: &CheckedProgram) -> BTreeSet<String> {
                 ..
             } = &s.kind
             {
-                self.0.insert(m.name.clone());
+                self.any.insert(m.name.clone());
             }
             walk_stmt(self, s)
         }
     }
-    let mut uses = Uses(BTreeSet::new());
+    let mut uses = Uses {
+        any: BTreeSet::new(),
+        zeroed: BTreeSet::new(),
+    };
     uses.visit_program(&cp.program);
     cp.maps
         .iter()
         .filter(|m| {
+            let kind_fits = match m.agg {
+                Some(AggKind::Count) => true,
+                Some(AggKind::Hist(h)) => {
+                    h.bucket_count() <= SLOT_HIST_BUCKETS && !uses.zeroed.contains(&m.name)
+                }
+                _ => false,
+            };
             m.keys.is_empty()
-                && m.agg == Some(AggKind::Count)
+                && kind_fits
                 && m.declared_kind.is_none()
-                && !uses.0.contains(&m.name)
+                && !uses.any.contains(&m.name)
         })
         .map(|m| m.name.clone())
         .collect()
