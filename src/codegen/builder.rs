@@ -218,6 +218,10 @@ pub struct Builder {
     /// pid filter's prelude) and kept it unmodified: `pid`/`tid` read it instead of calling
     /// the helper again. Set only on a program's own builder, never on a subprogram's.
     pub pid_tgid: Option<VReg>,
+    /// Ring buffer bytes the program's record submissions take (header and padding
+    /// included), each counted once: a bound on one run's output when the program has no
+    /// loop (see `codegen::lower::ring_size`).
+    pub ring_bytes: u64,
 }
 
 impl Default for Builder {
@@ -243,6 +247,7 @@ impl Builder {
             ctx: VReg(0),
             signed_division: false,
             pid_tgid: None,
+            ring_bytes: 0,
         };
         let ctx = b.vreg();
         b.ctx = ctx;
@@ -311,6 +316,11 @@ impl Builder {
             pinned: false,
         });
         Slot(self.slots.len() as u32 - 1)
+    }
+
+    /// The alignment `slot` was allocated with (its frame offset is a multiple of it).
+    pub fn slot_align(&self, slot: Slot) -> u32 {
+        self.slots.get(slot.0 as usize).map_or(1, |s| s.align)
     }
 
     /// Marks `slot` as in use up to this point (see [`Op::KeepAlive`]); cheaper in stack

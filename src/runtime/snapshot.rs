@@ -13,7 +13,7 @@ use super::format::maps::{MapSnapshot, MapValue};
 use super::format::{Resolver, Value};
 use crate::plan::{MapRole, MapSpec, MapValueSpec};
 use crate::runtime::format::agg::AggKind;
-use crate::sys::{Map, SysError, UpdateFlags};
+use crate::sys::{Map, MapType, SysError, UpdateFlags};
 
 /// Every entry of `map`, merged and decoded; `None` for maps that are not script maps.
 pub fn snapshot(
@@ -31,16 +31,15 @@ pub fn snapshot(
     };
     match value {
         MapValueSpec::Agg(AggKind::Hist(kind)) => {
-            let bucket_off = hist_bucket_offset(key);
+            let array = map.map_type() == Some(MapType::PercpuArray);
             let mut hists: BTreeMap<Vec<u8>, Vec<u64>> = BTreeMap::new();
             for k in keys {
                 let Some(v) = map.lookup_vec(&k)? else {
                     continue;
                 };
-                let bucket = k
-                    .get(bucket_off..bucket_off + 8)
-                    .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
-                let user = k[..bucket_off.min(k.len())].to_vec();
+                let Some((user, bucket)) = hist_element(key, array, &k, &v) else {
+                    continue;
+                };
                 let counts = hists.entry(user).or_default();
                 merge_hist_bucket(counts, kind, bucket, &v);
             }
@@ -103,8 +102,13 @@ fn decode_key(fields: &[FieldType], bytes: &[u8], r: &dyn Resolver) -> Vec<Value
     decode_fields(fields, bytes, r).unwrap_or_default()
 }
 
-/// `clear(@m)`: deletes every key.
+/// `clear(@m)`: deletes every key. An array's elements cannot be deleted (a keyless `count()`
+/// map is a one-slot per-CPU array, see `codegen::lower::maps`): they are zeroed, which prints
+/// the same (`@: 0`, as a count that never fired).
 pub fn clear(map: &Map) -> Result<(), SysError> {
+    if matches!(map.map_type(), Some(MapType::Array | MapType::PercpuArray)) {
+        return zero(map);
+    }
     for k in map.keys()? {
         map.delete(&k)?;
     }
@@ -118,6 +122,31 @@ pub fn zero(map: &Map) -> Result<(), SysError> {
         map.update(&k, &zeros, UpdateFlags::empty())?;
     }
     Ok(())
+}
+
+/// The user key and bucket index of one element (key `k`, per-CPU value `v`) of a histogram
+/// map with user key `key`; `None` for an element to leave out. A keyless histogram may be a
+/// per-CPU array indexed by bucket (`array`, see `codegen::lower::maps`): every bucket is
+/// present, the unused ones zero, and those are left out, so one that never fired has no
+/// entry, as a hash has none.
+pub(crate) fn hist_element(
+    key: &[FieldType],
+    array: bool,
+    k: &[u8],
+    v: &[u8],
+) -> Option<(Vec<u8>, u64)> {
+    if array {
+        if v.iter().all(|&b| b == 0) {
+            return None;
+        }
+        let index = k.get(..4)?;
+        return Some((Vec::new(), u32::from_le_bytes(index.try_into().ok()?) as u64));
+    }
+    let bucket_off = hist_bucket_offset(key);
+    let bucket = k
+        .get(bucket_off..bucket_off + 8)
+        .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
+    Some((k[..bucket_off.min(k.len())].to_vec(), bucket))
 }
 
 /// Where the u64 bucket index sits in a histogram map's key: after the user key, aligned as a

@@ -18,6 +18,27 @@ use crate::codegen::builder::Builder;
 use crate::plan::agg::AggKind;
 use crate::plan::agg::HistKind;
 
+/// `count()` or `hist()`/`lhist()` of `v` into per-CPU array `map`, a keyless aggregation's
+/// slots (`codegen::lower::maps::slot_maps`): slot 0 of a count, or the bucket's slot of a
+/// histogram (the bucket index, below 2^32, is the key's only field, whose low 4 bytes are the
+/// array index). Every slot exists, so there is no insert path; the null check is for the
+/// verifier (and a bucket past the array, which userspace would not show either).
+pub fn update_slot(b: &mut Builder, map: usize, key: &Key, kind: AggKind, v: Value) {
+    if let AggKind::Hist(h) = kind {
+        let bucket = match h {
+            HistKind::Log2 { k } => hist::log2(b, v, k),
+            HistKind::Linear { min, max, step } => hist::linear(b, v, min, max, step),
+        };
+        key.set_int(b, key.fields.len() - 1, bucket);
+    }
+    let p = lookup(b, map, key.place);
+    let done = b.label();
+    b.jmp64(JmpOp::Jeq, p, 0, done);
+    let one = b.constant(1);
+    b.atomic_add(Size::Dw, p, 0, one);
+    b.bind(done);
+}
+
 /// Applies one aggregation update of `v` (normalized; ignored by `count`) under `key` of
 /// per-CPU map `map`. For histograms `key` must have been built from `hist_key_fields`: its
 /// last field receives the bucket index here.

@@ -103,6 +103,8 @@ impl Record {
 
 /// `bpf_ringbuf_output(ringbuf, record, size, 0)`; a failure increments `lost`.
 pub fn submit(b: &mut Builder, ringbuf: usize, rec: &Record, lost: Option<Counter>) {
+    // The kernel's ring record: an 8-byte header, the data rounded up to 8 (ringbuf.c).
+    b.ring_bytes += 8 + (rec.size as u64).next_multiple_of(8);
     let data = rec.place.arg(b);
     let r = b.call(
         Helper::RingbufOutput,

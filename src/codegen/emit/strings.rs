@@ -182,6 +182,53 @@ pub fn bytes_eq(b: &mut Builder, a: Place, c: Place, n: u32) -> Value {
     Value::Reg(out)
 }
 
+/// `a == lit` for a string in a buffer of `size_a` bytes and a string literal of `size_lit`
+/// bytes (`lit`, zero-padded): 1 or 0, as [`str_eq`] computes it, without storing the literal:
+/// the bytes up to the literal's NUL (or its first `min(size_a, size_lit)` bytes) are compared
+/// against immediates in the widest loads the place's alignment allows (the verifier wants
+/// stack accesses aligned), 8 bytes at a time for a stack string.
+pub fn str_eq_literal(b: &mut Builder, a: Place, size_a: u32, lit: &[u8], size_lit: u32) -> Value {
+    let n = size_a.max(1).min(size_lit.max(1)) as usize;
+    let byte = |i: usize| lit.get(i).copied().unwrap_or(0);
+    // Up to and including the literal's NUL: the strings agree there or not at all.
+    let m = (0..n).find(|&i| byte(i) == 0).map_or(n, |i| i + 1);
+    let align = match a.base {
+        super::Base::Slot(s) => b.slot_align(s) as i32,
+        super::Base::Ptr(_) => 1,
+    };
+    let out = b.constant(0);
+    let done = b.label();
+    let mut i = 0usize;
+    while i < m {
+        let off = a.off + i as i32;
+        let w = [8usize, 4, 2, 1]
+            .into_iter()
+            .find(|&w| w <= m - i && w as i32 <= align && off.rem_euclid(w as i32) == 0)
+            .unwrap_or(1);
+        let v = (0..w).fold(0u64, |acc, j| acc | (byte(i + j) as u64) << (8 * j));
+        let size = match w {
+            8 => Size::Dw,
+            4 => Size::W,
+            2 => Size::H,
+            _ => Size::B,
+        };
+        let x = b.vreg();
+        b.load(size, x, a.mem(), off);
+        // A load zero-extends; a jump's immediate is sign-extended, so wide constants go
+        // through a register.
+        if v <= i32::MAX as u64 {
+            b.jmp64(JmpOp::Jne, x, v as i32, done);
+        } else {
+            let k = b.constant(v as i64);
+            b.jmp64(JmpOp::Jne, x, k, done);
+        }
+        i += w;
+    }
+    b.mov(out, 1);
+    b.bind(done);
+    Value::Reg(out)
+}
+
 /// `a == b` for strings in buffers of `size_a` and `size_b` bytes: 1 or 0.
 pub fn str_eq(b: &mut Builder, a: Place, size_a: u32, c: Place, size_b: u32) -> Value {
     let r = strncmp(b, a, c, size_a.min(size_b));

@@ -709,6 +709,10 @@ pub(crate) fn assign_map(
         };
         let key = build_key_for(lw, &info, &keys, true)?;
         let map = map_index(lw, id);
+        if lw.script.slot_maps.contains(&info.name) {
+            crate::codegen::emit::agg::update_slot(&mut lw.b, map, &key, agg, v);
+            return Ok(());
+        }
         let drops = lw.drops();
         update_agg(&mut lw.b, map, &key, agg, v, Some(drops));
         return Ok(());

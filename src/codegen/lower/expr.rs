@@ -456,7 +456,46 @@ fn lower_binary(
     }
     let lt = lw.type_of(lhs.id);
     let rt = lw.type_of(rhs.id);
+    if let Some(v) = literal_str_compare(lw, op, (lhs, &lt), (rhs, &rt))? {
+        return Ok(v);
+    }
     let l = lower_expr(lw, lhs)?;
     let r = lower_expr(lw, rhs)?;
     Ok(arith(lw, op, l, &lt, r, &rt, t))
+}
+
+/// `s == "lit"` / `s != "lit"` (either side) for a string `s`: compared against immediates
+/// (`strings::str_eq_literal`) instead of a copy of the literal on the stack and a byte loop.
+fn literal_str_compare(
+    lw: &mut Lower<'_>,
+    op: BinaryOp,
+    (lhs, lt): (&Expr, &Type),
+    (rhs, rt): (&Expr, &Type),
+) -> Result<Option<Val>, LowerError> {
+    if !matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
+        return Ok(None);
+    }
+    let (other, ot, lit, litt) = match (&lhs.kind, &rhs.kind) {
+        (ExprKind::Str(_), ExprKind::Str(_)) => return Ok(None),
+        (_, ExprKind::Str(s)) => (lhs, lt, s, rt),
+        (ExprKind::Str(s), _) => (rhs, rt, s, lt),
+        _ => return Ok(None),
+    };
+    let (Type::Str { .. }, Type::Str { .. }) = (ot, litt) else {
+        return Ok(None);
+    };
+    let Val::Mem(a) = lower_expr(lw, other)? else {
+        return Err(LowerError::unsupported(
+            "a string compared that is not in memory",
+            other.span,
+        ));
+    };
+    let (sa, sl) = (ot.size() as u32, litt.size() as u32);
+    let eq = crate::codegen::emit::strings::str_eq_literal(&mut lw.b, a, sa, lit, sl);
+    let v = if op == BinaryOp::Ne {
+        arith::logical_not(&mut lw.b, eq)
+    } else {
+        eq
+    };
+    Ok(Some(Val::Int(v, IntTy::U8)))
 }

@@ -6,6 +6,14 @@
 //! same, and the checker may unify several widths into one map); aggregations are per-CPU hash
 //! maps with the slot layouts of `runtime::format::agg`; a histogram's key gets the trailing
 //! bucket index (`emit::maps::hist_key_fields`).
+//!
+//! One exception: a keyless `count()` or histogram map ([`slot_maps`]) is a
+//! `BPF_MAP_TYPE_PERCPU_ARRAY`, one slot for a count, one per bucket for a histogram (the
+//! bucket index is the array index). The verifier inlines its lookup (no hashing, no bucket
+//! walk) and the slot always exists, so the insert path is gone. A count slot that never
+//! counted reads 0, which is what a keyless count prints when it never fired (`@: 0`); a
+//! histogram's zero buckets are left out when it is read (`runtime::snapshot`), so a histogram
+//! that never fired prints nothing, as before.
 
 use super::{DROPS, LOST, RINGBUF, SCRATCH, SCRATCH_SIZE};
 use crate::asm::isa::MapType;
@@ -14,13 +22,16 @@ use crate::plan::agg::AggKind;
 use crate::plan::layout::FieldType;
 use crate::plan::{MapRole, MapSpec, MapValueSpec};
 use crate::sema::{CheckedProgram, MapId, MapInfo, Type};
+use crate::syntax::ast::{Expr, ExprKind, ForIter, Stmt, StmtKind};
+use crate::syntax::visit::{walk_expr, walk_stmt, Visitor};
+use std::collections::BTreeSet;
 
 /// Index of the first script map in the table.
 pub const FIRST_SCRIPT_MAP: usize = 4;
 
 /// Ring buffer size: bpftrace's default perf/ring space is a few MiB; 1 MiB keeps memory low
 /// and holds ~30k typical records between two reads.
-const RING_SIZE: u32 = 1 << 20;
+pub(crate) const RING_SIZE: u32 = 1 << 20;
 
 /// The layout of a key or plain value field: top-level integers widened to 8 bytes.
 pub fn slot_field(t: &Type) -> FieldType {
@@ -105,7 +116,26 @@ pub fn map_table(cp: &CheckedProgram) -> Vec<MapSpec> {
             role: MapRole::Internal,
         },
     ];
+    let slots = slot_maps(cp);
     for m in &cp.maps {
+        if let (true, Some(agg)) = (slots.contains(&m.name), m.agg) {
+            let max_entries = match agg {
+                AggKind::Hist(h) => h.bucket_count() as u32,
+                _ => 1,
+            };
+            out.push(MapSpec {
+                name: m.name.clone(),
+                map_type: MapType::PercpuArray,
+                key_size: 4,
+                value_size: 8,
+                max_entries,
+                role: MapRole::Script {
+                    key: Vec::new(),
+                    value: MapValueSpec::Agg(agg),
+                },
+            });
+            continue;
+        }
         let key = stored_key_fields(m);
         let key_size = FieldType::Tuple(if key.is_empty() {
             vec![FieldType::Int {
@@ -161,4 +191,73 @@ pub fn map_table(cp: &CheckedProgram) -> Vec<MapSpec> {
         });
     }
     out
+}
+
+/// Histograms of at most this many buckets may be per-CPU arrays (every bucket is allocated
+/// on every CPU up front; a hash holds only the buckets hit).
+const SLOT_HIST_BUCKETS: usize = 1024;
+
+/// The keyless `count()` and histogram maps stored as per-CPU array slots (see the module
+/// documentation): not declared with a kind, and never deleted from, iterated, measured or
+/// passed to a function or macro in the program (those see an array's always-present element
+/// where a hash has none); `print`, `clear` (done by userspace, which zeroes an array) and
+/// reads of the value are fine, and so is `zero` for a count (a histogram keeps the hash form
+/// there: a zeroed hash histogram still has its keys, a zeroed array none to tell apart).
+pub fn slot_maps(cp: &CheckedProgram) -> BTreeSet<String> {
+    struct Uses {
+        any: BTreeSet<String>,
+        zeroed: BTreeSet<String>,
+    }
+    impl Visitor for Uses {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprKind::Call { name, args } = &e.kind {
+                for a in args {
+                    if let ExprKind::Map { name: m, .. } = &a.kind {
+                        match name.name.as_str() {
+                            "print" | "clear" => {}
+                            "zero" => {
+                                self.zeroed.insert(m.name.clone());
+                            }
+                            _ => {
+                                self.any.insert(m.name.clone());
+                            }
+                        }
+                    }
+                }
+            }
+            walk_expr(self, e)
+        }
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if let StmtKind::For {
+                iter: ForIter::Map(m),
+                ..
+            } = &s.kind
+            {
+                self.any.insert(m.name.clone());
+            }
+            walk_stmt(self, s)
+        }
+    }
+    let mut uses = Uses {
+        any: BTreeSet::new(),
+        zeroed: BTreeSet::new(),
+    };
+    uses.visit_program(&cp.program);
+    cp.maps
+        .iter()
+        .filter(|m| {
+            let kind_fits = match m.agg {
+                Some(AggKind::Count) => true,
+                Some(AggKind::Hist(h)) => {
+                    h.bucket_count() <= SLOT_HIST_BUCKETS && !uses.zeroed.contains(&m.name)
+                }
+                _ => false,
+            };
+            m.keys.is_empty()
+                && kind_fits
+                && m.declared_kind.is_none()
+                && !uses.any.contains(&m.name)
+        })
+        .map(|m| m.name.clone())
+        .collect()
 }

@@ -137,6 +137,12 @@ pub(crate) struct ScriptState {
     pub events: EventTable,
     /// The stack-trace maps the probes use: (user, limit).
     pub stack_maps: std::collections::BTreeSet<(bool, usize)>,
+    /// The keyless `count()` maps stored as a per-CPU array slot ([`maps::slot_maps`]).
+    pub slot_maps: std::collections::BTreeSet<String>,
+    /// Ring buffer bytes BEGIN and END programs submit (each record site once).
+    pub ring_bytes: u64,
+    /// Whether a probe that fires any number of times submits records.
+    pub ring_unbounded: bool,
 }
 
 /// What `args`, `argN` and `retval` mean in the probe being lowered.
@@ -294,13 +300,49 @@ impl Lower<'_> {
 /// Values larger than this live in the scratch buffer rather than on the stack.
 pub(crate) const STACK_VALUE_MAX: u32 = 192;
 
+/// A ring buffer smaller than the default when the script's output is bounded: only BEGIN and
+/// END submit records and no loop repeats a submission, so one run of each writes at most
+/// [`ScriptState::ring_bytes`] before userspace reads them. The kernel maps the whole ring
+/// into the reader twice and every page counts in its resident size, so a `BEGIN { printf(…);
+/// exit(); }` script keeps ~2 MiB less memory. At least 64 KiB (a multiple of any page size),
+/// a power of two (the kernel's rule); `None` keeps the default.
+fn ring_size(cp: &CheckedProgram, state: &ScriptState) -> Option<u32> {
+    use crate::syntax::ast::{Stmt, StmtKind};
+    use crate::syntax::visit::{walk_stmt, Visitor};
+    struct Loops(bool);
+    impl Visitor for Loops {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if matches!(
+                s.kind,
+                StmtKind::While { .. } | StmtKind::Unroll { .. } | StmtKind::For { .. }
+            ) {
+                self.0 = true;
+            }
+            walk_stmt(self, s)
+        }
+    }
+    if state.ring_unbounded {
+        return None;
+    }
+    let mut loops = Loops(false);
+    loops.visit_program(&cp.program);
+    if loops.0 {
+        return None;
+    }
+    let size = state.ring_bytes.max(1).next_power_of_two().max(64 << 10);
+    (size < maps::RING_SIZE as u64).then_some(size as u32)
+}
+
 /// Lowers every probe of `cp` (see the module documentation).
 pub fn lower(
     cp: &CheckedProgram,
     kernel: &dyn KernelInfo,
     opts: &crate::sema::CheckOptions,
 ) -> Result<CompiledScript, LowerError> {
-    let mut state = ScriptState::default();
+    let mut state = ScriptState {
+        slot_maps: maps::slot_maps(cp),
+        ..ScriptState::default()
+    };
     let mut maps = maps::map_table(cp);
     let mut probes = Vec::new();
     let uses_elapsed = elapsed::uses_elapsed(&cp.program);
@@ -321,6 +363,14 @@ pub fn lower(
     }
     if need_start {
         probes.push(probe::start_only_begin(probes.len())?);
+    }
+    if let Some(size) = ring_size(cp, &state) {
+        for m in maps
+            .iter_mut()
+            .filter(|m| m.role == crate::plan::MapRole::RingBuf)
+        {
+            m.max_entries = size;
+        }
     }
     if probes
         .iter()

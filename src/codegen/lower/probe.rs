@@ -142,6 +142,12 @@ pub(crate) fn lower_probe(
         lw.b.bind(exit);
         lw.b.exit(0);
         let special = matches!(kind, RunKind::Begin | RunKind::End);
+        let ring = lw.b.ring_bytes + lw.subprogs.iter().map(|s| s.ring_bytes).sum::<u64>();
+        if special {
+            lw.script.ring_bytes += ring;
+        } else if ring > 0 {
+            lw.script.ring_unbounded = true;
+        }
         let opts = FinishOptions {
             name: prog_name(i, index),
             attach,

@@ -107,14 +107,14 @@ pub fn entries(
     let mut out = Vec::new();
     match value {
         MapValueSpec::Agg(AggKind::Hist(kind)) => {
-            let bucket_off = crate::runtime::snapshot::hist_bucket_offset(key);
+            let array = map.map_type() == Some(crate::sys::MapType::PercpuArray);
             let mut hists: BTreeMap<Vec<u8>, Vec<u64>> = BTreeMap::new();
             for_each_raw(map, |k, v| {
-                let bucket = k
-                    .get(bucket_off..bucket_off + 8)
-                    .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
-                let user = k[..bucket_off.min(k.len())].to_vec();
-                merge_hist_bucket(hists.entry(user).or_default(), kind, bucket, v);
+                if let Some((user, bucket)) =
+                    crate::runtime::snapshot::hist_element(key, array, k, v)
+                {
+                    merge_hist_bucket(hists.entry(user).or_default(), kind, bucket, v);
+                }
             })?;
             for (user, counts) in hists {
                 out.push((
