@@ -436,6 +436,10 @@ pub(crate) fn lower_call(
             let (id, info) = map_by_name(lw, m, e.span)?;
             let key = build_key(lw, info, &keys)?;
             let map = map_index(lw, id);
+            if let Some(n) = super::mapfns::bucket_count(info, "delete()", e.span)? {
+                let v = super::mapfns::delete_buckets(lw, info, map, key.place, n);
+                return Ok(Val::Int(v, IntTy::U8));
+            }
             Ok(Val::Int(
                 emaps::delete(&mut lw.b, map, key.place),
                 IntTy::U8,
