@@ -1,18 +1,100 @@
 //! Aggregation and histogram kinds (decided by the checker) and the histogram bucket
 //! functions the code generator must compute identically in BPF. The bucket rules, the
 //! per-CPU slot layouts and the merge are described in `runtime::format::hist` and
-//! `runtime::format::agg`.
+//! `runtime::format::agg`; the time series contract (bucket choice, slot layout) is
+//! [`TSeriesKind`]'s.
 
 /// Which aggregation a map holds (decided by the checker from the script).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AggKind {
     Count,
-    Sum { signed: bool },
-    Min { signed: bool },
-    Max { signed: bool },
-    Avg { signed: bool },
-    Stats { signed: bool },
+    Sum {
+        signed: bool,
+    },
+    Min {
+        signed: bool,
+    },
+    Max {
+        signed: bool,
+    },
+    Avg {
+        signed: bool,
+    },
+    Stats {
+        signed: bool,
+    },
     Hist(HistKind),
+    /// `tseries(v, interval, n[, agg])`.
+    TSeries(TSeriesKind),
+}
+
+/// How the values written into one interval of a time series combine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TSeriesAgg {
+    /// No aggregation function: the last value written wins.
+    Last,
+    Avg,
+    Max,
+    Min,
+    Sum,
+}
+
+impl TSeriesAgg {
+    /// The aggregation named by `tseries()`'s fourth argument.
+    pub fn from_name(s: &str) -> Option<TSeriesAgg> {
+        Some(match s {
+            "avg" => TSeriesAgg::Avg,
+            "max" => TSeriesAgg::Max,
+            "min" => TSeriesAgg::Min,
+            "sum" => TSeriesAgg::Sum,
+            _ => return None,
+        })
+    }
+
+    /// The names `from_name` accepts, sorted (as bpftrace lists them in its error).
+    pub const NAMES: [&'static str; 4] = ["avg", "max", "min", "sum"];
+}
+
+/// A time series map (`tseries(v, interval_ns, num_intervals[, agg])`), the contract between
+/// the code generator and the printer:
+/// - the clock is software TAI (the boot clock plus the CLOCK_TAI − CLOCK_BOOTTIME offset read
+///   when the script is compiled), in nanoseconds, as bpftrace's; `epoch = now / interval_ns`
+///   and the value lands in bucket `epoch % num_intervals`;
+/// - each bucket is its own map key: the user key plus a trailing `u64` bucket index (as a
+///   histogram's, `codegen::emit::maps::hist_key_fields`), in a per-CPU hash map;
+/// - each CPU's slot is [`TSERIES_SLOT_SIZE`] bytes, three little-endian `u64` words
+///   `[value, meta, epoch]`: `meta` is the write time for [`TSeriesAgg::Last`], 1 once set
+///   for min/max, the number of values for avg, 0 for sum. A write whose epoch differs from
+///   the slot's resets value and meta first (for `Last` the value is simply overwritten), so a
+///   bucket reused by a later interval forgets the older one;
+/// - epoch 0 marks a slot never written (a real clock never gives epoch 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TSeriesKind {
+    /// Interval length in nanoseconds (≥ 1).
+    pub interval_ns: u64,
+    /// Number of intervals kept (1..=1_000_000).
+    pub num_intervals: u32,
+    pub agg: TSeriesAgg,
+    /// Whether the values are signed (min/max compare and avg divide accordingly).
+    pub signed: bool,
+}
+
+/// Bytes of one CPU's slot of a time series bucket: `[value, meta, epoch]`.
+pub const TSERIES_SLOT_SIZE: u32 = 24;
+
+/// bpftrace's largest `num_intervals` for `tseries()`.
+pub const MAX_TSERIES_INTERVALS: i64 = 1_000_000;
+
+impl TSeriesKind {
+    /// The interval number of instant `now_ns`.
+    pub fn epoch(&self, now_ns: u64) -> u64 {
+        now_ns / self.interval_ns.max(1)
+    }
+
+    /// The bucket (map key suffix) interval `epoch` is kept in.
+    pub fn bucket(&self, epoch: u64) -> u64 {
+        epoch % u64::from(self.num_intervals.max(1))
+    }
 }
 
 /// Which histogram a map holds.

@@ -1,6 +1,7 @@
 //! Reading a script map out of the kernel into a [`MapSnapshot`] the printer prints: keys
 //! decoded with the map's key `FieldType`s, per-CPU aggregation slots merged, histogram
-//! buckets (one map key each) gathered under their user key. Also `clear()` and `zero()`.
+//! buckets and time series intervals (one map key each) gathered under their user key. Also
+//! `clear()` and `zero()`.
 //!
 //! Input: a [`MapSpec`] and its [`Map`]. Output: a snapshot, or a [`SysError`] from the
 //! kernel. Invariant: bytes that do not decode never panic (short values decode as zeros).
@@ -10,6 +11,7 @@ use std::collections::BTreeMap;
 use super::format::agg::{merge_hist_bucket, Agg};
 use super::format::decode::{decode, decode_fields, tuple_offsets, FieldType};
 use super::format::maps::{MapSnapshot, MapValue};
+use super::format::tseries::TSeries;
 use super::format::{Resolver, Value};
 use crate::plan::{MapRole, MapSpec, MapValueSpec};
 use crate::runtime::format::agg::AggKind;
@@ -54,6 +56,25 @@ pub fn snapshot(
                 ));
             }
         }
+        MapValueSpec::Agg(AggKind::TSeries(kind)) => {
+            let bucket_off = hist_bucket_offset(key);
+            let mut series: BTreeMap<Vec<u8>, TSeries> = BTreeMap::new();
+            for k in keys {
+                let Some(v) = map.lookup_vec(&k)? else {
+                    continue;
+                };
+                let user = k[..bucket_off.min(k.len())].to_vec();
+                series
+                    .entry(user)
+                    .or_insert_with(|| TSeries::new(*kind))
+                    .add_bucket(&v);
+            }
+            // In the order of the keys' bytes, as bpftrace prints them.
+            for (user, ts) in series {
+                snap.entries
+                    .push((decode_key(key, &user, r), MapValue::Agg(Agg::TSeries(ts))));
+            }
+        }
         MapValueSpec::Agg(agg) => {
             for k in keys {
                 if let Some(v) = map.lookup_vec(&k)? {
@@ -86,7 +107,7 @@ pub fn empty_scalar_entry(spec: &MapSpec, r: &dyn Resolver) -> Option<(Vec<Value
         return None;
     }
     let v = match value {
-        MapValueSpec::Agg(AggKind::Hist(_)) => return None,
+        MapValueSpec::Agg(AggKind::Hist(_) | AggKind::TSeries(_)) => return None,
         MapValueSpec::Agg(agg) => MapValue::Agg(agg.merge(&[0u8; 16])),
         MapValueSpec::Plain(ty) => {
             MapValue::Plain(decode(ty, &vec![0u8; ty.size()], r).unwrap_or(Value::Int(0)))

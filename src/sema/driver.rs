@@ -154,6 +154,7 @@ pub(super) fn run(program: &Program, kernel: &dyn KernelInfo, opts: &CheckOption
     let probes = second.check_all(&expanded);
     second.check_unassigned_maps();
     second.check_named_params();
+    second.check_dummy_ts_map();
     let mut diagnostics = std::mem::take(&mut second.diags);
     diagnostics.sort_by_key(|d| (d.span.start, !d.is_error()));
     let has_errors = diagnostics.iter().any(Diagnostic::is_error);

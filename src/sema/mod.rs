@@ -37,6 +37,7 @@ mod calls;
 pub mod context;
 pub mod ctypes;
 mod driver;
+mod dummy_clock;
 pub mod expand;
 mod fields;
 pub mod getopt;
@@ -86,6 +87,10 @@ pub struct CheckOptions {
     pub child_command: bool,
     /// `config = { missing_probes = … }`: what an attach point that matches nothing is.
     pub missing_probes: MissingProbes,
+    /// A test hook, as bpftrace's `BPFTRACE_DUMMY_TS_MAP`: `tseries()` reads its clock from
+    /// this scalar map of an unsigned integer (`@ts`) instead of the kernel's, so tests can
+    /// place values in chosen intervals.
+    pub dummy_ts_map: Option<String>,
 }
 
 /// bpftrace's `missing_probes` config: an attach point matching nothing is an error (the
@@ -110,6 +115,7 @@ impl Default for CheckOptions {
             pid_filter: false,
             child_command: false,
             missing_probes: MissingProbes::Error,
+            dummy_ts_map: None,
         }
     }
 }
@@ -117,7 +123,8 @@ impl Default for CheckOptions {
 impl CheckOptions {
     /// Defaults overridden by the environment: `STROBE_MAX_STRLEN` (alias
     /// `BPFTRACE_MAX_STRLEN`) and `STROBE_MAX_MAP_KEYS` (alias `BPFTRACE_MAX_MAP_KEYS`); the
-    /// STROBE_ name wins when both are set. Unparsable values are ignored.
+    /// STROBE_ name wins when both are set. Unparsable values are ignored. Also the
+    /// `STROBE_DUMMY_TS_MAP` (alias `BPFTRACE_DUMMY_TS_MAP`) test hook.
     pub fn from_env() -> CheckOptions {
         let get = |names: [&str; 2]| {
             names
@@ -131,6 +138,11 @@ impl CheckOptions {
         if let Some(n) = get(["STROBE_MAX_MAP_KEYS", "BPFTRACE_MAX_MAP_KEYS"]) {
             o.max_map_keys = n.max(1);
         }
+        o.dummy_ts_map = ["STROBE_DUMMY_TS_MAP", "BPFTRACE_DUMMY_TS_MAP"]
+            .iter()
+            .find_map(|n| std::env::var(n).ok())
+            .map(|m| m.trim().to_string())
+            .filter(|m| !m.is_empty());
         let mode = ["STROBE_STACK_MODE", "BPFTRACE_STACK_MODE"]
             .iter()
             .find_map(|n| std::env::var(n).ok());

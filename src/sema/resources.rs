@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use super::program::{FormatSite, MapInfo};
 use super::types::Type;
 use crate::diag::Span;
+use crate::plan::agg::AggKind;
 use crate::plan::layout::FieldType;
 use crate::plan::printf::{ArgKind, PrintfCall, PrintfCallError};
 use crate::syntax::ast::ExprId;
@@ -119,6 +120,16 @@ impl Maps {
                 Some(m) => {
                     e.value = Some(m);
                     Ok(())
+                }
+                None if matches!(
+                    (have, ty),
+                    (
+                        Type::Agg(AggKind::TSeries(_)),
+                        Type::Agg(AggKind::TSeries(_))
+                    )
+                ) =>
+                {
+                    Err("Different tseries bounds in a single map unsupported".into())
                 }
                 None => Err(format!(
                     "Type mismatch for {}: trying to assign value of type '{ty}' when map already contains a value of type '{have}'",

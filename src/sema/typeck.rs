@@ -635,10 +635,16 @@ impl Checker<'_> {
             );
             return Type::None;
         }
-        Type::Int {
-            bytes: 8,
-            signed: a.is_signed() || b.is_signed(),
-        }
+        // A non-negative integer literal takes the other operand's signedness (bpftrace's
+        // "sign-flexible" literals: `$u % 10` is unsigned); `-` stays signed as before.
+        let flexible =
+            |x: &Expr| matches!(&x.kind, ExprKind::Int(lit) if lit.value <= i64::MAX as u64);
+        let signed = match (flexible(l), flexible(r)) {
+            (true, false) if !matches!(op, Sub) && b.is_integer() => b.is_signed(),
+            (false, true) if !matches!(op, Sub) && a.is_integer() => a.is_signed(),
+            _ => a.is_signed() || b.is_signed(),
+        };
+        Type::Int { bytes: 8, signed }
     }
 
     fn cast(&mut self, e: &Expr, ty: &TypeRef, x: &Expr) -> Type {

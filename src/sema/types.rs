@@ -392,6 +392,8 @@ impl Type {
             (KStack { .. }, KStack { .. }) | (UStack { .. }, UStack { .. }) if self == other => {
                 self.clone()
             }
+            // A time series' interval, length, aggregation and signedness are fixed per map.
+            (Agg(AggKind::TSeries(a)), Agg(AggKind::TSeries(b))) if a != b => return Option::None,
             (Agg(a), Agg(b)) if agg_family(a) == agg_family(b) => Agg(*a),
             _ => return Option::None,
         })
@@ -415,6 +417,7 @@ fn agg_family(a: &AggKind) -> &'static str {
         AggKind::Stats { .. } => "stats",
         AggKind::Hist(crate::plan::agg::HistKind::Log2 { .. }) => "hist",
         AggKind::Hist(crate::plan::agg::HistKind::Linear { .. }) => "lhist",
+        AggKind::TSeries(_) => "tseries",
     }
 }
 

@@ -106,6 +106,9 @@ pub fn update_agg(
             b.store(Size::Dw, p, 8, 1);
         }
         AggKind::Hist(_) => unreachable!("histograms are handled above"),
+        AggKind::TSeries(_) => {
+            unreachable!("internal error: emit::agg::update_agg: time series go to emit::tseries")
+        }
     }
     b.ja(done);
     b.bind(absent);

@@ -19,6 +19,7 @@ pub mod maps;
 pub mod mem;
 pub mod output;
 pub mod strings;
+pub mod tseries;
 
 use super::builder::{Builder, Slot, Src, VReg};
 

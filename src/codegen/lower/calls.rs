@@ -439,6 +439,10 @@ pub(crate) fn lower_call(
             let (id, info) = map_by_name(lw, m, e.span)?;
             let key = build_key(lw, info, &keys)?;
             let map = map_index(lw, id);
+            if let Some(n) = super::mapfns::bucket_count(info, "delete()", e.span)? {
+                let v = super::mapfns::delete_buckets(lw, info, map, key.place, n);
+                return Ok(Val::Int(v, IntTy::U8));
+            }
             Ok(Val::Int(
                 emaps::delete(&mut lw.b, map, key.place),
                 IntTy::U8,
@@ -555,7 +559,10 @@ fn build_key_for(
         &direct,
         keys.first().map_or(info.span, |k| k.span),
     )?;
-    let hist = matches!(info.agg, Some(crate::plan::agg::AggKind::Hist(_)));
+    let hist = matches!(
+        info.agg,
+        Some(crate::plan::agg::AggKind::Hist(_) | crate::plan::agg::AggKind::TSeries(_))
+    );
     if (fields.is_empty() || (fields.len() == 1 && info.keys.is_empty())) && !(hist && bucket_later)
     {
         key.set_int(&mut lw.b, 0, Value::Imm(0));
@@ -714,6 +721,19 @@ pub(crate) fn assign_map(
             return Ok(());
         }
         let drops = lw.drops();
+        if let crate::plan::agg::AggKind::TSeries(kind) = agg {
+            let now = super::tseries::now(lw, span)?;
+            crate::codegen::emit::tseries::update_tseries(
+                &mut lw.b,
+                map,
+                &key,
+                kind,
+                v,
+                now,
+                Some(drops),
+            );
+            return Ok(());
+        }
         update_agg(&mut lw.b, map, &key, agg, v, Some(drops));
         return Ok(());
     }
@@ -827,7 +847,7 @@ pub(crate) fn increment(
 }
 
 /// CLOCK_TAI − CLOCK_BOOTTIME now, in nanoseconds (0 if a clock cannot be read).
-fn tai_minus_boot_ns() -> i64 {
+pub(crate) fn tai_minus_boot_ns() -> i64 {
     let read = |clock: libc::clockid_t| {
         let mut ts = libc::timespec {
             tv_sec: 0,

@@ -278,6 +278,7 @@ fn agg_name(a: AggKind) -> &'static str {
         AggKind::Avg { .. } => "avg()",
         AggKind::Stats { .. } => "stats()",
         AggKind::Hist(_) => "histogram",
+        AggKind::TSeries(_) => "tseries()",
     }
 }
 

@@ -73,17 +73,16 @@ fn has_key(
 ) -> Result<Val, LowerError> {
     let key = super::calls::build_key(lw, info, &[k])?.place;
     let map = lw.b.map(map_name);
-    if let Some(AggKind::Hist(h)) = info.agg {
+    if let Some(n) = bucket_count(info, "has_key()", k.span)? {
         // Each bucket is its own element: the key is present when any bucket is.
-        let fields = super::maps::stored_key_fields(info);
-        let at = tuple_offsets(&fields).last().copied().unwrap_or(0) as i32;
+        let at = bucket_offset(info);
         let b = &mut lw.b;
         let found = b.constant(0);
         let bucket = b.constant(0);
         let head = b.label();
         let done = b.label();
         b.bind(head);
-        b.jmp64(JmpOp::Jge, bucket, h.bucket_count() as i32, done);
+        b.jmp64(JmpOp::Jge, bucket, n as i32, done);
         b.store(Size::Dw, key.mem(), key.off + at, bucket);
         let p = crate::codegen::emit::maps::lookup(b, map, key);
         b.alu(true, AluOp::Add, bucket, 1);
@@ -96,6 +95,66 @@ fn has_key(
         crate::codegen::emit::maps::exists(&mut lw.b, map, key),
         IntTy::U8,
     ))
+}
+
+/// The most buckets `has_key`/`delete` walk for one user key (a loop in BPF, each step a map
+/// operation): every histogram fits; a longer time series is refused.
+const MAX_BUCKET_WALK: usize = 4096;
+
+/// For maps whose every bucket is its own element (histograms, time series): how many buckets
+/// one user key can have; `None` for other maps.
+pub(crate) fn bucket_count(
+    info: &MapInfo,
+    what: &str,
+    span: crate::diag::Span,
+) -> Result<Option<usize>, LowerError> {
+    let n = match info.agg {
+        Some(AggKind::Hist(h)) => h.bucket_count(),
+        Some(AggKind::TSeries(t)) => t.num_intervals as usize,
+        _ => return Ok(None),
+    };
+    if n > MAX_BUCKET_WALK {
+        return Err(LowerError::unsupported(
+            format!(
+                "{what} on a map of {n} buckets per key (at most {MAX_BUCKET_WALK} are walked in BPF)"
+            ),
+            span,
+        ));
+    }
+    Ok(Some(n))
+}
+
+/// Where the bucket index sits in such a map's key.
+fn bucket_offset(info: &MapInfo) -> i32 {
+    let fields = super::maps::stored_key_fields(info);
+    tuple_offsets(&fields).last().copied().unwrap_or(0) as i32
+}
+
+/// `delete(@m, k)` on a map of buckets: deletes every bucket of `key`; 1 when any was there.
+pub(crate) fn delete_buckets(
+    lw: &mut Lower<'_>,
+    info: &MapInfo,
+    map: usize,
+    key: crate::codegen::emit::Place,
+    n: usize,
+) -> Value {
+    let at = bucket_offset(info);
+    let b = &mut lw.b;
+    let found = b.constant(0);
+    let bucket = b.constant(0);
+    let head = b.label();
+    let done = b.label();
+    b.bind(head);
+    b.jmp64(JmpOp::Jge, bucket, n as i32, done);
+    b.store(Size::Dw, key.mem(), key.off + at, bucket);
+    let k = key.arg(b);
+    let r = b.call(Helper::MapDeleteElem, &[Arg::Map(map), k]);
+    b.alu(true, AluOp::Add, bucket, 1);
+    b.jmp64(JmpOp::Jne, r, 0, head);
+    b.mov(found, 1);
+    b.ja(head);
+    b.bind(done);
+    Value::Reg(found)
 }
 
 /// Writes the first `parts` fields of `key` from `k`, an expression of a tuple type (a key

@@ -4,8 +4,8 @@
 //!
 //! Layouts: integer keys and plain integer values are widened to 8 bytes (bpftrace does the
 //! same, and the checker may unify several widths into one map); aggregations are per-CPU hash
-//! maps with the slot layouts of `runtime::format::agg`; a histogram's key gets the trailing
-//! bucket index (`emit::maps::hist_key_fields`).
+//! maps with the slot layouts of `runtime::format::agg`; a histogram's and a time series' key
+//! gets the trailing bucket index (`emit::maps::hist_key_fields`).
 //!
 //! One exception: a keyless `count()` or histogram map ([`slot_maps`]) is a
 //! `BPF_MAP_TYPE_PERCPU_ARRAY`, one slot for a count, one per bucket for a histogram (the
@@ -25,6 +25,9 @@ use crate::sema::{CheckedProgram, MapId, MapInfo, Type};
 use crate::syntax::ast::{Expr, ExprKind, ForIter, Stmt, StmtKind};
 use crate::syntax::visit::{walk_expr, walk_stmt, Visitor};
 use std::collections::BTreeSet;
+
+/// The most bucket keys a keyed time series map is given (see `map_table`).
+const TSERIES_MAX_BUCKETS: u64 = 1 << 16;
 
 /// Index of the first script map in the table.
 pub const FIRST_SCRIPT_MAP: usize = 4;
@@ -65,7 +68,7 @@ pub fn key_fields(m: &MapInfo) -> Vec<FieldType> {
 pub fn stored_key_fields(m: &MapInfo) -> Vec<FieldType> {
     let k = key_fields(m);
     match m.agg {
-        Some(AggKind::Hist(_)) => hist_key_fields(&k),
+        Some(AggKind::Hist(_) | AggKind::TSeries(_)) => hist_key_fields(&k),
         _ => k,
     }
 }
@@ -74,6 +77,7 @@ pub fn stored_key_fields(m: &MapInfo) -> Vec<FieldType> {
 fn agg_value_size(a: AggKind) -> u32 {
     match a {
         AggKind::Count | AggKind::Sum { .. } | AggKind::Hist(_) => 8,
+        AggKind::TSeries(_) => crate::plan::agg::TSERIES_SLOT_SIZE,
         _ => 16,
     }
 }
@@ -175,6 +179,14 @@ pub fn map_table(cp: &CheckedProgram) -> Vec<MapSpec> {
         let max_entries = match m.agg {
             // Every bucket is its own key.
             Some(AggKind::Hist(_)) => m.max_entries.saturating_mul(4),
+            // Every interval is its own key: room for all of a scalar series, and for keyed
+            // ones as many intervals per key as fit in 64k buckets (at least one full series);
+            // an update beyond that is refused and counted as a drop.
+            Some(AggKind::TSeries(t)) if m.keys.is_empty() => u64::from(t.num_intervals),
+            Some(AggKind::TSeries(t)) => m
+                .max_entries
+                .saturating_mul(u64::from(t.num_intervals))
+                .min(TSERIES_MAX_BUCKETS.max(u64::from(t.num_intervals))),
             _ => m.max_entries,
         }
         .clamp(1, u32::MAX as u64) as u32;

@@ -35,6 +35,7 @@ pub use crate::plan::requires;
 pub mod stmt;
 pub mod store;
 pub mod task;
+pub mod tseries;
 pub mod usdt;
 
 use std::collections::HashMap;
@@ -181,6 +182,8 @@ pub(crate) struct Lower<'a> {
     /// The innermost loop's labels (break, continue).
     pub loops: Vec<crate::codegen::emit::control::LoopLabels>,
     pub max_strlen: usize,
+    /// The `tseries()` clock test hook (`CheckOptions::dummy_ts_map`).
+    pub dummy_ts_map: Option<String>,
     /// Bytes of the scratch buffer this probe has handed out.
     pub scratch_used: u32,
     /// The probe's subprograms (loop callbacks), by `Arg::Func` index.

@@ -81,6 +81,7 @@ pub(crate) fn lower_probe(
             exit: crate::codegen::Label(0),
             loops: Vec::new(),
             max_strlen: opts.max_strlen,
+            dummy_ts_map: opts.dummy_ts_map.clone(),
             scratch_used: 0,
             subprogs: Vec::new(),
             lazy_vars: false,

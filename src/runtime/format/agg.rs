@@ -10,11 +10,13 @@
 //! | `min(v)` / `max(v)`  | `[value, is_set]`              | min/max over slots with is_set ≠ 0 |
 //! | `avg(v)` / `stats(v)`| `[total, count]`               | sums; average = total / count      |
 //! | `hist` / `lhist`     | one map key per bucket, `[n]`  | wrapping sum per bucket            |
+//! | `tseries`            | one map key per interval bucket, `[value, meta, epoch]` | see `format::tseries` |
 //!
 //! This is current bpftrace's layout. Invariant: merging never panics or overflows (wrapping,
 //! like the kernel's own adds); a short or ragged buffer merges the complete slots only.
 
 use super::hist::HistKind;
+use super::tseries::TSeries;
 pub use crate::plan::agg::AggKind;
 
 /// A 64-bit integer with the signedness of the script expression it came from.
@@ -76,6 +78,7 @@ pub enum Agg {
         kind: HistKind,
         counts: Vec<u64>,
     },
+    TSeries(TSeries),
 }
 
 fn words(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
@@ -144,8 +147,9 @@ pub fn average(total: Num, count: u64) -> Num {
 }
 
 impl AggKind {
-    /// Merges one map value's per-CPU slots (not used for histograms, whose buckets are
-    /// separate map keys: see [`merge_hist_bucket`]).
+    /// Merges one map value's per-CPU slots (not used for histograms and time series, whose
+    /// buckets are separate map keys: see [`merge_hist_bucket`] and [`TSeries::add_bucket`];
+    /// for those this is the empty value).
     pub fn merge(&self, per_cpu: &[u8]) -> Agg {
         match *self {
             AggKind::Count => Agg::Count(merge_sum(per_cpu)),
@@ -167,6 +171,7 @@ impl AggKind {
                 kind,
                 counts: vec![0; kind.bucket_count().min(1 << 16)],
             },
+            AggKind::TSeries(kind) => Agg::TSeries(TSeries::new(kind)),
         }
     }
 }
@@ -198,6 +203,7 @@ impl Agg {
                 average(*total, *count).key()
             }
             Agg::Hist { counts, .. } => counts.iter().map(|&c| c as i128).sum(),
+            Agg::TSeries(t) => t.latest() as i128,
         }
     }
 

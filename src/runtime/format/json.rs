@@ -1,6 +1,6 @@
 //! `-f json` output: one JSON object per line in bpftrace 0.17's shapes:
 //! `{"type": "printf", "data": "…"}` (also `time`, `cat`, `join`, `syscall`),
-//! `{"type": "value", "data": …}`, `{"type": "map"|"hist"|"stats", "data": {"@m": …}}` where a
+//! `{"type": "value", "data": …}`, `{"type": "map"|"hist"|"stats"|"tseries", "data": {"@m": …}}` where a
 //! keyed map's data is `{"k1,k2": v, …}` (keys' text joined by `,`, no spaces) and a scalar
 //! map's is the value itself, `{"type": "lost_events", "data": {"events": N}}`,
 //! `{"type": "attached_probes", "count": N, "data": {"probes": N}}`.
@@ -14,6 +14,7 @@
 use super::agg::{average, Agg, Num};
 use super::hist::write_hist_json;
 use super::maps::{write_key_field, Layout, MapSnapshot, MapValue};
+use super::tseries::write_tseries_json;
 use super::value::{hex_escape_buf, write_display, TextStyle, Value};
 
 /// Appends `bytes` as a quoted JSON string.
@@ -110,6 +111,7 @@ fn write_json_agg(out: &mut Vec<u8>, a: &Agg, div: u64) {
             ),
         ),
         Agg::Hist { kind, counts } => write_hist_json(out, kind, counts, div),
+        Agg::TSeries(t) => write_tseries_json(out, t, &t.rows(t.latest())),
     }
 }
 
@@ -129,7 +131,9 @@ pub fn write_map_json(
         Layout::Plain => "map",
         Layout::Stats => "stats",
         Layout::Hist => "hist",
+        Layout::TSeries => "tseries",
     };
+    let last = map.tseries_last();
     write_display(out, format_args!("{{\"type\": \"{ty}\", \"data\": {{"));
     write_json_str(out, map.name.as_bytes());
     out.extend_from_slice(b": ");
@@ -153,6 +157,7 @@ pub fn write_map_json(
             out.extend_from_slice(b": ");
         }
         match value {
+            MapValue::Agg(Agg::TSeries(t)) => write_tseries_json(out, t, &t.rows(last)),
             MapValue::Agg(a) => write_json_agg(out, a, div),
             MapValue::Plain(v) => write_json_value(out, v, style),
         }

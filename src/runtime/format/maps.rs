@@ -7,6 +7,10 @@
 //! - avg/stats maps: the same lines (`count N, average A, total T` for stats), then a blank line;
 //! - hist/lhist maps: `@name[k]: ` then the table, entries separated by a blank line, then a
 //!   blank line;
+//! - tseries maps (current bpftrace): `@name[k]:` then the graph (`format::tseries`) and a
+//!   blank line, for each key in the order of the keys' bytes (as bpftrace's map of them
+//!   sorts), every key's window ending at the map's newest interval; `top` and `div` do not
+//!   apply, as in bpftrace;
 //! - an empty map prints only its trailing newline(s), as 0.17 does for cleared maps.
 //!
 //! Order: by value ascending (count, sum, min, max, integers), by average (avg, stats), by total
@@ -24,6 +28,7 @@ use std::cmp::Ordering;
 
 use super::agg::{average, Agg, Num};
 use super::hist::write_hist_text;
+use super::tseries::write_tseries_text;
 use super::value::{write_display, TextStyle, Value};
 
 /// A map's value: an aggregation or a plainly assigned value (`@x[1] = "s"`).
@@ -48,6 +53,7 @@ pub(crate) enum Layout {
     Plain,
     Stats,
     Hist,
+    TSeries,
 }
 
 impl MapSnapshot {
@@ -55,13 +61,30 @@ impl MapSnapshot {
         match self.entries.first().map(|e| &e.1) {
             Some(MapValue::Agg(Agg::Avg { .. } | Agg::Stats { .. })) => Layout::Stats,
             Some(MapValue::Agg(Agg::Hist { .. })) => Layout::Hist,
+            Some(MapValue::Agg(Agg::TSeries(_))) => Layout::TSeries,
             _ => Layout::Plain,
         }
     }
 
-    /// The entries in print order with `top` applied (0 = all).
+    /// A time series map's newest interval over every key (0 when none).
+    pub fn tseries_last(&self) -> u64 {
+        self.entries
+            .iter()
+            .filter_map(|e| match &e.1 {
+                MapValue::Agg(Agg::TSeries(t)) => Some(t.latest()),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The entries in print order with `top` applied (0 = all). Time series keep the
+    /// snapshot's order (by key bytes) and ignore `top`.
     pub fn sorted(&self, top: usize) -> Vec<&(Vec<Value>, MapValue)> {
         let mut v: Vec<&(Vec<Value>, MapValue)> = self.entries.iter().collect();
+        if self.layout() == Layout::TSeries {
+            return v;
+        }
         v.sort_by(|a, b| match (value_key(&a.1), value_key(&b.1)) {
             (Some(x), Some(y)) => x.cmp(&y).then_with(|| cmp_keys(&a.0, &b.0)),
             _ => cmp_keys(&a.0, &b.0),
@@ -143,6 +166,7 @@ pub fn write_agg_text(out: &mut Vec<u8>, agg: &Agg, div: u64) {
             ),
         ),
         Agg::Hist { kind, counts } => write_hist_text(out, kind, counts, div),
+        Agg::TSeries(t) => write_tseries_text(out, t, &t.rows(t.latest())),
     }
 }
 
@@ -164,6 +188,18 @@ pub fn write_map_text(
 ) {
     let layout = map.layout();
     let entries = map.sorted(top);
+    if layout == Layout::TSeries {
+        let last = map.tseries_last();
+        for (keys, value) in entries {
+            if let MapValue::Agg(Agg::TSeries(t)) = value {
+                write_map_key(out, &map.name, keys, style);
+                out.extend_from_slice(b":\n");
+                write_tseries_text(out, t, &t.rows(last));
+                out.extend_from_slice(b"\n");
+            }
+        }
+        return;
+    }
     for (i, (keys, value)) in entries.iter().enumerate() {
         if i > 0 {
             let prev_is_stack = matches!(entries[i - 1].1, MapValue::Plain(Value::Stack(_)));

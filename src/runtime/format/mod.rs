@@ -59,6 +59,7 @@ pub mod printf;
 pub mod stack;
 pub mod syscalls;
 pub mod time;
+pub mod tseries;
 pub mod value;
 
 pub use call::{PrintfCall, PrintfCallError};

@@ -12,6 +12,7 @@
 //! | `min()`, `max()`, `avg()`      | gauge `strobe_<map>`                              |
 //! | `stats()`                      | summary `strobe_<map>` (`_count`, `_sum`) and gauge `strobe_<map>_avg` |
 //! | `hist()`, `lhist()`            | histogram `strobe_<map>` (`_bucket{le}`, `_count`) |
+//! | `tseries()`                    | gauge `strobe_<map>`: the newest interval with data in the window `print()` shows (it may still be filling) |
 //! | an integer or bool             | gauge `strobe_<map>`                              |
 //! | any other value (string, …)    | gauge `strobe_<map>{…,value="text"} 1`            |
 //!
@@ -129,6 +130,7 @@ impl MetricMap {
             MapValueSpec::Agg(AggKind::Stats { .. }) => "stats()",
             MapValueSpec::Agg(AggKind::Hist(HistKind::Log2 { .. })) => "hist()",
             MapValueSpec::Agg(AggKind::Hist(HistKind::Linear { .. })) => "lhist()",
+            MapValueSpec::Agg(AggKind::TSeries(_)) => "tseries()",
             MapValueSpec::Plain(_) => "assigned values",
         };
         format!("strobe map {} ({agg})", self.map)
@@ -236,6 +238,14 @@ pub fn write_map(out: &mut String, m: &MetricMap, entries: &[(Vec<Value>, MapVal
     let mut sorted: Vec<&(Vec<Value>, MapValue)> = entries.iter().collect();
     sorted.sort_by(|x, y| cmp_keys(&x.0, &y.0));
     let mut avgs = Vec::new();
+    let last = entries
+        .iter()
+        .filter_map(|e| match &e.1 {
+            MapValue::Agg(Agg::TSeries(t)) => Some(t.latest()),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
     for (keys, value) in sorted {
         let texts: Vec<String> = keys.iter().map(label_text).collect();
         let body = label_body(&m.labels, &texts);
@@ -261,6 +271,11 @@ pub fn write_map(out: &mut String, m: &MetricMap, entries: &[(Vec<Value>, MapVal
             }
             MapValue::Agg(Agg::Hist { kind: hk, counts }) => {
                 write_hist(out, b, &body, hk, counts);
+            }
+            MapValue::Agg(Agg::TSeries(t)) => {
+                if let Some(v) = t.rows(last).iter().rev().find_map(|r| r.1) {
+                    write_sample(out, main, &body, None, v);
+                }
             }
             MapValue::Plain(v) => match v {
                 Value::Int(i) => write_sample(out, main, &body, None, i),

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, HashSet};
 use crate::plan::{MapRole, MapSpec, MapValueSpec};
 use crate::runtime::format::agg::{merge_hist_bucket, Agg, AggKind};
 use crate::runtime::format::decode::{decode, decode_fields};
+use crate::runtime::format::tseries::TSeries;
 use crate::runtime::format::{MapValue, Resolver, Value};
 use crate::sys::{Map, SysError};
 
@@ -124,6 +125,20 @@ pub fn entries(
                         counts,
                     }),
                 ));
+            }
+        }
+        MapValueSpec::Agg(AggKind::TSeries(kind)) => {
+            let bucket_off = crate::runtime::snapshot::hist_bucket_offset(key);
+            let mut series: BTreeMap<Vec<u8>, TSeries> = BTreeMap::new();
+            for_each_raw(map, |k, v| {
+                let user = k[..bucket_off.min(k.len())].to_vec();
+                series
+                    .entry(user)
+                    .or_insert_with(|| TSeries::new(*kind))
+                    .add_bucket(v);
+            })?;
+            for (user, ts) in series {
+                out.push((decode_key(&user), MapValue::Agg(Agg::TSeries(ts))));
             }
         }
         MapValueSpec::Agg(agg) => {
