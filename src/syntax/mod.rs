@@ -33,6 +33,7 @@
 
 pub mod ast;
 pub mod attach;
+pub mod cpp;
 pub mod parser;
 pub mod print;
 pub mod visit;
