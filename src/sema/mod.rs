@@ -40,7 +40,6 @@ mod driver;
 pub mod expand;
 mod fields;
 pub mod getopt;
-mod headers;
 pub mod imports;
 pub mod list;
 pub mod program;

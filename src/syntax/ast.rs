@@ -43,6 +43,8 @@ pub struct Program {
     pub shebang: Option<Span>,
     /// `#include`/`#define` lines and C type definitions, in source order.
     pub c_items: Vec<CItem>,
+    /// What the C head defines (macros, header enumerators), for resolving identifiers.
+    pub c_defs: crate::syntax::cpp::CDefs,
     pub config: Option<Config>,
     pub imports: Vec<Import>,
     /// Probes, macros, functions and map declarations, in source order.

@@ -20,6 +20,9 @@
 //! header includes and that are missing are skipped, as are lines a header has that this
 //! module does not understand: reading a header never fails a script except by `#error`.
 //!
+//! `STROBE_SYSTEM_INCLUDE_DIRS` (`:`-separated, empty for none) replaces the system
+//! directories, e.g. for headers kept elsewhere or to see what a bare host sees.
+//!
 //! Identifiers resolve only through what the script includes or defines, as in bpftrace:
 //! `EPERM` without `#include <errno.h>` (or `--include errno.h`) is an unknown identifier.
 
@@ -87,8 +90,18 @@ impl Default for CppOptions {
     }
 }
 
-/// `/usr/local/include`, `/usr/include` and the multiarch directory, as bpftrace uses.
+/// The environment variable that replaces the system header directories (a `:`-separated
+/// list; empty for none, as on a bare host).
+pub const SYSTEM_DIRS_ENV: &str = "STROBE_SYSTEM_INCLUDE_DIRS";
+
+/// `/usr/local/include`, `/usr/include` and the multiarch directory, as bpftrace uses, unless
+/// [`SYSTEM_DIRS_ENV`] names others.
 pub fn default_system_dirs() -> Vec<PathBuf> {
+    if let Some(dirs) = std::env::var_os(SYSTEM_DIRS_ENV) {
+        return std::env::split_paths(&dirs)
+            .filter(|d| !d.as_os_str().is_empty())
+            .collect();
+    }
     vec![
         PathBuf::from("/usr/local/include"),
         PathBuf::from("/usr/include"),
@@ -189,26 +202,11 @@ impl CDefs {
     }
 }
 
-/// The bytes of a string literal (simple escapes only).
+/// The bytes of a string literal, with the script's escapes.
 fn unquote(lit: &str) -> Option<Vec<u8>> {
-    let inner = lit.strip_prefix('"')?.strip_suffix('"')?;
-    let mut out = Vec::new();
-    let mut cs = inner.bytes();
-    while let Some(c) = cs.next() {
-        if c != b'\\' {
-            out.push(c);
-            continue;
-        }
-        out.push(match cs.next()? {
-            b'n' => b'\n',
-            b't' => b'\t',
-            b'r' => b'\r',
-            b'0' => 0,
-            c @ (b'\\' | b'"' | b'\'' | b'?') => c,
-            _ => return None,
-        });
-    }
-    Some(out)
+    let mut p = super::parser::Parser::new(lit);
+    let (bytes, _) = p.string_literal().ok()?;
+    (p.diags.is_empty() && p.at_end()).then_some(bytes)
 }
 
 /// Names defined before the script's first line: bpftrace's `BPFTRACE_HAVE_BTF` (strobe
