@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use super::context::ProbeContext;
 use super::ctypes::ScriptTypes;
+use crate::syntax::ast::CTypeKind;
 use super::expand::{expand, ExpandError, Target};
 use super::program::{AttachTargets, CheckedProbe, CheckedProgram, VarTable};
 use super::resolve::Checker;
@@ -197,14 +198,24 @@ impl<'a> Checker<'a> {
         // Kernel BTF only when the script defines types (they may embed kernel records);
         // otherwise the first question that needs it reads it (see `Checker::vmlinux`).
         let vmlinux = std::cell::OnceCell::new();
-        if program.type_defs().next().is_some() {
+        if program.type_defs().next().is_some() || !program.header_types.is_empty() {
             let _ = vmlinux.set(kernel.btf(None).ok());
         }
-        let script_types = ScriptTypes::build(
-            program.type_defs(),
-            vmlinux.get().and_then(|b: &Option<Arc<Btf>>| b.as_deref()),
-            opts.max_strlen,
-        );
+        let btf = vmlinux.get().and_then(|b: &Option<Arc<Btf>>| b.as_deref());
+        // A header's struct is used when neither the script nor the kernel defines one of
+        // that name (the kernel's layout is the one probes read).
+        let script_tags: std::collections::HashSet<(CTypeKind, &str)> = program
+            .type_defs()
+            .filter_map(|d| Some((d.kind, d.name.as_ref()?.name.as_str())))
+            .collect();
+        let from_headers = program.header_types.iter().filter(|d| {
+            d.name.as_ref().is_some_and(|n| {
+                !script_tags.contains(&(d.kind, n.name.as_str()))
+                    && btf.is_none_or(|b| super::ctypes::find_btf_record(b, d.kind, &n.name).is_none())
+            })
+        });
+        let script_types =
+            ScriptTypes::build(from_headers.chain(program.type_defs()), btf, opts.max_strlen);
         let defines = HashMap::new();
         Checker {
             program,

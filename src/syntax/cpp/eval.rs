@@ -237,6 +237,11 @@ struct CType {
     unsigned: bool,
 }
 
+/// The size and signedness (`true`: unsigned) of a basic type named by `words`.
+pub fn basic_type_of(words: &[&str]) -> Option<(u32, bool)> {
+    basic_type(words).map(|t| (t.size, t.unsigned))
+}
+
 fn basic_type(words: &[&str]) -> Option<CType> {
     let words: Vec<&str> = words
         .iter()

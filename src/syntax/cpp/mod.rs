@@ -26,6 +26,7 @@
 //! Identifiers resolve only through what the script includes or defines, as in bpftrace:
 //! `EPERM` without `#include <errno.h>` (or `--include errno.h`) is an unknown identifier.
 
+pub mod decls;
 pub mod eval;
 pub mod expand;
 pub mod lex;
@@ -287,6 +288,7 @@ pub struct Preprocessor {
     /// Files read with `#pragma once`.
     once: HashSet<PathBuf>,
     files: Vec<FileCtx>,
+    decls: decls::DeclState,
 }
 
 /// What went wrong with a directive.
@@ -328,6 +330,7 @@ impl Preprocessor {
                 dir: base,
                 found_in: None,
             }],
+            decls: decls::DeclState::default(),
         }
     }
 
@@ -344,6 +347,12 @@ impl Preprocessor {
     /// What the head defined so far.
     pub fn defs(&self) -> &CDefs {
         &self.defs
+    }
+
+    /// Struct and union definitions the included headers had, in the script's C syntax
+    /// (see [`decls`]), in order.
+    pub fn structs(&self) -> &[String] {
+        &self.decls.structs
     }
 
     pub fn into_defs(self) -> CDefs {
@@ -651,6 +660,7 @@ impl Preprocessor {
         let outer_depth = self.stack.len();
         let clean = clean_source(text);
         let mut body: Vec<Tok> = Vec::new();
+        let mut text_toks: Vec<Tok> = Vec::new();
         for line in clean.lines() {
             let l = line.trim_start();
             if let Some(d) = l.strip_prefix('#') {
@@ -667,10 +677,12 @@ impl Preprocessor {
                     // Anything else a header does that this module cannot follow is skipped.
                     Err(_) | Ok(()) => {}
                 }
-            } else if self.active() && l.contains("enum") {
-                body.extend(tokenize(l));
-            } else if self.active() && !body.is_empty() {
-                body.extend(tokenize(l));
+            } else if self.active() {
+                let toks = tokenize(l);
+                if !body.is_empty() || toks.iter().any(|t| t.text == "enum") {
+                    body.extend(toks.iter().cloned());
+                }
+                text_toks.extend(toks);
             }
             if !body.is_empty() && !body.iter().any(|t| t.text == "enum") {
                 body.clear();
@@ -683,6 +695,9 @@ impl Preprocessor {
         }
         // An unterminated conditional in a header ends with it.
         self.stack.truncate(outer_depth);
+        if let Ok(toks) = expand::expand(&text_toks, &self.defs.macros) {
+            self.decls.scan(&toks);
+        }
         Ok(())
     }
 

@@ -11,7 +11,7 @@ use super::super::cpp::{CppError, Preprocessor as Cpp};
 use super::{PResult, Parser};
 use crate::diag::{Diagnostic, Span};
 use crate::syntax::ast::{
-    CItem, Config, ConfigEntry, ConfigValue, FnDef, Ident, Item, MacroDef, MacroParam,
+    CItem, CType, CTypeBody, CTypeDef, CTypeExpr, Config, ConfigEntry, ConfigValue, FnDef, Ident, Item, MacroDef, MacroParam,
     MacroParamKind, MapDecl, Preprocessor, PreprocessorKind, Program, Stmt, StmtKind,
 };
 
@@ -22,6 +22,7 @@ impl Parser<'_> {
             shebang: None,
             c_items: Vec::new(),
             c_defs: Default::default(),
+            header_types: Vec::new(),
             config: None,
             imports: Vec::new(),
             items: Vec::new(),
@@ -39,6 +40,7 @@ impl Parser<'_> {
         for e in cpp.forced_includes() {
             self.error(Span::new(0, 0), format!("{e} (--include)"));
         }
+        header_types(&mut prog, cpp.structs(), Span::new(0, 0));
         let mut open_ifs: Vec<Span> = Vec::new();
         loop {
             self.skip_layout();
@@ -46,7 +48,9 @@ impl Parser<'_> {
                 let p = self.preprocessor();
                 let was_active = cpp.active();
                 let before = cpp.depth();
+                let structs = cpp.structs().len();
                 let r = cpp.directive(&p.text[1..]);
+                header_types(&mut prog, &cpp.structs()[structs..], p.span);
                 track_conditionals(&mut open_ifs, before, cpp.depth(), p.span);
                 match r {
                     Ok(()) => {
@@ -501,5 +505,47 @@ fn track_conditionals(open_ifs: &mut Vec<Span>, before: usize, after: usize, spa
         open_ifs.push(span);
     } else if after < before {
         open_ifs.pop();
+    }
+}
+
+/// Parses the struct and union definitions a header had (already in the script's C syntax)
+/// into `prog.header_types`, their spans all at `at` (the `#include`). One that does not
+/// parse is left out.
+fn header_types(prog: &mut Program, texts: &[String], at: Span) {
+    for t in texts {
+        let mut p = Parser::new(t);
+        if let Ok(mut d) = p.c_definition() {
+            if p.diags.is_empty() {
+                respan_def(&mut d, at);
+                prog.header_types.push(d);
+            }
+        }
+    }
+}
+
+fn respan_def(d: &mut CTypeDef, at: Span) {
+    d.span = at;
+    if let Some(n) = &mut d.name {
+        n.span = at;
+    }
+    if let CTypeBody::Fields(fs) = &mut d.body {
+        for f in fs {
+            f.span = at;
+            if let Some(n) = &mut f.name {
+                n.span = at;
+            }
+            respan_type(&mut f.ty, at);
+        }
+    }
+}
+
+fn respan_type(t: &mut CType, at: Span) {
+    t.span = at;
+    match &mut t.kind {
+        CTypeExpr::Inline(d) => respan_def(d, at),
+        CTypeExpr::Pointer(i) | CTypeExpr::Array(i, _) | CTypeExpr::FuncPtr(i) => {
+            respan_type(i, at)
+        }
+        CTypeExpr::Named(_) | CTypeExpr::Tagged(..) => {}
     }
 }
