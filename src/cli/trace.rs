@@ -84,6 +84,15 @@ pub struct TraceArgs {
     #[arg(long = "debuginfo", value_name = "DIR")]
     pub debuginfo: Vec<std::path::PathBuf>,
 
+    /// Add DIR to the search path for C headers (repeatable).
+    #[arg(short = 'I', long = "include-dir", value_name = "DIR")]
+    pub include_dirs: Vec<std::path::PathBuf>,
+
+    /// Include the C header FILE before the program, as `#include "FILE"` at its top would
+    /// (repeatable, in order).
+    #[arg(long = "include", value_name = "FILE")]
+    pub includes: Vec<String>,
+
     /// Output buffering: line (default), full or none.
     #[arg(short = 'B', value_name = "MODE")]
     pub buffering: Option<String>,
@@ -368,12 +377,41 @@ fn take_debuginfo(opts: &mut TraceArgs) {
     opts.rest = rest;
 }
 
+/// `-IDIR` as `-I DIR` (bpftrace and C compilers take both), for the options before the
+/// script; the script's own arguments are left alone.
+fn split_attached_include_dir(args: &[OsString]) -> Vec<OsString> {
+    const VALUED_SHORT: &[&str] = &["-e", "-d", "-c", "-p", "-f", "-o", "-B", "-I"];
+    const VALUED_LONG: &[&str] = &["--include", "--include-dir", "--debuginfo", "--serve-labels"];
+    let mut out = Vec::with_capacity(args.len());
+    let mut value_next = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let s = a.to_str().unwrap_or("");
+        if value_next {
+            value_next = false;
+        } else if s == "--" || !s.starts_with('-') || s == "-" {
+            out.push(a.clone());
+            out.extend(it.cloned());
+            break;
+        } else if let Some(dir) = s.strip_prefix("-I").filter(|d| !d.is_empty()) {
+            out.push("-I".into());
+            out.push(dir.into());
+            continue;
+        } else {
+            value_next = VALUED_SHORT.contains(&s) || VALUED_LONG.contains(&s);
+        }
+        out.push(a.clone());
+    }
+    out
+}
+
 fn run_on_this_thread(args: &[OsString]) -> i32 {
     crate::timings::mark_start();
     // The main thread blocks the runtime's signals (see `run`); until this thread runs a
     // script, Ctrl-C keeps its default meaning here.
     super::trace_run::unblock_signals();
-    let argv = std::iter::once(OsString::from("strobe")).chain(args.iter().cloned());
+    let args = split_attached_include_dir(args);
+    let argv = std::iter::once(OsString::from("strobe")).chain(args);
     let mut opts = match TraceArgs::try_parse_from(argv) {
         Ok(o) => o,
         Err(e) => {
@@ -442,7 +480,12 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let parsed = crate::timings::time("parse", || crate::syntax::parse(&input.source));
+    let cpp = crate::syntax::cpp::CppOptions {
+        include_dirs: opts.include_dirs.clone(),
+        includes: opts.includes.clone(),
+        ..Default::default()
+    };
+    let parsed = crate::timings::time("parse", || crate::syntax::parse_with(&input.source, &cpp));
     if !parsed.diagnostics.is_empty() {
         eprint!("{}", render_all(&parsed.diagnostics, &input.source));
     }
@@ -472,7 +515,7 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
     let parsed = if combined.text.len() == input.source.text.len() {
         parsed
     } else {
-        let p = crate::syntax::parse(&combined);
+        let p = crate::syntax::parse_with(&combined, &cpp);
         if p.has_errors() {
             eprint!("{}", render_all(&p.diagnostics, &combined));
             return EXIT_INPUT;

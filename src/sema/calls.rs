@@ -75,7 +75,7 @@ impl Checker<'_> {
             self.cx = cx;
             return t.unwrap_or(Type::None);
         }
-        if let Some(d) = self.defines.get(name).cloned() {
+        if let Some(d) = self.c_define(e, name) {
             return match d {
                 Define::Int(v) => {
                     self.consts.insert(e.id, v);
@@ -86,6 +86,7 @@ impl Checker<'_> {
                     self.str_consts.insert(e.id, s);
                     Type::Str { size }
                 }
+                Define::Error => Type::None,
             };
         }
         if let Some(m) = self
@@ -94,6 +95,11 @@ impl Checker<'_> {
             .find(|m| m.name.name == name && m.params.is_empty())
         {
             return self.expand_macro(e, m, &[]);
+        }
+        // Enumerators of the C headers the script includes.
+        if let Some(v) = self.program.c_defs.enumerators.get(name) {
+            self.consts.insert(e.id, *v);
+            return Type::I64;
         }
         if let Some(v) = self.enum_value(name) {
             self.consts.insert(e.id, v);
@@ -109,7 +115,13 @@ impl Checker<'_> {
             self.consts.insert(e.id, v as i64);
             return Type::I64;
         }
-        let help = builtins::nearest(name, Form::Value).map(|n| format!("did you mean '{n}'?"));
+        let mut help =
+            builtins::nearest(name, Form::Value).map(|n| format!("did you mean '{n}'?"));
+        if let Some(h) = self.program.c_defs.missing.first().filter(|_| help.is_none()) {
+            help = Some(format!(
+                "<{h}> is not on this host: strobe takes its types from BTF, its macros are unknown"
+            ));
+        }
         if let Some(d) = self.error(e.span, format!("Unknown identifier: '{name}'")) {
             d.help = help;
         }
@@ -127,12 +139,106 @@ impl Checker<'_> {
         {
             return false;
         }
-        self.defines.contains_key(name)
+        self.program.c_defs.is_object_macro(name)
+            || self.program.c_defs.enumerators.contains_key(name)
             || self.enum_value(name).is_some()
             || self
                 .vmlinux()
                 .as_deref()
                 .is_some_and(|b| b.find_enumerator(name).is_some())
+    }
+
+    /// The value of C macro `name` (a `#define` of the script or an included header) used as
+    /// an expression, reported at `e` when its expansion has no value. Cached per name.
+    fn c_define(&mut self, e: &Expr, name: &str) -> Option<Define> {
+        if let Some(d) = self.defines.get(name) {
+            return Some(d.clone());
+        }
+        let known = self.known_enumerators();
+        let vmlinux = self.vmlinux();
+        let resolve = |n: &str| {
+            known.get(n).copied().or_else(|| {
+                vmlinux
+                    .as_deref()
+                    .and_then(|b| b.find_enumerator(n))
+                    .map(|(v, _)| v as i64)
+            })
+        };
+        let d = match self.program.c_defs.value(name, &resolve)? {
+            Ok(v) => c_value(v),
+            Err(msg) => {
+                self.error(e.span, format!("unable to expand macro '{name}' as an expression: {msg}"));
+                self.defines.insert(name.to_string(), Define::Error);
+                return Some(Define::Error);
+            }
+        };
+        self.defines.insert(name.to_string(), d.clone());
+        Some(d)
+    }
+
+    /// `NAME(args…)` of a function-like C macro: its arguments must be integer constants,
+    /// substituted into the macro's expansion, which must have a value.
+    fn call_c_macro(&mut self, e: &Expr, name: &str, args: &[Expr]) -> Type {
+        let mut values = Vec::new();
+        for a in args {
+            self.expr(a);
+            match self.consts.get(&a.id) {
+                Some(v) => values.push(*v),
+                None => {
+                    self.error(
+                        a.span,
+                        format!("C macro '{name}' takes integer constants as arguments"),
+                    );
+                    return Type::None;
+                }
+            }
+        }
+        let known = self.known_enumerators();
+        let vmlinux = self.vmlinux();
+        let resolve = |n: &str| {
+            known.get(n).copied().or_else(|| {
+                vmlinux
+                    .as_deref()
+                    .and_then(|b| b.find_enumerator(n))
+                    .map(|(v, _)| v as i64)
+            })
+        };
+        match self.program.c_defs.call(name, &values, &resolve) {
+            Some(Ok(v)) => match c_value(v) {
+                Define::Int(v) => {
+                    self.consts.insert(e.id, v);
+                    Type::I64
+                }
+                Define::Str(s) => {
+                    let size = s.len() + 1;
+                    self.str_consts.insert(e.id, s);
+                    Type::Str { size }
+                }
+                Define::Error => Type::None,
+            },
+            Some(Err(msg)) => {
+                self.error(e.span, format!("unable to expand macro '{name}' as an expression: {msg}"));
+                Type::None
+            }
+            None => Type::None,
+        }
+    }
+
+    /// The script's enumerators by name, for names a C macro's expansion leaves.
+    fn known_enumerators(&mut self) -> std::collections::HashMap<String, i64> {
+        let names: Vec<String> = self
+            .program
+            .type_defs()
+            .filter_map(|d| match &d.body {
+                CTypeBody::Enumerators(es) => Some(es.iter().map(|en| en.name.name.clone())),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        names
+            .into_iter()
+            .filter_map(|n| self.enum_value(&n).map(|v| (n, v)))
+            .collect()
     }
 
     /// The script enum type that defines enumerator `name` (the last definition wins).
@@ -290,6 +396,9 @@ impl Checker<'_> {
             }
             if let Some(f) = self.program.fns().find(|f| f.name.name == name.name) {
                 return self.call_fn(e, f, args);
+            }
+            if self.program.c_defs.is_function_macro(&name.name) {
+                return self.call_c_macro(e, &name.name, args);
             }
             let candidates: Vec<&str> = builtins::all()
                 .filter(|b| b.form == Form::Function)
@@ -595,5 +704,12 @@ impl Checker<'_> {
             }
         }
         self.type_ref(&f.ret)
+    }
+}
+
+fn c_value(v: crate::syntax::cpp::MacroValue) -> Define {
+    match v {
+        crate::syntax::cpp::MacroValue::Int(i) => Define::Int(i),
+        crate::syntax::cpp::MacroValue::Str(s) => Define::Str(s),
     }
 }

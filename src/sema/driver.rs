@@ -11,9 +11,10 @@ use std::sync::Arc;
 
 use super::context::ProbeContext;
 use super::ctypes::ScriptTypes;
+use crate::syntax::ast::CTypeKind;
 use super::expand::{expand, ExpandError, Target};
 use super::program::{AttachTargets, CheckedProbe, CheckedProgram, VarTable};
-use super::resolve::{Checker, Define};
+use super::resolve::Checker;
 use super::resources::{Maps, MAP_KINDS};
 use super::types::Type;
 use super::{CheckOptions, CheckOutput, MissingProbes};
@@ -119,24 +120,6 @@ fn config_overrides(program: &Program, opts: &mut CheckOptions, diags: &mut Vec<
     }
 }
 
-pub(super) fn parse_define(value: &str) -> Option<Define> {
-    let value = crate::syntax::parser::cond::strip_comments(value);
-    let v = value
-        .trim()
-        .trim_start_matches('(')
-        .trim_end_matches(')')
-        .trim();
-    if let Some(s) = v.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
-        return Some(Define::Str(s.as_bytes().to_vec()));
-    }
-    let (neg, v) = match v.strip_prefix('-') {
-        Some(r) => (true, r.trim()),
-        None => (false, v),
-    };
-    let n = crate::syntax::parser::cond::c_int(v)?;
-    Some(Define::Int(if neg { -n } else { n }))
-}
-
 /// Runs both rounds and assembles the output.
 pub(super) fn run(program: &Program, kernel: &dyn KernelInfo, opts: &CheckOptions) -> CheckOutput {
     let mut first = Checker::new(program, kernel, opts, false);
@@ -216,35 +199,25 @@ impl<'a> Checker<'a> {
         // Kernel BTF only when the script defines types (they may embed kernel records);
         // otherwise the first question that needs it reads it (see `Checker::vmlinux`).
         let vmlinux = std::cell::OnceCell::new();
-        if program.type_defs().next().is_some() {
+        if program.type_defs().next().is_some() || !program.header_types.is_empty() {
             let _ = vmlinux.set(kernel.btf(None).ok());
         }
-        let script_types = ScriptTypes::build(
-            program.type_defs(),
-            vmlinux.get().and_then(|b: &Option<Arc<Btf>>| b.as_deref()),
-            opts.max_strlen,
-        );
-        let mut defines = HashMap::new();
-        for c in &program.c_items {
-            if let CItem::Preprocessor(Preprocessor {
-                kind: PreprocessorKind::Include { path, .. },
-                ..
-            }) = c
-            {
-                for (name, v) in super::headers::macros(path) {
-                    defines.insert(name.to_string(), Define::Int(*v));
-                }
-            }
-            if let CItem::Preprocessor(Preprocessor {
-                kind: PreprocessorKind::Define { name, value },
-                ..
-            }) = c
-            {
-                if let Some(d) = parse_define(value) {
-                    defines.insert(name.clone(), d);
-                }
-            }
-        }
+        let btf = vmlinux.get().and_then(|b: &Option<Arc<Btf>>| b.as_deref());
+        // A header's struct is used when neither the script nor the kernel defines one of
+        // that name (the kernel's layout is the one probes read).
+        let script_tags: std::collections::HashSet<(CTypeKind, &str)> = program
+            .type_defs()
+            .filter_map(|d| Some((d.kind, d.name.as_ref()?.name.as_str())))
+            .collect();
+        let from_headers = program.header_types.iter().filter(|d| {
+            d.name.as_ref().is_some_and(|n| {
+                !script_tags.contains(&(d.kind, n.name.as_str()))
+                    && btf.is_none_or(|b| super::ctypes::find_btf_record(b, d.kind, &n.name).is_none())
+            })
+        });
+        let script_types =
+            ScriptTypes::build(from_headers.chain(program.type_defs()), btf, opts.max_strlen);
+        let defines = HashMap::new();
         Checker {
             program,
             kernel,
@@ -635,16 +608,3 @@ fn uprobe_site_errors(kind: ProbeKind, targets: &[Target], unsafe_mode: bool) ->
         .collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn defines_parse_integers_and_strings() {
-        assert!(matches!(parse_define("0x10"), Some(Define::Int(16))));
-        assert!(matches!(parse_define("(-5)"), Some(Define::Int(-5))));
-        assert!(matches!(parse_define("100UL"), Some(Define::Int(100))));
-        assert!(matches!(parse_define("\"abc\""), Some(Define::Str(_))));
-        assert!(parse_define("foo(x)").is_none());
-    }
-}

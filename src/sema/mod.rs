@@ -41,7 +41,6 @@ mod dummy_clock;
 pub mod expand;
 mod fields;
 pub mod getopt;
-mod headers;
 pub mod imports;
 pub mod list;
 pub mod program;

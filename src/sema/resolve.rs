@@ -30,6 +30,8 @@ use crate::template::Fact;
 pub(super) enum Define {
     Int(i64),
     Str(Vec<u8>),
+    /// Its expansion has no value (reported where it was first used).
+    Error,
 }
 
 /// A macro's expression argument: its type, integer constant and string constant.

@@ -43,6 +43,11 @@ pub struct Program {
     pub shebang: Option<Span>,
     /// `#include`/`#define` lines and C type definitions, in source order.
     pub c_items: Vec<CItem>,
+    /// What the C head defines (macros, header enumerators), for resolving identifiers.
+    pub c_defs: crate::syntax::cpp::CDefs,
+    /// Struct and union definitions of the included headers (spans: the `#include`), which
+    /// the kernel's BTF types of the same name take precedence over.
+    pub header_types: Vec<CTypeDef>,
     pub config: Option<Config>,
     pub imports: Vec<Import>,
     /// Probes, macros, functions and map declarations, in source order.
@@ -113,7 +118,7 @@ pub enum PreprocessorKind {
     Other,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CTypeKind {
     Struct,
     Union,

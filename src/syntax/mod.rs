@@ -33,6 +33,7 @@
 
 pub mod ast;
 pub mod attach;
+pub mod cpp;
 pub mod parser;
 pub mod print;
 pub mod visit;
@@ -43,8 +44,14 @@ use crate::diag::SourceFile;
 use ast::Program;
 
 /// Parses a whole script: always returns a tree (partial on errors) and every diagnostic.
+/// `#include`d headers are read from the host's standard directories.
 pub fn parse(src: &SourceFile) -> Parsed {
-    parser::parse_program(src)
+    parser::parse_program(src, &cpp::CppOptions::default())
+}
+
+/// [`parse`] with `-I` directories and `--include` files ([`cpp::CppOptions`]).
+pub fn parse_with(src: &SourceFile, cpp: &cpp::CppOptions) -> Parsed {
+    parser::parse_program(src, cpp)
 }
 
 /// Parses a script and returns the tree only if there was no error.

@@ -17,7 +17,6 @@
 //! `probe` (attach points, predicate, body), `top` (program, config, macros, functions, map
 //! declarations).
 
-pub(crate) mod cond;
 pub(crate) mod expr;
 pub(crate) mod lex;
 pub mod literal;
@@ -51,9 +50,10 @@ impl Parsed {
     }
 }
 
-/// Parses a whole script.
-pub fn parse_program(src: &SourceFile) -> Parsed {
+/// Parses a whole script, reading the C headers it includes as `cpp` says.
+pub fn parse_program(src: &SourceFile, cpp: &crate::syntax::cpp::CppOptions) -> Parsed {
     let mut p = Parser::new(&src.text);
+    p.cpp = Some(cpp.clone());
     let program = p.program();
     Parsed {
         program,
@@ -91,6 +91,8 @@ pub(crate) struct Parser<'s> {
     tree: u32,
     /// Set once MAX_ERRORS is reached or nesting overflowed: everything unwinds.
     pub(crate) gave_up: bool,
+    /// Where the script's `#include`s are read from (whole programs only).
+    pub(crate) cpp: Option<crate::syntax::cpp::CppOptions>,
 }
 
 impl<'s> Parser<'s> {
@@ -104,6 +106,7 @@ impl<'s> Parser<'s> {
             depth: 0,
             tree: 0,
             gave_up: false,
+            cpp: None,
         }
     }
 

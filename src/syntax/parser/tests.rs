@@ -5,7 +5,7 @@ use super::*;
 use crate::syntax::ast::{ExprKind, IntSuffix};
 
 fn parse_str(text: &str) -> Parsed {
-    parse_program(&SourceFile::new("t.bt", text))
+    parse_program(&SourceFile::new("t.bt", text), &Default::default())
 }
 
 fn nest(open: &str, inner: &str, close: &str, n: usize) -> String {
@@ -155,7 +155,7 @@ fn long_operator_chains_are_bounded_and_safe_to_walk() {
     ];
     for chain in &ok_chains {
         let src = SourceFile::new("t.bt", format!("BEGIN {{ $x = {chain}; }}"));
-        let p = parse_program(&src);
+        let p = parse_program(&src, &crate::syntax::cpp::CppOptions::default());
         assert!(!p.has_errors(), "{:?}", p.diagnostics.first());
         let printed = crate::syntax::print::print_program(&p.program, &src);
         assert!(printed.lines().count() > n);

@@ -7,10 +7,11 @@
 //! next item is parsed; out-of-order sections are reported and still parsed, so the errors
 //! inside them are found too.
 
+use super::super::cpp::{CppError, Preprocessor as Cpp};
 use super::{PResult, Parser};
 use crate::diag::{Diagnostic, Span};
 use crate::syntax::ast::{
-    CItem, Config, ConfigEntry, ConfigValue, FnDef, Ident, Item, MacroDef, MacroParam,
+    CItem, CType, CTypeBody, CTypeDef, CTypeExpr, Config, ConfigEntry, ConfigValue, FnDef, Ident, Item, MacroDef, MacroParam,
     MacroParamKind, MapDecl, Preprocessor, PreprocessorKind, Program, Stmt, StmtKind,
 };
 
@@ -20,6 +21,8 @@ impl Parser<'_> {
             span: Span::new(0, self.src.len()),
             shebang: None,
             c_items: Vec::new(),
+            c_defs: Default::default(),
+            header_types: Vec::new(),
             config: None,
             imports: Vec::new(),
             items: Vec::new(),
@@ -32,34 +35,33 @@ impl Parser<'_> {
             self.bump(n);
             prog.shebang = Some(Span::new(start, self.pos));
         }
-        // C definitions first, under preprocessor conditionals.
-        let mut cond = super::cond::Conditionals::default();
+        // C definitions first, under preprocessor conditionals; `--include` files before them.
+        let mut cpp = Cpp::new(self.cpp.take().unwrap_or_default());
+        for e in cpp.forced_includes() {
+            self.error(Span::new(0, 0), format!("{e} (--include)"));
+        }
+        header_types(&mut prog, cpp.structs(), Span::new(0, 0));
         let mut open_ifs: Vec<Span> = Vec::new();
         loop {
             self.skip_layout();
             if self.peek() == Some('#') {
                 let p = self.preprocessor();
-                match cond.directive(&p.text[1..]) {
-                    Ok(super::cond::Directive::Other) => {
-                        if let PreprocessorKind::Define { name, value } = &p.kind {
-                            cond.define(name, value);
-                        }
-                        prog.c_items.push(CItem::Preprocessor(p));
-                    }
-                    Ok(super::cond::Directive::Handled) => {
-                        let word = p.text[1..].trim_start();
-                        if word.starts_with("if") {
-                            open_ifs.push(p.span);
-                        } else if word.starts_with("endif") {
-                            open_ifs.pop();
-                        }
-                        if !cond.active() {
-                            self.skip_inactive(&mut cond, &mut open_ifs);
+                let was_active = cpp.active();
+                let before = cpp.depth();
+                let structs = cpp.structs().len();
+                let r = cpp.directive(&p.text[1..]);
+                header_types(&mut prog, &cpp.structs()[structs..], p.span);
+                track_conditionals(&mut open_ifs, before, cpp.depth(), p.span);
+                match r {
+                    Ok(()) => {
+                        if was_active && !matches!(p.kind, PreprocessorKind::Other) {
+                            prog.c_items.push(CItem::Preprocessor(p));
                         }
                     }
-                    Err(msg) => {
-                        self.error(p.span, msg);
-                    }
+                    Err(e) => self.cpp_error(&p, &e),
+                }
+                if !cpp.active() {
+                    self.skip_inactive(&mut cpp, &mut open_ifs);
                 }
             } else if self.is_c_definition_start() {
                 match self.c_definition() {
@@ -77,6 +79,7 @@ impl Parser<'_> {
                 "unterminated conditional: #endif expected before the script's probes",
             );
         }
+        prog.c_defs = cpp.into_defs();
         // Then config and imports, in any order.
         loop {
             match self.peek_word() {
@@ -225,36 +228,50 @@ impl Parser<'_> {
     /// Skips the lines of an inactive conditional branch up to the directive that makes the
     /// text active again (or the end of the script). Only directive lines are looked at, as a
     /// C preprocessor does.
-    fn skip_inactive(&mut self, cond: &mut super::cond::Conditionals, open_ifs: &mut Vec<Span>) {
-        while !cond.active() && !self.at_end() {
-            let n = self.rest().find('\n').map_or(self.rest().len(), |i| i + 1);
-            let start = self.pos;
-            let line = self.rest()[..n].trim();
-            if let Some(d) = line.strip_prefix('#') {
-                let span = Span::new(start, start + n);
-                match cond.directive(d) {
-                    Ok(super::cond::Directive::Handled) => {
-                        let word = d.trim_start();
-                        if word.starts_with("if") {
-                            open_ifs.push(span);
-                        } else if word.starts_with("endif") {
-                            open_ifs.pop();
-                        }
-                    }
-                    Ok(super::cond::Directive::Other) => {}
-                    Err(msg) => {
-                        self.error(span, msg);
-                    }
+    fn skip_inactive(&mut self, cpp: &mut Cpp, open_ifs: &mut Vec<Span>) {
+        while !cpp.active() && !self.at_end() {
+            self.skip_layout();
+            if self.peek() == Some('#') {
+                let p = self.preprocessor();
+                let before = cpp.depth();
+                let r = cpp.directive(&p.text[1..]);
+                track_conditionals(open_ifs, before, cpp.depth(), p.span);
+                if let Err(e) = r {
+                    self.cpp_error(&p, &e);
                 }
+            } else {
+                let n = self.rest().find('\n').map_or(self.rest().len(), |i| i + 1);
+                self.bump(n);
             }
-            self.bump(n);
         }
+    }
+
+    /// A directive's error at the directive (for a header not found: at its name).
+    fn cpp_error(&mut self, p: &Preprocessor, e: &CppError) {
+        let span = match e {
+            CppError::NotFound(_) => p
+                .text
+                .find(['<', '"'])
+                .map_or(p.span, |i| Span::new(p.span.start as usize + i, p.span.end as usize)),
+            _ => p.span,
+        };
+        self.error(span, e.to_string());
     }
 
     fn preprocessor(&mut self) -> Preprocessor {
         self.skip_layout();
         let start = self.pos;
-        let n = self.rest().find('\n').unwrap_or(self.rest().len());
+        // A directive continues on the next line after a backslash.
+        let mut n = 0;
+        loop {
+            let line_end = self.rest()[n..].find('\n').map_or(self.rest().len(), |i| n + i);
+            if self.rest()[n..line_end].trim_end().ends_with('\\') && line_end < self.rest().len() {
+                n = line_end + 1;
+            } else {
+                n = line_end;
+                break;
+            }
+        }
         let text = self.rest()[..n].trim_end().to_string();
         self.bump(n);
         let body = text[1..].trim_start();
@@ -478,5 +495,57 @@ pub(crate) fn tail_to_stmt(b: &mut crate::syntax::ast::Block) {
             span: e.span,
             kind: StmtKind::Expr(*e),
         });
+    }
+}
+
+/// Keeps the spans of the open `#if`s (for "unterminated conditional") as a directive
+/// changes the nesting from `before` to `after`.
+fn track_conditionals(open_ifs: &mut Vec<Span>, before: usize, after: usize, span: Span) {
+    if after > before {
+        open_ifs.push(span);
+    } else if after < before {
+        open_ifs.pop();
+    }
+}
+
+/// Parses the struct and union definitions a header had (already in the script's C syntax)
+/// into `prog.header_types`, their spans all at `at` (the `#include`). One that does not
+/// parse is left out.
+fn header_types(prog: &mut Program, texts: &[String], at: Span) {
+    for t in texts {
+        let mut p = Parser::new(t);
+        if let Ok(mut d) = p.c_definition() {
+            if p.diags.is_empty() {
+                respan_def(&mut d, at);
+                prog.header_types.push(d);
+            }
+        }
+    }
+}
+
+fn respan_def(d: &mut CTypeDef, at: Span) {
+    d.span = at;
+    if let Some(n) = &mut d.name {
+        n.span = at;
+    }
+    if let CTypeBody::Fields(fs) = &mut d.body {
+        for f in fs {
+            f.span = at;
+            if let Some(n) = &mut f.name {
+                n.span = at;
+            }
+            respan_type(&mut f.ty, at);
+        }
+    }
+}
+
+fn respan_type(t: &mut CType, at: Span) {
+    t.span = at;
+    match &mut t.kind {
+        CTypeExpr::Inline(d) => respan_def(d, at),
+        CTypeExpr::Pointer(i) | CTypeExpr::Array(i, _) | CTypeExpr::FuncPtr(i) => {
+            respan_type(i, at)
+        }
+        CTypeExpr::Named(_) | CTypeExpr::Tagged(..) => {}
     }
 }
