@@ -275,7 +275,12 @@ fn run_kind(
             RunKind::RawTracepoint { targets }
         }
         (ProbeKind::Uprobe | ProbeKind::Uretprobe, _) => {
-            let Some(TargetKind::User { path, func, .. }) = at.targets.first().map(|t| &t.kind)
+            let Some(TargetKind::User {
+                path,
+                func,
+                address: target_address,
+                ..
+            }) = at.targets.first().map(|t| &t.kind)
             else {
                 return Ok(None);
             };
@@ -288,6 +293,8 @@ fn run_kind(
                 AttachSpec::Uprobe {
                     offset, address, ..
                 } => (offset.unwrap_or(0), *address),
+                // A source line is the address its DWARF line table gave.
+                AttachSpec::UprobeSourceLine { .. } => (0, *target_address),
                 _ => (0, None),
             };
             RunKind::Uprobe {
