@@ -231,6 +231,12 @@ fn run_kind(
     let unsupported = |what: &str| Err(LowerError::unsupported(what, span));
     Ok(Some(match (at.kind, spec) {
         (ProbeKind::Begin, _) => RunKind::Begin,
+        (ProbeKind::SelfEvent, AttachSpec::Named { name, .. }) => {
+            match crate::builtins::signal_number(name) {
+                Some(n) => RunKind::Signal { signal: n as i32 },
+                None => return unsupported(&format!("the signal `{name}`")),
+            }
+        }
         (ProbeKind::End, _) => RunKind::End,
         (ProbeKind::Interval, AttachSpec::Timer { unit, value }) => RunKind::Interval {
             period_ns: period_ns(*unit, num(*value, span, params)?).max(1),
