@@ -102,6 +102,8 @@ const CASES: &[(&str, usize, usize, &str)] = &[
     ("iter:task* { }", 1, 6, "iter probes do not support wildcards"),
     ("BEGIN:x { }", 1, 1, "begin probe type requires 0 arguments, found 1"),
     ("self:signal { }", 1, 1, "self probe type requires 2 arguments, found 1"),
+    ("self:signal:SIGUSR2 { }", 1, 13, "SIGUSR2 is not a supported signal"),
+    ("self:timer:SIGUSR1 { }", 1, 6, "timer is not a supported trigger"),
     ("kprobe:\"f { }", 1, 1, "unterminated quote in attach point"),
     (":f { }", 1, 1, "expected a probe, macro, function or map declaration"),
     ("kprobe:f { @x = count() } kprobe:g { $x = ; } kprobe:h { @y = ; }", 1, 42, "expected expression"),

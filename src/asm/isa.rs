@@ -246,6 +246,8 @@ mod tests {
         assert_eq!(register_offset("x86_64", "orig_ax"), Some(120));
         assert_eq!(register_offset("x86_64", "di"), Some(112));
         assert_eq!(register_offset("x86_64", "ss"), Some(160));
+        assert_eq!(register_offset("x86_64", "pc"), Some(128));
+        assert_eq!(register_offset("x86_64", "orig_rax"), Some(120));
         assert!(register_offset("x86_64", "foo").is_none());
         assert_eq!(kprobe_reg("riscv64", "ret").map(|r| r.offset), Some(80));
         // Every architecture names its return register and the first six arguments.

@@ -328,10 +328,11 @@ pub fn run(args: &[OsString]) -> i32 {
     // Signals a running script reads from its signalfd must be blocked in every thread, so
     // block them here before the worker thread exists (it inherits the mask).
     let _ = crate::runtime::signals::block();
-    // SIGUSR1 is harmless, as in bpftrace (which runs `self:signal:SIGUSR1` probes on it;
-    // strobe has none yet): its default action would kill the run with everything attached.
+    // SIGUSR1 runs `self:signal:SIGUSR1` probes and is otherwise harmless, as in bpftrace:
+    // `block` above keeps it blocked in every thread for the signalfd, and its disposition
+    // must not be an inherited SIG_IGN, which discards it even while blocked.
     // SAFETY: setting a standard disposition.
-    unsafe { libc::signal(libc::SIGUSR1, libc::SIG_IGN) };
+    unsafe { libc::signal(libc::SIGUSR1, libc::SIG_DFL) };
     // A shell starts a background command (`strobe … &` in a script) with SIGINT ignored; an
     // ignored signal that arrives while the load phase or the parser has it unblocked is
     // discarded, so that Ctrl-C/`kill -INT` was lost and the run went on. strobe reads these

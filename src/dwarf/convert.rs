@@ -80,6 +80,11 @@ impl State {
         }
     }
 
+    /// The binary's main DWARF (skeleton units with split DWARF).
+    pub fn main_dwarf(&self) -> Arc<Dwarf<R>> {
+        self.files.dwarf.clone()
+    }
+
     pub fn snapshot(&mut self) -> Arc<Btf> {
         if let Some(s) = &self.snap {
             return s.clone();

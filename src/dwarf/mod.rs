@@ -7,13 +7,15 @@
 //! (`--debuginfo` directories, `.gnu_debuglink` beside the binary, in its `.debug/` or under
 //! `/usr/lib/debug`, or `/usr/lib/debug/.build-id/`), and split DWARF (`.dwo` files named by
 //! skeleton units, or a `.dwp` package beside the binary).
-//! Output: [`Function`]s and BTF type ids in one growing BTF object per binary ([`DebugInfo::btf`]).
+//! Output: [`Function`]s and BTF type ids in one growing BTF object per binary
+//! ([`DebugInfo::btf`]), and the addresses of source lines ([`DebugInfo::line_address`]).
 //! Laziness: nothing is read until a script uses `args`, a DWARF type or a listing asks; a
 //! function is found through `.debug_aranges` from its symbol's address (one unit parsed), and
 //! only the types a request reaches are converted. Invariant: malformed DWARF is an error or a
 //! missing type, never a panic.
 
 mod convert;
+mod lines;
 mod load;
 
 use std::collections::HashMap;
@@ -24,6 +26,7 @@ use gimli::{EndianSlice, RunTimeEndian};
 
 use crate::btf::Btf;
 
+pub use lines::{LineError, SourceLine};
 pub use load::DebugError;
 
 type R = EndianSlice<'static, RunTimeEndian>;
@@ -89,6 +92,12 @@ impl DebugInfo {
     /// first use.
     pub fn find_type(&self, kind: TypeKind, name: &str) -> Result<Option<u32>, DebugError> {
         lock(&self.state).find_type(kind, name)
+    }
+
+    /// The link-time address where source line `at` starts (`uprobe:BIN@FILE:LINE`).
+    pub fn line_address(&self, at: &SourceLine<'_>) -> Result<u64, LineError> {
+        let dwarf = lock(&self.state).main_dwarf();
+        lines::line_address(&dwarf, at)
     }
 
     /// The types converted so far (a later snapshot holds every earlier id unchanged).

@@ -170,6 +170,11 @@ pub enum ProbeKind {
         len: u64,
         bp_type: u32,
     },
+    /// `self:signal:SIGUSR1`: run by the runtime with BPF_PROG_TEST_RUN each time strobe
+    /// itself receives `signal`, while the probes are armed (in script order).
+    Signal {
+        signal: i32,
+    },
     /// Kinds recognised but not run yet (`iter:`, …).
     Unsupported {
         what: String,
@@ -226,9 +231,10 @@ impl ProbeKind {
     pub fn prog_type(&self) -> crate::asm::isa::ProgType {
         use crate::asm::isa::ProgType;
         match self {
-            ProbeKind::Begin | ProbeKind::End | ProbeKind::RawTracepoint { .. } => {
-                ProgType::RawTracepoint
-            }
+            ProbeKind::Begin
+            | ProbeKind::End
+            | ProbeKind::Signal { .. }
+            | ProbeKind::RawTracepoint { .. } => ProgType::RawTracepoint,
             ProbeKind::Interval { .. }
             | ProbeKind::Profile { .. }
             | ProbeKind::Software { .. }

@@ -6,7 +6,8 @@
 //! 4. print `Attached N probes` (stderr); run each BEGIN (BPF_PROG_TEST_RUN) and handle its records,
 //!    so BEGIN's output comes first and an `exit()` in BEGIN ends the run before any probe fires;
 //! 5. arm, release the command, then loop: one epoll set over the ring buffer's set and a
-//!    signalfd (SIGINT, SIGTERM, SIGCHLD); no timer, no busy polling;
+//!    signalfd (SIGINT, SIGTERM, SIGCHLD; SIGUSR1 runs `self:signal` probes with
+//!    BPF_PROG_TEST_RUN); no timer, no busy polling;
 //! 6. on `exit()`, a signal or the command's exit: disarm, handle the records already written,
 //!    run each END, print every non-empty script map (bpftrace's exit format), report lost
 //!    records and map-full drops, then close everything (dropping the owned fds detaches).
@@ -391,6 +392,8 @@ pub fn run(
     // Load and attach everything, still disarmed.
     let mut begins = Vec::new();
     let mut ends = Vec::new();
+    // `self:signal:…` probes with their signal, in script order.
+    let mut on_signal: Vec<(i32, SpecialProg)> = Vec::new();
     let mut objects: Vec<KernelObject> = Vec::new();
     let mut attached = 0usize;
     let mut probe_names = HashMap::new();
@@ -408,6 +411,7 @@ pub fn run(
         match p.kind {
             ProbeKind::Begin => begins.push(SpecialProg::load(p, &ctx)?),
             ProbeKind::End => ends.push(SpecialProg::load(p, &ctx)?),
+            ProbeKind::Signal { signal } => on_signal.push((signal, SpecialProg::load(p, &ctx)?)),
             _ => {
                 let a = crate::timings::time("attach_probes", || probes::attach(p, &ctx))?;
                 if opts.verbose {
@@ -547,7 +551,7 @@ pub fn run(
         };
         reason = Some(event_loop(
             &mut buffers,
-            (&signals, opts.stop.as_ref(), &exit_flag),
+            (&signals, &on_signal, opts.stop.as_ref(), &exit_flag),
             (&mut child, opts.pid),
             &mut sink,
             out,
@@ -734,8 +738,14 @@ fn traced_gone(pid: i32) -> bool {
 
 fn event_loop(
     buffers: &mut BufferSet,
-    // What else ends the loop: signals, and the library API's stop switch.
-    (signals, stop, exit_flag): (&SignalFd, Option<&super::stop::StopHandle>, &ExitFlag),
+    // What else ends the loop: signals, and the library API's stop switch; and the
+    // `self:signal` probes some signals run.
+    (signals, on_signal, stop, exit_flag): (
+        &SignalFd,
+        &[(i32, SpecialProg)],
+        Option<&super::stop::StopHandle>,
+        &ExitFlag,
+    ),
     // Processes whose end ends the run: the `-c` command and `-p`'s process.
     (child, traced): (&mut Option<Child>, Option<i32>),
     sink: &mut EventSink<'_>,
@@ -813,6 +823,20 @@ fn event_loop(
                 libc::SIGCHLD => {
                     if child.as_mut().is_some_and(|c| c.exited().is_some()) {
                         return Ok(ExitReason::CommandExited);
+                    }
+                }
+                // `self:signal` probes run in script order, their records handled as they
+                // come; with none, the signal is dropped (bpftrace's SIGUSR1 does nothing).
+                s if super::signals::SELF_EVENTS.contains(&s) => {
+                    for (_, p) in on_signal.iter().filter(|(sig, _)| *sig == s) {
+                        p.run()?;
+                        if handle_pending(buffers, sink, out, buf, mode)? {
+                            return Ok(ExitReason::Exit);
+                        }
+                        if exit_flag.code().is_some() {
+                            handle_pending(buffers, sink, out, buf, mode)?;
+                            return Ok(ExitReason::Exit);
+                        }
                     }
                 }
                 s => return Ok(ExitReason::Signal(s)),

@@ -1,6 +1,6 @@
-//! Signals as events: SIGINT, SIGTERM and SIGCHLD are blocked and read from a signalfd that
-//! sits in the event loop's epoll set, so a Ctrl-C is handled between records, never inside
-//! a syscall or a half-written line.
+//! Signals as events: SIGINT, SIGTERM, SIGCHLD and SIGUSR1 (`self:signal:SIGUSR1` probes) are
+//! blocked and read from a signalfd that sits in the event loop's epoll set, so a Ctrl-C is
+//! handled between records, never inside a syscall or a half-written line.
 //!
 //! Invariant: the signals must be blocked in *every* thread, or the kernel delivers them to
 //! one that does not block them (with the default action: terminate). [`block`] must
@@ -9,22 +9,27 @@
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd};
 
-/// The signals the runtime handles.
+/// The signals the runtime handles (a parsing thread unblocks these for Ctrl-C).
 pub const HANDLED: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGCHLD];
+
+/// Signals that run the script's `self:signal:…` probes; read from the signalfd too, but
+/// never unblocked (with no such probe a SIGUSR1 is read and dropped, as bpftrace ignores
+/// it), so they must not be ignored (`SIG_IGN` discards a signal even while blocked).
+pub const SELF_EVENTS: [i32; 1] = [libc::SIGUSR1];
 
 fn set() -> libc::sigset_t {
     // SAFETY: sigemptyset/sigaddset initialise and fill a local set.
     unsafe {
         let mut s: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut s);
-        for sig in HANDLED {
+        for sig in HANDLED.into_iter().chain(SELF_EVENTS) {
             libc::sigaddset(&mut s, sig);
         }
         s
     }
 }
 
-/// Blocks [`HANDLED`] in the calling thread (threads started later inherit the mask).
+/// Blocks [`HANDLED`] and [`SELF_EVENTS`] in the calling thread (threads started later inherit the mask).
 pub fn block() -> io::Result<()> {
     let s = set();
     // SAFETY: a valid set; no old mask wanted.
@@ -91,7 +96,7 @@ pub fn stop_pending() -> bool {
     }
 }
 
-/// A signalfd for [`HANDLED`] (non-blocking, close-on-exec).
+/// A signalfd for [`HANDLED`] and [`SELF_EVENTS`] (non-blocking, close-on-exec).
 #[derive(Debug)]
 pub struct SignalFd {
     fd: OwnedFd,

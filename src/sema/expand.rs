@@ -5,7 +5,7 @@
 //! Sources, through [`KernelInfo`]: fentry/fexit from BTF functions (vmlinux, then modules,
 //! qualified by module); kprobe/kretprobe from `available_filter_functions` when readable, else
 //! from BTF functions; tracepoints from tracefs; rawtracepoints from BTF `btf_trace_*` typedefs;
-//! uprobes from the binary's ELF symbols; usdt from its `.note.stapsdt` notes.
+//! uprobes from the binary's ELF symbols (a source line through its DWARF line table); usdt from its `.note.stapsdt` notes.
 //! Input: an [`AttachPoint`]. Output: [`Target`]s, or an [`ExpandError`] saying what matched
 //! nothing or what could not be read. Kinds without targets to look up (begin, interval, …)
 //! give one target named by the attach point's text.
@@ -85,6 +85,9 @@ pub enum ExpandError {
     Pattern { probe: String, reason: String },
     #[error("{probe} can't be used as it might lock up your system.")]
     Banned { probe: String },
+    /// `uprobe:BIN@FILE:LINE` that the binary's DWARF cannot place (bpftrace's words).
+    #[error("{reason}")]
+    SourceLine { probe: String, reason: String },
     /// bpftrace's rule: without a provider, a probe name must be unique in the binary.
     #[error(
         "namespace for {probe} not specified, matched {count} probes ({providers}); name one \
@@ -275,6 +278,37 @@ pub fn expand(ap: &AttachPoint, k: &dyn KernelInfo) -> Result<Vec<Target>, Expan
                 out
             }
         }
+        AttachSpec::UprobeSourceLine {
+            target,
+            file,
+            line,
+            column,
+        } => {
+            let at = crate::dwarf::SourceLine {
+                file,
+                line: *line,
+                column: *column,
+            };
+            binaries(k, &probe, target)?
+                .into_iter()
+                .map(|path| {
+                    let addr = source_line_address(&path, target, &at)?;
+                    Ok(Target {
+                        name: format!("{kind_name}:{}:0x{addr:x}", path.display()),
+                        kind: TargetKind::User {
+                            path,
+                            func: String::new(),
+                            offset: None,
+                            address: Some(addr),
+                        },
+                    })
+                })
+                .collect::<Result<_, _>>()
+                .map_err(|reason| ExpandError::SourceLine {
+                    probe: probe.clone(),
+                    reason,
+                })?
+        }
         AttachSpec::Usdt {
             target,
             provider,
@@ -326,6 +360,23 @@ pub fn expand(ap: &AttachPoint, k: &dyn KernelInfo) -> Result<Vec<Target>, Expan
         return Err(none(kind_name, pattern));
     }
     Ok(out)
+}
+
+/// The link-time address of source line `at` in binary `path` (named `target` in the script),
+/// through its DWARF line table.
+fn source_line_address(
+    path: &std::path::Path,
+    target: &str,
+    at: &crate::dwarf::SourceLine<'_>,
+) -> Result<u64, String> {
+    use crate::dwarf::DebugError;
+    let info = crate::dwarf::for_binary(path).map_err(|e| match e {
+        DebugError::NoDwarf { .. } => format!(
+            "No DWARF debug info found for '{target}', cannot attach by source code location."
+        ),
+        e => format!("{e}, cannot attach by source code location."),
+    })?;
+    info.line_address(at).map_err(|e| e.to_string())
 }
 
 /// The files a uprobe/usdt target names ([`KernelInfo::find_binaries`]), at least one.

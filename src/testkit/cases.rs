@@ -12,7 +12,8 @@
 //! `EXPECT_REGEX` / `EXPECT_REGEX_NONE` (a regex searched in the output, `^`/`$` per line),
 //! `TIMEOUT` (seconds, default 5), `BEFORE` (background workloads started first, repeatable;
 //! the command waits until a plain `BEFORE` program is running),
-//! `AFTER` (a workload started once strobe prints [`NOTIFY_ATTACHED`]), `SETUP` / `CLEANUP`,
+//! `AFTER` (a workload started once strobe prints [`NOTIFY_ATTACHED`]; strobe's own
+//! `{{STROBE_PID}}` there is the command's pid, strobe's in a `PROG` case), `SETUP` / `CLEANUP`,
 //! `REQUIRES` (shell command; the case is skipped unless it succeeds, repeatable), `ENV`
 //! (`NAME=VALUE …`), `WILL_FAIL` (the command must exit non-zero), `RETURN_CODE`,
 //! `MIN_KERNEL` / `MAX_KERNEL`, and strobe's own `KERNELS` ([`KernelFilter`]: which kernel

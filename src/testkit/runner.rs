@@ -159,7 +159,9 @@ fn judge(case: &Case, dir: &Path, opts: &RunOptions, details: &mut Vec<String>) 
     let ended = main.wait_until(Instant::now() + timeout, |m| {
         if after.is_none() && after_error.is_none() && m.saw_marker() {
             if let Some(a) = &case.after {
-                match Captured::spawn(shell(a, before_pid), None) {
+                // The command's pid: strobe's own for a PROG case (for `kill -USR1`).
+                let a = a.replace("{{STROBE_PID}}", &m.pid().to_string());
+                match Captured::spawn(shell(&a, before_pid), None) {
                     Ok(c) => after = Some(c),
                     Err(e) => after_error = Some(format!("cannot start AFTER `{a}`: {e}")),
                 }

@@ -112,7 +112,9 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
         "usermode"
             if matches!(
                 lw.probe_kind,
-                crate::syntax::ast::ProbeKind::Begin | crate::syntax::ast::ProbeKind::End
+                crate::syntax::ast::ProbeKind::Begin
+                    | crate::syntax::ast::ProbeKind::End
+                    | crate::syntax::ast::ProbeKind::SelfEvent
             ) =>
         {
             Value::Imm(1)

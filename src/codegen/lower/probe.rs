@@ -238,6 +238,12 @@ fn run_kind(
     let unsupported = |what: &str| Err(LowerError::unsupported(what, span));
     Ok(Some(match (at.kind, spec) {
         (ProbeKind::Begin, _) => RunKind::Begin,
+        (ProbeKind::SelfEvent, AttachSpec::Named { name, .. }) => {
+            match crate::builtins::signal_number(name) {
+                Some(n) => RunKind::Signal { signal: n as i32 },
+                None => return unsupported(&format!("the signal `{name}`")),
+            }
+        }
         (ProbeKind::End, _) => RunKind::End,
         (ProbeKind::Interval, AttachSpec::Timer { unit, value }) => RunKind::Interval {
             period_ns: period_ns(*unit, num(*value, span, params)?).max(1),
@@ -282,7 +288,12 @@ fn run_kind(
             RunKind::RawTracepoint { targets }
         }
         (ProbeKind::Uprobe | ProbeKind::Uretprobe, _) => {
-            let Some(TargetKind::User { path, func, .. }) = at.targets.first().map(|t| &t.kind)
+            let Some(TargetKind::User {
+                path,
+                func,
+                address: target_address,
+                ..
+            }) = at.targets.first().map(|t| &t.kind)
             else {
                 return Ok(None);
             };
@@ -295,6 +306,8 @@ fn run_kind(
                 AttachSpec::Uprobe {
                     offset, address, ..
                 } => (offset.unwrap_or(0), *address),
+                // A source line is the address its DWARF line table gave.
+                AttachSpec::UprobeSourceLine { .. } => (0, *target_address),
                 _ => (0, None),
             };
             RunKind::Uprobe {

@@ -1,13 +1,15 @@
 //! BEGIN and END: raw tracepoint programs the runtime runs itself with BPF_PROG_TEST_RUN, so
 //! BEGIN runs exactly once before any other probe can fire (it runs before arming) and END
 //! once after every other probe stopped (after disarming). Their templates carry no arming
-//! guard. Needs BPF_PROG_TEST_RUN for raw tracepoints (5.10).
+//! guard. `self:signal:SIGUSR1` probes are run the same way, by the event loop, each time
+//! strobe receives the signal (they keep the guard: they run only while armed). Needs
+//! BPF_PROG_TEST_RUN for raw tracepoints (5.10).
 
 use super::{load_program, AttachContext, ProbeError};
 use crate::plan::ProbeSpec;
 use crate::sys::{Prog, TestRunOptions};
 
-/// A loaded BEGIN or END program.
+/// A loaded BEGIN, END or `self:signal` program.
 #[derive(Debug)]
 pub struct SpecialProg {
     pub name: String,

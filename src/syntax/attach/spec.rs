@@ -306,10 +306,24 @@ fn spec_for(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, A
             if n != 3 {
                 return Err(bad("2"));
             }
-            AttachSpec::Named {
-                kind: nonempty(&parts[1], "event kind")?,
-                name: nonempty(&parts[2], "event name")?,
+            // bpftrace's one trigger and its one signal (it runs the probes on SIGUSR1).
+            let kind = nonempty(&parts[1], "event kind")?;
+            let name = nonempty(&parts[2], "event name")?;
+            if kind != "signal" {
+                return Err(AttachError {
+                    span: parts[1].span,
+                    message: format!("{kind} is not a supported trigger"),
+                    help: Some(format!("expected {}", usage(SelfEvent))),
+                });
             }
+            if name != "SIGUSR1" {
+                return Err(AttachError {
+                    span: parts[2].span,
+                    message: format!("{name} is not a supported signal"),
+                    help: Some(format!("expected {}", usage(SelfEvent))),
+                });
+            }
+            AttachSpec::Named { kind, name }
         }
         Test | Bench => {
             if n != 2 {
