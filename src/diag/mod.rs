@@ -20,6 +20,13 @@ pub struct Span {
 }
 
 impl Span {
+    /// No place in the source: a diagnostic about the command line or the run rather than
+    /// the script (bpftrace prints those as a bare `ERROR: …`, hints as `HINT: …`).
+    pub const NOWHERE: Span = Span {
+        start: u32::MAX,
+        end: u32::MAX,
+    };
+
     pub fn new(start: usize, end: usize) -> Span {
         Span {
             start: start as u32,
@@ -190,6 +197,17 @@ impl Diagnostic {
     /// assembler reports (the `strobe asm` side).
     pub fn render_styled(&self, src: &SourceFile, style: Style) -> String {
         let mut out = String::new();
+        if self.span == Span::NOWHERE {
+            let sev = self.severity.to_string().to_uppercase();
+            out.push_str(&format!("{sev}: {}\n", self.message));
+            for note in &self.notes {
+                out.push_str(&format!("NOTE: {note}\n"));
+            }
+            if let Some(help) = &self.help {
+                out.push_str(&format!("HINT: {help}\n"));
+            }
+            return out;
+        }
         render_at(
             &mut out,
             src,
@@ -291,6 +309,13 @@ mod tests {
             d.render(&src),
             "t.bt:2:15-18: ERROR: unknown identifier 'foo'\n  printf(\"x\", foo);\n              ^~~\nhelp: did you mean 'for'?\n"
         );
+    }
+
+    #[test]
+    fn render_without_place_is_a_bare_line_with_its_hint() {
+        let src = SourceFile::new("t.bt", "BEGIN {}\n");
+        let d = Diagnostic::error(Span::NOWHERE, "bad option").with_help("try --aa");
+        assert_eq!(d.render(&src), "ERROR: bad option\nHINT: try --aa\n");
     }
 
     #[test]

@@ -179,10 +179,18 @@ pub(crate) fn lower_call(
     name: &str,
     args: &[Expr],
 ) -> Option<Result<Val, LowerError>> {
+    let cp = lw.cp;
+    // As the checker: a macro of the call's arity overrides a builtin of that name.
+    if let Some(m) = cp
+        .program
+        .macros()
+        .find(|m| m.name.name == name && m.params.len() == args.len())
+    {
+        return Some(expand(lw, e, m, args));
+    }
     if crate::builtins::lookup(name, crate::builtins::Form::Function).is_some() {
         return None;
     }
-    let cp = lw.cp;
     if let Some(m) = cp.program.macros().find(|m| m.name.name == name) {
         return Some(expand(lw, e, m, args));
     }
