@@ -462,7 +462,9 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let parsed = crate::timings::time("parse", || crate::syntax::parse(&input.source));
+    let parsed = crate::timings::time("parse", || {
+        crate::syntax::parse_with_params(&input.source, &input.params)
+    });
     if !parsed.diagnostics.is_empty() {
         eprint!("{}", render_all(&parsed.diagnostics, &input.source));
     }
@@ -492,7 +494,7 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
     let parsed = if combined.text.len() == input.source.text.len() {
         parsed
     } else {
-        let p = crate::syntax::parse(&combined);
+        let p = crate::syntax::parse_with_params(&combined, &input.params);
         if p.has_errors() {
             eprint!("{}", render_all(&p.diagnostics, &combined));
             return EXIT_INPUT;

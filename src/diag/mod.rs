@@ -268,6 +268,26 @@ fn render_at(
         }
     }
     let text = src.line_text(line);
+    let width = if end_line == line && end_col > col {
+        end_col - col
+    } else {
+        1
+    };
+    if style == Style::Bpftrace {
+        // bpftrace's context: tabs as four spaces, the span underlined with `~`.
+        let _ = writeln!(out, "{}", text.replace('\t', "    "));
+        let mut marks = String::new();
+        for (i, c) in text.chars().chain(std::iter::repeat(' ')).enumerate() {
+            if i + 1 >= col + width {
+                break;
+            }
+            let m = if i + 1 < col { ' ' } else { '~' };
+            let n = if c == '\t' { 4 } else { 1 };
+            marks.extend(std::iter::repeat_n(m, n));
+        }
+        let _ = writeln!(out, "{marks}");
+        return;
+    }
     let _ = writeln!(out, "{text}");
     // Tabs in the source line are kept in the padding so the caret lines up in a terminal.
     let pad: String = text
@@ -275,11 +295,6 @@ fn render_at(
         .take(col - 1)
         .map(|c| if c == '\t' { '\t' } else { ' ' })
         .collect();
-    let width = if end_line == line && end_col > col {
-        end_col - col
-    } else {
-        1
-    };
     let _ = writeln!(out, "{pad}^{}", "~".repeat(width - 1));
 }
 
@@ -307,7 +322,7 @@ mod tests {
             .with_help("did you mean 'for'?");
         assert_eq!(
             d.render(&src),
-            "t.bt:2:15-18: ERROR: unknown identifier 'foo'\n  printf(\"x\", foo);\n              ^~~\nhelp: did you mean 'for'?\n"
+            "t.bt:2:15-18: ERROR: unknown identifier 'foo'\n  printf(\"x\", foo);\n              ~~~\nhelp: did you mean 'for'?\n"
         );
     }
 

@@ -33,6 +33,11 @@ impl Checker<'_> {
             if !self.builtin_allowed(b, e.span) {
                 return Type::None;
             }
+            match name {
+                "probetype" => return self.probetype(e),
+                "config" => return self.config_whole(e.span),
+                _ => {}
+            }
             if name == "curtask" {
                 if let Some(t) = self.struct_ptr("task_struct") {
                     return t;

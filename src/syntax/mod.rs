@@ -47,6 +47,11 @@ pub fn parse(src: &SourceFile) -> Parsed {
     parser::parse_program(src)
 }
 
+/// [`parse`] with the command line's positional parameters, for `$N` in attach points.
+pub fn parse_with_params(src: &SourceFile, params: &[String]) -> Parsed {
+    parser::parse_program_with_params(src, params)
+}
+
 /// Parses a script and returns the tree only if there was no error.
 pub fn parse_ok(src: &SourceFile) -> Result<Program, Vec<crate::diag::Diagnostic>> {
     let p = parse(src);

@@ -64,7 +64,7 @@ pub(crate) fn lower_call(
         "pton" => {
             let s = match lw.cp.str_consts.get(&args[0].id) {
                 Some(s) => String::from_utf8_lossy(s).into_owned(),
-                None => str_lit(&args[0]),
+                None => str_lit(lw, &args[0]),
             };
             let bytes = crate::builtins::pton_bytes(&s)
                 .ok_or_else(|| LowerError::unsupported("pton of an unchecked address", e.span))?;
@@ -74,7 +74,7 @@ pub(crate) fn lower_call(
         }
         // Resolved now, as bpftrace resolves it at compile time.
         "cgroupid" => {
-            let path = str_lit(&args[0]);
+            let path = str_lit(lw, &args[0]);
             match lw.kernel.cgroup_id(&path) {
                 Ok(id) => Ok(Val::Int(Value::Imm(id as i64), IntTy::U64)),
                 Err(err) => Err(LowerError::Kernel {
@@ -89,7 +89,7 @@ pub(crate) fn lower_call(
         // The errno as is; userspace prints the C library's message for it.
         "strerror" | "syscall_name" => Ok(Val::Int(lower_expr(lw, &args[0])?.value(), IntTy::U64)),
         "kaddr" => {
-            let sym = str_lit(&args[0]);
+            let sym = str_lit(lw, &args[0]);
             match lw.kernel.kernel_symbol_address(&sym) {
                 Some(a) => Ok(Val::Int(Value::Imm(a as i64), IntTy::U64)),
                 None => Err(LowerError::Kernel {
@@ -101,7 +101,7 @@ pub(crate) fn lower_call(
         // The checker resolved the symbol in every target's binary (`sema::uaddr`); this
         // probe's attach point has one binary.
         "uaddr" => {
-            let sym = str_lit(&args[0]);
+            let sym = str_lit(lw, &args[0]);
             let binary = lw.user_binary.clone().unwrap_or_default();
             let Some((a, _)) = lw.kernel.elf_symbol_address(&binary, &sym) else {
                 return Err(LowerError::Kernel {
@@ -117,7 +117,7 @@ pub(crate) fn lower_call(
             super::builtins::uaddr_relocated(lw, a, e.span)
         }
         "reg" => {
-            let r = str_lit(&args[0]);
+            let r = str_lit(lw, &args[0]);
             let off = crate::asm::isa::register_offset(std::env::consts::ARCH, &r)
                 .ok_or_else(|| LowerError::unsupported(format!("register '{r}'"), e.span))?;
             let v = lw.b.vreg();
@@ -215,10 +215,16 @@ fn path(lw: &mut Lower<'_>, e: &Expr, arg: &Expr, t: &Type) -> Result<Val, Lower
 }
 
 /// A string literal argument's text (the checker requires one).
-fn str_lit(a: &Expr) -> String {
+/// A string argument the checker knows: a literal, or a constant such as `str($1)`.
+fn str_lit(lw: &Lower<'_>, a: &Expr) -> String {
     match &a.kind {
         ExprKind::Str(s) => String::from_utf8_lossy(s).into_owned(),
-        _ => String::new(),
+        _ => lw
+            .cp
+            .str_consts
+            .get(&a.id)
+            .map(|s| String::from_utf8_lossy(s).into_owned())
+            .unwrap_or_default(),
     }
 }
 

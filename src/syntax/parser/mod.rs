@@ -53,7 +53,14 @@ impl Parsed {
 
 /// Parses a whole script.
 pub fn parse_program(src: &SourceFile) -> Parsed {
+    parse_program_with_params(src, &[])
+}
+
+/// [`parse_program`] with the command line's positional parameters, which attach points may
+/// name (`$N` in an attach point is replaced by parameter N's text, as bpftrace does).
+pub fn parse_program_with_params(src: &SourceFile, params: &[String]) -> Parsed {
     let mut p = Parser::new(&src.text);
+    p.params = params.to_vec();
     let program = p.program();
     Parsed {
         program,
@@ -91,6 +98,9 @@ pub(crate) struct Parser<'s> {
     tree: u32,
     /// Set once MAX_ERRORS is reached or nesting overflowed: everything unwinds.
     pub(crate) gave_up: bool,
+    /// The command line's positional parameters: `$N` in an attach point is replaced by
+    /// its text before the attach point is split (`BEG$1`, `$1` alone).
+    pub(crate) params: Vec<String>,
 }
 
 impl<'s> Parser<'s> {
@@ -104,6 +114,7 @@ impl<'s> Parser<'s> {
             depth: 0,
             tree: 0,
             gave_up: false,
+            params: Vec::new(),
         }
     }
 
