@@ -28,8 +28,8 @@ use crate::diag::{render_all, SourceFile};
     help_template = "{about}\n\nUSAGE:\n    {usage}\n\n{all-args}{after-help}"
 )]
 pub struct TraceArgs {
-    /// The program text to run.
-    #[arg(short = 'e', value_name = "PROGRAM")]
+    /// The program text to run (the last `-e` wins, as in bpftrace).
+    #[arg(short = 'e', value_name = "PROGRAM", overrides_with = "program")]
     pub program: Option<String>,
 
     /// Print a debug stage's output; `ast` prints the parsed tree.
