@@ -212,7 +212,7 @@ fn rendered_errors_show_file_line_column_source_and_caret() {
     let text = strobe::diag::render_all(&diags, &src);
     assert_eq!(
         text,
-        "t.bt:2:22-23: ERROR: expected ';'\n  printf(\"%d\\n\", pid)\n                     ^\nnote: found 'exit'\n"
+        "t.bt:2:22-23: ERROR: expected ';'\n  printf(\"%d\\n\", pid)\n                     ~\nnote: found 'exit'\n"
     );
 }
 

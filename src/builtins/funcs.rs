@@ -369,6 +369,11 @@ fn strerror(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(Type::Strerror)
 }
 
+fn signal_name(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    c.want_int(0, false)?;
+    Ok(Type::SignalName)
+}
+
 fn syscall_name(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     c.want_int(0, false)?;
     Ok(Type::SyscallName)
@@ -468,6 +473,13 @@ pub const BUILTINS: &[Builtin] = &[
         1,
         syscall_name,
         "system call number as its name",
+    ),
+    func(
+        "signal_name",
+        1,
+        1,
+        signal_name,
+        "signal number as its description",
     ),
     func("pton", 1, 1, pton, "IPv4/IPv6 address text as bytes"),
     // Typed and folded by the checker (`sema::getopt`), which needs the command line.

@@ -6,6 +6,7 @@
 
 use std::ffi::OsString;
 
+pub mod aot;
 pub mod asm;
 pub mod disasm;
 pub mod info;
@@ -92,6 +93,9 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
 ];
 
 pub fn run(args: Vec<OsString>) -> i32 {
+    if let Some(stored) = aot::embedded() {
+        return aot::run(stored, args.get(1..).unwrap_or_default());
+    }
     let first = args.get(1).and_then(|a| a.to_str());
     if let Some(sub) = SUBCOMMANDS.iter().find(|s| Some(s.name) == first) {
         return (sub.run)(&args[2..]);

@@ -28,8 +28,8 @@ use crate::diag::{render_all, SourceFile};
     help_template = "{about}\n\nUSAGE:\n    {usage}\n\n{all-args}{after-help}"
 )]
 pub struct TraceArgs {
-    /// The program text to run.
-    #[arg(short = 'e', value_name = "PROGRAM")]
+    /// The program text to run (the last `-e` wins, as in bpftrace).
+    #[arg(short = 'e', value_name = "PROGRAM", overrides_with = "program")]
     pub program: Option<String>,
 
     /// Print a debug stage's output; `ast` prints the parsed tree.
@@ -47,6 +47,15 @@ pub struct TraceArgs {
     /// Enable USDT probes of, and filter by, this process id.
     #[arg(short = 'p', value_name = "PID")]
     pub pid_text: Option<String>,
+
+    /// Write a standalone executable that runs this script to FILE (bpftrace's `--aot`),
+    /// instead of running it.
+    #[arg(long = "aot", value_name = "FILE")]
+    pub aot: Option<String>,
+
+    /// Whether the command line had a `--` (set from the arguments, not a flag).
+    #[arg(skip)]
+    pub had_dashes: bool,
 
     /// `-p`'s value once checked by [`parse_pid`].
     #[arg(skip)]
@@ -139,10 +148,9 @@ pub struct ScriptInput {
 /// (`--name`, `--name=value`) only after a `--`, as bpftrace takes them.
 /// `after_dashes`: the command line's `--` came before `args` (the parser drops a `--` that
 /// precedes every free argument).
-fn split_params(
-    args: &[String],
-    mut after_dashes: bool,
-) -> (Vec<String>, Vec<(String, Option<String>)>) {
+/// A `--name` before the `--` is a flag strobe does not know (bpftrace's option parser sees it
+/// there too): the error names it, and the caller shows the usage.
+fn split_params(args: &[String], mut after_dashes: bool) -> Result<SplitParams, String> {
     let mut positional = Vec::new();
     let mut named = Vec::new();
     for a in args {
@@ -153,12 +161,17 @@ fn split_params(
                 Some((n, v)) => named.push((n.to_string(), Some(v.to_string()))),
                 None => named.push((opt.to_string(), None)),
             }
+        } else if a.starts_with("--") {
+            return Err(format!("ERROR: unknown option '{a}'"));
         } else {
             positional.push(a.clone());
         }
     }
-    (positional, named)
+    Ok((positional, named))
 }
+
+/// Positional parameters and named options (`--name[=value]`) of a script.
+type SplitParams = (Vec<String>, Vec<(String, Option<String>)>);
 
 impl TraceArgs {
     /// `--serve FILE`: the parser took the script file for the address (`--serve`'s value is
@@ -175,7 +188,7 @@ impl TraceArgs {
     /// Whether the command line had a `--` that is not among the free arguments: the argument
     /// parser consumed it, so it came before all of them.
     fn dashes_dropped(&self) -> bool {
-        std::env::args_os().any(|a| a == "--") && !self.rest.iter().any(|a| a == "--")
+        self.had_dashes && !self.rest.iter().any(|a| a == "--")
     }
 
     /// Loads the script text (from -e, a file, or stdin for `-`).
@@ -187,7 +200,7 @@ impl TraceArgs {
             );
         }
         if let Some(p) = &self.program {
-            let (params, named) = split_params(&self.rest, self.dashes_dropped());
+            let (params, named) = split_params(&self.rest, self.dashes_dropped())?;
             return Ok(ScriptInput {
                 source: SourceFile::new("stdin", p.clone()),
                 params,
@@ -214,7 +227,7 @@ impl TraceArgs {
                 e.utf8_error().valid_up_to()
             )
         })?;
-        let (params, named) = split_params(params, self.dashes_dropped());
+        let (params, named) = split_params(params, self.dashes_dropped())?;
         Ok(ScriptInput {
             source: SourceFile::new(file.clone(), text),
             params,
@@ -426,6 +439,7 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
             return code;
         }
     };
+    opts.had_dashes = args.iter().any(|a| a == "--");
     opts.fix_serve_value();
     if let Some(text) = &opts.pid_text {
         match parse_pid(text) {
@@ -472,6 +486,12 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
     let input = match opts.load() {
         Ok(i) => i,
         // bpftrace's own words are printed as they are, strobe's own under its name.
+        Err(msg) if msg.starts_with("ERROR: unknown option") => {
+            eprintln!("{msg}");
+            let _ =
+                <TraceArgs as clap::CommandFactory>::command().write_help(&mut std::io::stderr());
+            return EXIT_USAGE;
+        }
         Err(msg) if msg.starts_with("ERROR: ") => {
             eprintln!("{msg}");
             return EXIT_USAGE;
@@ -486,7 +506,9 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
         includes: opts.includes.clone(),
         ..Default::default()
     };
-    let parsed = crate::timings::time("parse", || crate::syntax::parse_with(&input.source, &cpp));
+    let parsed = crate::timings::time("parse", || {
+        crate::syntax::parse_with_params(&input.source, &cpp, &input.params)
+    });
     if !parsed.diagnostics.is_empty() {
         eprint!("{}", render_all(&parsed.diagnostics, &input.source));
     }
@@ -516,7 +538,7 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
     let parsed = if combined.text.len() == input.source.text.len() {
         parsed
     } else {
-        let p = crate::syntax::parse_with(&combined, &cpp);
+        let p = crate::syntax::parse_with_params(&combined, &cpp, &input.params);
         if p.has_errors() {
             eprint!("{}", render_all(&p.diagnostics, &combined));
             return EXIT_INPUT;
@@ -551,8 +573,10 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
         return EXIT_INPUT;
     };
     if input.named.iter().any(|(n, _)| n == "help") {
+        // bpftrace lists the options as a hint and fails: the script does not run.
         let help = crate::sema::getopt::describe(&program.options);
-        return super::print_stdout(format!("{help}\n"));
+        eprintln!("HINT: {help}");
+        return EXIT_INPUT;
     }
     if wants("asm") {
         return match crate::compile::lower_checked(&program, &kernel, &check_opts) {
@@ -564,6 +588,11 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
                 EXIT_INPUT
             }
         };
+    }
+    if let Some(out) = &opts.aot {
+        return write_aot(args, &opts, &input, out, || {
+            crate::compile::lower_checked(&program, &kernel, &check_opts).map(|_| ())
+        }, &combined);
     }
     if opts.dry_run {
         // A dry run goes as far as a run without touching the kernel: parse, check and lower.
@@ -587,6 +616,38 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
         return EXIT_OK;
     }
     run_checked(&opts, &program, &kernel, &check_opts, &combined)
+}
+
+/// `--aot FILE`: compiles the script (so that its errors show now) and writes the executable
+/// that runs it, with the script's text in place of its file name.
+fn write_aot(
+    args: &[OsString],
+    opts: &TraceArgs,
+    input: &ScriptInput,
+    out: &str,
+    compile: impl FnOnce() -> Result<(), crate::diag::Diagnostic>,
+    source: &SourceFile,
+) -> i32 {
+    if let Err(d) = compile() {
+        eprint!("{}", d.render(source));
+        return EXIT_INPUT;
+    }
+    let (mut stored, _) = super::aot::strip_aot_flag(args);
+    if opts.program.is_none() {
+        if let Some(i) = stored.iter().position(|a| *a == *input.source.name) {
+            stored.splice(
+                i..=i,
+                [OsString::from("-e"), OsString::from(&input.source.text)],
+            );
+        }
+    }
+    match super::aot::write(out, &stored) {
+        Ok(()) => EXIT_OK,
+        Err(msg) => {
+            eprintln!("ERROR: {msg}");
+            EXIT_INPUT
+        }
+    }
 }
 
 /// Lowers a checked script and runs it (the compile stage order lives in [`crate::compile`]).

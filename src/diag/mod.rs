@@ -20,6 +20,13 @@ pub struct Span {
 }
 
 impl Span {
+    /// No place in the source: a diagnostic about the command line or the run rather than
+    /// the script (bpftrace prints those as a bare `ERROR: …`, hints as `HINT: …`).
+    pub const NOWHERE: Span = Span {
+        start: u32::MAX,
+        end: u32::MAX,
+    };
+
     pub fn new(start: usize, end: usize) -> Span {
         Span {
             start: start as u32,
@@ -190,6 +197,17 @@ impl Diagnostic {
     /// assembler reports (the `strobe asm` side).
     pub fn render_styled(&self, src: &SourceFile, style: Style) -> String {
         let mut out = String::new();
+        if self.span == Span::NOWHERE {
+            let sev = self.severity.to_string().to_uppercase();
+            out.push_str(&format!("{sev}: {}\n", self.message));
+            for note in &self.notes {
+                out.push_str(&format!("NOTE: {note}\n"));
+            }
+            if let Some(help) = &self.help {
+                out.push_str(&format!("HINT: {help}\n"));
+            }
+            return out;
+        }
         render_at(
             &mut out,
             src,
@@ -250,6 +268,26 @@ fn render_at(
         }
     }
     let text = src.line_text(line);
+    let width = if end_line == line && end_col > col {
+        end_col - col
+    } else {
+        1
+    };
+    if style == Style::Bpftrace {
+        // bpftrace's context: tabs as four spaces, the span underlined with `~`.
+        let _ = writeln!(out, "{}", text.replace('\t', "    "));
+        let mut marks = String::new();
+        for (i, c) in text.chars().chain(std::iter::repeat(' ')).enumerate() {
+            if i + 1 >= col + width {
+                break;
+            }
+            let m = if i + 1 < col { ' ' } else { '~' };
+            let n = if c == '\t' { 4 } else { 1 };
+            marks.extend(std::iter::repeat_n(m, n));
+        }
+        let _ = writeln!(out, "{marks}");
+        return;
+    }
     let _ = writeln!(out, "{text}");
     // Tabs in the source line are kept in the padding so the caret lines up in a terminal.
     let pad: String = text
@@ -257,11 +295,6 @@ fn render_at(
         .take(col - 1)
         .map(|c| if c == '\t' { '\t' } else { ' ' })
         .collect();
-    let width = if end_line == line && end_col > col {
-        end_col - col
-    } else {
-        1
-    };
     let _ = writeln!(out, "{pad}^{}", "~".repeat(width - 1));
 }
 
@@ -289,8 +322,15 @@ mod tests {
             .with_help("did you mean 'for'?");
         assert_eq!(
             d.render(&src),
-            "t.bt:2:15-18: ERROR: unknown identifier 'foo'\n  printf(\"x\", foo);\n              ^~~\nhelp: did you mean 'for'?\n"
+            "t.bt:2:15-18: ERROR: unknown identifier 'foo'\n  printf(\"x\", foo);\n              ~~~\nhelp: did you mean 'for'?\n"
         );
+    }
+
+    #[test]
+    fn render_without_place_is_a_bare_line_with_its_hint() {
+        let src = SourceFile::new("t.bt", "BEGIN {}\n");
+        let d = Diagnostic::error(Span::NOWHERE, "bad option").with_help("try --aa");
+        assert_eq!(d.render(&src), "ERROR: bad option\nHINT: try --aa\n");
     }
 
     #[test]

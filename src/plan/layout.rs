@@ -61,6 +61,8 @@ pub enum FieldType {
     Strerror,
     /// `syscall_name(nr)`: `u64` system call number, printed as its name.
     SyscallName,
+    /// `signal_name(sig)`: `u64` signal number, printed as its description.
+    SignalName,
     /// A C struct or union value, copied whole.
     Struct(Arc<StructLayout>),
     /// Bytes strobe does not decode (a `float` member): printed as none.
@@ -104,7 +106,8 @@ impl FieldType {
             | FieldType::Timestamp { .. }
             | FieldType::CgroupPath { .. }
             | FieldType::Strerror
-            | FieldType::SyscallName => 8,
+            | FieldType::SyscallName
+            | FieldType::SignalName => 8,
             FieldType::Str { size } => *size,
             FieldType::Buf { capacity } => align_up(4 + capacity, 4),
             FieldType::Tuple(fs) => struct_size(fs.iter()),
@@ -176,6 +179,28 @@ pub enum StackMode {
     Perf,
     /// Hex addresses only.
     Raw,
+}
+
+/// A signal's description as `strsignal(3)` gives it for 1–31 on Linux, "Real-time signal N"
+/// from SIGRTMIN+N (34), "Unknown signal N" for 0, 32 and 33 (the C library's own real-time
+/// signals) and "N/A" past SIGRTMAX (64), as bpftrace's `signal_name` prints them.
+pub fn signal_text(n: i64) -> String {
+    match n {
+        1..=31 => {
+            // SAFETY: strsignal returns a NUL-terminated string (a static table entry for
+            // these numbers), copied at once.
+            let p = unsafe { libc::strsignal(n as i32) };
+            if p.is_null() {
+                return format!("Unknown signal {n}");
+            }
+            unsafe { std::ffi::CStr::from_ptr(p) }
+                .to_string_lossy()
+                .into_owned()
+        }
+        0 | 32 | 33 => format!("Unknown signal {n}"),
+        34..=64 => format!("Real-time signal {}", n - 34),
+        _ => "N/A".into(),
+    }
 }
 
 /// The C library's message for errno `n` (`strerror(3)`, as bpftrace prints `strerror()`):

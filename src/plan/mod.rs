@@ -289,6 +289,11 @@ pub struct PrintfDiag {
     pub col: usize,
     /// `FILE:LINE:COL-ENDCOL` (`-ENDLINE:ENDCOL` across lines); set by [`EventTable::locate`].
     pub location: String,
+    /// The macro calls the `errorf`/`warnf` was expanded from, innermost first.
+    pub expanded_from: Vec<crate::diag::Span>,
+    /// Their rendered "expanded from" diagnostics (location, source line, underline), printed
+    /// after the message; set by [`EventTable::locate`].
+    pub expansion_text: String,
 }
 
 impl EventTable {
@@ -305,6 +310,18 @@ impl EventTable {
             } else {
                 format!("{}:{line}:{col}-{end_line}:{end_col}", d.filename)
             };
+            d.expansion_text = d
+                .expanded_from
+                .iter()
+                .map(|s| {
+                    let diag = if d.error {
+                        crate::diag::Diagnostic::error(*s, "expanded from")
+                    } else {
+                        crate::diag::Diagnostic::warning(*s, "expanded from")
+                    };
+                    diag.render(src)
+                })
+                .collect();
         }
     }
 

@@ -92,6 +92,7 @@ impl<'a> EventSink<'a> {
                 let mut line = format!("{}: {what}: ", d.location).into_bytes();
                 line.extend_from_slice(text);
                 line.push(b'\n');
+                line.extend_from_slice(d.expansion_text.as_bytes());
                 let _ = std::io::stderr().write_all(&line);
             }
             super::format::OutputFormat::Json => {

@@ -33,6 +33,11 @@ impl Checker<'_> {
             if !self.builtin_allowed(b, e.span) {
                 return Type::None;
             }
+            match name {
+                "probetype" => return self.probetype(e),
+                "config" => return self.config_whole(e.span),
+                _ => {}
+            }
             if name == "curtask" {
                 if let Some(t) = self.struct_ptr("task_struct") {
                     return t;
@@ -373,6 +378,18 @@ impl Checker<'_> {
                 return Type::Str { size };
             }
         }
+        // A script's macro with the call's number of arguments wins over a builtin of that
+        // name (bpftrace's stdlib is macros a script may override); one with another arity
+        // leaves the builtin alone.
+        if let Some(m) = self
+            .program
+            .macros()
+            .find(|m| m.name.name == name.name && m.params.len() == args.len())
+        {
+            if builtins::lookup(&name.name, Form::Function).is_some() {
+                return self.expand_macro(e, m, args);
+            }
+        }
         let Some(b) = builtins::lookup(&name.name, Form::Function) else {
             if builtins::value_call(&name.name, args.len())
                 && !self.is_user_callable(&name.name, args.len())
@@ -675,6 +692,16 @@ impl Checker<'_> {
         self.hoist_floor = floor;
         self.scopes = outer;
         self.frames.pop();
+        // A constant result is the call's constant (`printf(fmt())` of a macro giving a
+        // string literal).
+        if let Some(tail) = &m.body.tail {
+            if let Some(c) = self.consts.get(&tail.id).copied() {
+                self.consts.insert(e.id, c);
+            }
+            if let Some(s) = self.str_consts.get(&tail.id).cloned() {
+                self.str_consts.insert(e.id, s);
+            }
+        }
         t
     }
 

@@ -53,6 +53,16 @@ const CONFIG_KEYS: &[&str] = &[
     "use_blazesym",
 ];
 
+/// The `license` values bpftrace accepts (all GPL-compatible).
+const LICENSES: &[&str] = &[
+    "Dual MIT/GPL",
+    "Dual BSD/GPL",
+    "Dual MPL/GPL",
+    "GPL and additional rights",
+    "GPL v2",
+    "GPL",
+];
+
 fn config_overrides(program: &Program, opts: &mut CheckOptions, diags: &mut Vec<Diagnostic>) {
     let Some(cfg) = &program.config else {
         return;
@@ -104,6 +114,19 @@ fn config_overrides(program: &Program, opts: &mut CheckOptions, diags: &mut Vec<
                         opts.stack_mode
                     }
                 };
+            }
+            // Every license bpftrace accepts is GPL-compatible, so the programs' load (as
+            // "GPL") and the helpers they may call are the same for each.
+            ("license", ConfigValue::Str(l) | ConfigValue::Ident(l))
+                if !LICENSES.contains(&l.as_str()) =>
+            {
+                diags.push(Diagnostic::error(
+                    Span::new(e.key.span.start as usize, e.value_span.end as usize),
+                    format!(
+                        "Invalid value for license. Found: {l}. Valid values: {}",
+                        LICENSES.join(", ")
+                    ),
+                ));
             }
             (k, _) if !CONFIG_KEYS.contains(&k) => {
                 // bpftrace's words; the span covers `key=value`.

@@ -16,6 +16,9 @@ use crate::template::{Fact, ParamRequirement};
 
 impl Checker<'_> {
     pub(super) fn field(&mut self, e: &Expr, base: &Expr, field: &Ident, arrow: bool) -> Type {
+        if !arrow && self.is_config_ref(base) {
+            return self.config_field(e, field);
+        }
         if matches!(&base.kind, ExprKind::Ident(n) if n == "args")
             && self.frames.iter().all(|f| !f.idents.contains_key("args"))
         {

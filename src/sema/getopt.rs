@@ -42,24 +42,29 @@ pub struct NamedOption {
     pub span: Span,
 }
 
-/// The options' list as `-- --help` and the unknown-option error print it.
+/// The options' list as `-- --help` prints it (after `HINT: `): each option on its line with
+/// its description.
 pub fn describe(options: &[NamedOption]) -> String {
     if options.is_empty() {
-        return "the script has no named options (getopt)".into();
+        return "no custom program options defined.".into();
     }
-    let mut out = String::from("named options of the script:");
+    let mut out = String::from("expected program options:");
     for o in options {
-        let kind = match o.default {
-            OptValue::Bool(_) => "bool",
-            OptValue::Unsigned(_) | OptValue::Signed(_) => "int",
-            OptValue::Str(_) => "string",
-        };
-        out.push_str(&format!("\n  --{} ({kind}, default {})", o.name, o.default));
+        out.push_str(&format!("\n--{}", o.name));
         if !o.description.is_empty() {
             out.push_str(&format!(": {}", o.description));
         }
     }
     out
+}
+
+/// The options' names on one line, for the hint of an unknown-option error.
+fn expected_list(options: &[NamedOption]) -> String {
+    if options.is_empty() {
+        return "no custom program options defined.".into();
+    }
+    let names: Vec<String> = options.iter().map(|o| format!("--{}", o.name)).collect();
+    format!("expected program options: {}", names.join(", "))
 }
 
 fn str_lit(e: &Expr) -> Option<String> {
@@ -102,6 +107,18 @@ fn parse_number(v: &str) -> Option<(bool, u64)> {
     u64::from_str_radix(body, radix).ok().map(|n| (neg, n))
 }
 
+/// Why `v` is no integer, in bpftrace's words.
+fn number_error(v: &str) -> &'static str {
+    let d = v.strip_prefix('-').unwrap_or(v);
+    if !d.starts_with(|c: char| c.is_ascii_digit()) {
+        "invalid integer"
+    } else if d.chars().all(|c| c.is_ascii_digit()) {
+        "value is out of range"
+    } else {
+        "invalid trailing bytes"
+    }
+}
+
 /// Parses a command-line value for an option of `default`'s type.
 fn parse_value(default: &OptValue, given: Option<&str>) -> Result<OptValue, &'static str> {
     let Some(v) = given else {
@@ -126,8 +143,7 @@ fn parse_value(default: &OptValue, given: Option<&str>) -> Result<OptValue, &'st
                 _ => OptValue::Unsigned(n),
             }),
             Some((_, n)) if n <= 1 << 63 => Ok(OptValue::Signed((n as i64).wrapping_neg())),
-            _ if matches!(default, OptValue::Unsigned(_)) => Err("expects an unsigned integer"),
-            _ => Err("expects an integer"),
+            _ => Err(number_error(v)),
         },
         OptValue::Str(_) => Ok(OptValue::Str(v.to_string())),
     }
@@ -205,7 +221,9 @@ impl Checker<'_> {
                         "program command line option --{name} {why} (value: {})",
                         v.unwrap_or("true")
                     );
-                    self.error(e.span, msg);
+                    // A fact about the command line, not a place in the script: bpftrace
+                    // reports it without one.
+                    self.error(Span::NOWHERE, msg);
                     return Type::None;
                 }
             },
@@ -248,12 +266,11 @@ impl Checker<'_> {
             return;
         }
         let msg = format!(
-            "unexpected program command line option{} {}",
-            if unknown.len() == 1 { "" } else { "s" },
+            "unexpected program command line options: {}",
             unknown.join(", ")
         );
-        let list = describe(&self.getopts);
-        if let Some(d) = self.error(Span::new(0, 0), msg) {
+        let list = expected_list(&self.getopts);
+        if let Some(d) = self.error(Span::NOWHERE, msg) {
             d.help = Some(list);
         }
     }

@@ -34,6 +34,7 @@
 //! ```
 
 mod calls;
+mod config_read;
 pub mod context;
 pub mod ctypes;
 mod driver;

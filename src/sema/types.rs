@@ -178,6 +178,8 @@ pub enum Type {
     Strerror,
     /// `syscall_name(nr)`: a system call number printed as its name.
     SyscallName,
+    /// `signal_name(sig)`: a signal number printed as its description.
+    SignalName,
     /// A `count()`, `sum()`, `hist()`… result: only ever a map value.
     Agg(AggKind),
 }
@@ -339,6 +341,7 @@ impl Type {
             Type::Probe => FieldType::Probe,
             Type::Strerror => FieldType::Strerror,
             Type::SyscallName => FieldType::SyscallName,
+            Type::SignalName => FieldType::SignalName,
         })
     }
 
@@ -476,6 +479,7 @@ impl fmt::Display for Type {
             Type::Username => f.write_str("username"),
             Type::Strerror => f.write_str("strerror_t"),
             Type::SyscallName => f.write_str("syscall_name_t"),
+            Type::SignalName => f.write_str("signal_name_t"),
             Type::CgroupPath { .. } => f.write_str("cgroup_path_t"),
             Type::Probe => f.write_str("probe_t"),
             Type::Agg(a) => write!(f, "{}_t", agg_family(a)),

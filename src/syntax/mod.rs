@@ -54,6 +54,11 @@ pub fn parse_with(src: &SourceFile, cpp: &cpp::CppOptions) -> Parsed {
     parser::parse_program(src, cpp)
 }
 
+/// [`parse_with`] and the command line's positional parameters, for `$N` in attach points.
+pub fn parse_with_params(src: &SourceFile, cpp: &cpp::CppOptions, params: &[String]) -> Parsed {
+    parser::parse_program_with_params(src, cpp, params)
+}
+
 /// Parses a script and returns the tree only if there was no error.
 pub fn parse_ok(src: &SourceFile) -> Result<Program, Vec<crate::diag::Diagnostic>> {
     let p = parse(src);

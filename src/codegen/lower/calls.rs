@@ -115,6 +115,7 @@ pub(crate) fn lower_call(
                     id,
                     error: name == "errorf",
                     span: e.span,
+                    expanded_from: lw.macros.iter().rev().map(|f| f.call_span()).collect(),
                     ..Default::default()
                 };
                 lw.script.events.printf_diag.push(diag);

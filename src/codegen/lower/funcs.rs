@@ -32,6 +32,7 @@ pub(crate) const NAMES: &[&str] = &[
     "override",
     "strerror",
     "syscall_name",
+    "signal_name",
     "kptr",
     "uptr",
     "cgroupid",
@@ -65,7 +66,7 @@ pub(crate) fn lower_call(
         "pton" => {
             let s = match lw.cp.str_consts.get(&args[0].id) {
                 Some(s) => String::from_utf8_lossy(s).into_owned(),
-                None => str_lit(&args[0]),
+                None => str_lit(lw, &args[0]),
             };
             let bytes = crate::builtins::pton_bytes(&s)
                 .ok_or_else(|| LowerError::unsupported("pton of an unchecked address", e.span))?;
@@ -75,7 +76,7 @@ pub(crate) fn lower_call(
         }
         // Resolved now, as bpftrace resolves it at compile time.
         "cgroupid" => {
-            let path = str_lit(&args[0]);
+            let path = str_lit(lw, &args[0]);
             match lw.kernel.cgroup_id(&path) {
                 Ok(id) => Ok(Val::Int(Value::Imm(id as i64), IntTy::U64)),
                 Err(err) => Err(LowerError::Kernel {
@@ -88,9 +89,9 @@ pub(crate) fn lower_call(
             }
         }
         // The errno as is; userspace prints the C library's message for it.
-        "strerror" | "syscall_name" => Ok(Val::Int(lower_expr(lw, &args[0])?.value(), IntTy::U64)),
+        "strerror" | "syscall_name" | "signal_name" => Ok(Val::Int(lower_expr(lw, &args[0])?.value(), IntTy::U64)),
         "kaddr" => {
-            let sym = str_lit(&args[0]);
+            let sym = str_lit(lw, &args[0]);
             match lw.kernel.kernel_symbol_address(&sym) {
                 Some(a) => Ok(Val::Int(Value::Imm(a as i64), IntTy::U64)),
                 None => Err(LowerError::Kernel {
@@ -103,7 +104,7 @@ pub(crate) fn lower_call(
         // The checker resolved the symbol in every target's binary (`sema::uaddr`); this
         // probe's attach point has one binary.
         "uaddr" => {
-            let sym = str_lit(&args[0]);
+            let sym = str_lit(lw, &args[0]);
             let binary = lw.user_binary.clone().unwrap_or_default();
             let Some((a, _)) = lw.kernel.elf_symbol_address(&binary, &sym) else {
                 return Err(LowerError::Kernel {
@@ -119,7 +120,7 @@ pub(crate) fn lower_call(
             super::builtins::uaddr_relocated(lw, a, e.span)
         }
         "reg" => {
-            let r = str_lit(&args[0]);
+            let r = str_lit(lw, &args[0]);
             let off = crate::asm::isa::register_offset(std::env::consts::ARCH, &r)
                 .ok_or_else(|| LowerError::unsupported(format!("register '{r}'"), e.span))?;
             let v = lw.b.vreg();
@@ -221,7 +222,7 @@ fn path(lw: &mut Lower<'_>, e: &Expr, arg: &Expr, t: &Type) -> Result<Val, Lower
 /// which the verifier resolves through kallsyms) turned into CPU `cpu`'s copy by
 /// `bpf_per_cpu_ptr` (NULL past the last CPU), or this CPU's by `bpf_this_cpu_ptr`.
 fn percpu_kaddr(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
-    let sym = str_lit(&args[0]);
+    let sym = str_lit(lw, &args[0]);
     let id = lw
         .kernel
         .btf(None)
@@ -248,10 +249,16 @@ fn percpu_kaddr(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, Lowe
     Ok(Val::Int(Value::Reg(p), IntTy::U64))
 }
 
-fn str_lit(a: &Expr) -> String {
+/// A string argument the checker knows: a literal, or a constant such as `str($1)`.
+fn str_lit(lw: &Lower<'_>, a: &Expr) -> String {
     match &a.kind {
         ExprKind::Str(s) => String::from_utf8_lossy(s).into_owned(),
-        _ => String::new(),
+        _ => lw
+            .cp
+            .str_consts
+            .get(&a.id)
+            .map(|s| String::from_utf8_lossy(s).into_owned())
+            .unwrap_or_default(),
     }
 }
 

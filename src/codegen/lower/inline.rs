@@ -36,6 +36,14 @@ pub(crate) struct MacroFrame {
     maps: HashMap<String, String>,
     /// The caller's scopes, for lowering expression arguments.
     outer: Vec<HashMap<String, VarSlot>>,
+    /// The call being expanded (`errorf` inside reports it: "expanded from").
+    call_span: Span,
+}
+
+impl MacroFrame {
+    pub(crate) fn call_span(&self) -> Span {
+        self.call_span
+    }
 }
 
 /// Where `return` goes in an inlined `fn`.
@@ -179,10 +187,18 @@ pub(crate) fn lower_call(
     name: &str,
     args: &[Expr],
 ) -> Option<Result<Val, LowerError>> {
+    let cp = lw.cp;
+    // As the checker: a macro of the call's arity overrides a builtin of that name.
+    if let Some(m) = cp
+        .program
+        .macros()
+        .find(|m| m.name.name == name && m.params.len() == args.len())
+    {
+        return Some(expand(lw, e, m, args));
+    }
     if crate::builtins::lookup(name, crate::builtins::Form::Function).is_some() {
         return None;
     }
-    let cp = lw.cp;
     if let Some(m) = cp.program.macros().find(|m| m.name.name == name) {
         return Some(expand(lw, e, m, args));
     }
@@ -209,7 +225,10 @@ fn expand(lw: &mut Lower<'_>, e: &Expr, m: &MacroDef, args: &[Expr]) -> Result<V
             e.span,
         ));
     }
-    let mut frame = MacroFrame::default();
+    let mut frame = MacroFrame {
+        call_span: e.span,
+        ..MacroFrame::default()
+    };
     let mut aliases = HashMap::new();
     for (p, a) in m.params.iter().zip(args) {
         match (p.kind, &a.kind) {

@@ -114,6 +114,7 @@ pub fn int_ty(t: &Type) -> Option<IntTy> {
         | Type::CgroupPath { .. }
         | Type::Strerror
         | Type::SyscallName
+        | Type::SignalName
         | Type::Username => IntTy::U64,
         Type::Timestamp { .. } => IntTy::U64,
         _ => return None,

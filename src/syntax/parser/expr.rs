@@ -10,7 +10,7 @@
 
 use super::{PResult, Parser};
 use crate::diag::{Diagnostic, Span};
-use crate::syntax::ast::{BinaryOp, Expr, ExprKind, Ident, TypeOrExpr, UnaryOp};
+use crate::syntax::ast::{BinaryOp, Expr, ExprKind, Ident, TypeOrExpr, TypeRef, TypeRefKind, UnaryOp};
 
 /// bpftrace's own list of builtin names: these cannot name a macro parameter or a record field.
 const CORE_BUILTINS: &[&str] = &["args", "ctx", "kstack", "nsecs", "pid", "tid", "ustack"];
@@ -414,6 +414,11 @@ impl Parser<'_> {
         if self.check("(") {
             let args = self.call_args()?;
             let span = self.span_from(start);
+            if word == "container_of" {
+                if let Some(e) = self.container_of(span, &args) {
+                    return Ok(e);
+                }
+            }
             return Ok(self.mk_expr(
                 span,
                 ExprKind::Call {
@@ -426,6 +431,62 @@ impl Parser<'_> {
             ));
         }
         Ok(self.mk_expr(wspan, ExprKind::Ident(word)))
+    }
+
+    /// `container_of(ptr, typeof(T), member)` (bpftrace's stdlib macro) as the expression it
+    /// stands for: `(T *)((uint64)ptr - offsetof(T, member))`. `None` when the arguments are
+    /// not of that shape (the call is then checked as written and refused).
+    fn container_of(&mut self, span: Span, args: &[Expr]) -> Option<Expr> {
+        let [ptr, ty, member] = args else {
+            return None;
+        };
+        let ExprKind::Typeof(of) = &ty.kind else {
+            return None;
+        };
+        let TypeOrExpr::Type(t) = of.as_ref() else {
+            return None;
+        };
+        let ExprKind::Ident(field) = &member.kind else {
+            return None;
+        };
+        let int = self.mk_expr(
+            ptr.span,
+            ExprKind::Cast {
+                ty: TypeRef {
+                    span: ptr.span,
+                    kind: TypeRefKind::Named("uint64".into()),
+                },
+                expr: Box::new(ptr.clone()),
+            },
+        );
+        let offset = self.mk_expr(
+            member.span,
+            ExprKind::Offsetof {
+                of: Box::new(TypeOrExpr::Type(t.clone())),
+                fields: vec![Ident {
+                    name: field.clone(),
+                    span: member.span,
+                }],
+            },
+        );
+        let diff = self.mk_expr(
+            span,
+            ExprKind::Binary {
+                op: BinaryOp::Sub,
+                lhs: Box::new(int),
+                rhs: Box::new(offset),
+            },
+        );
+        Some(self.mk_expr(
+            span,
+            ExprKind::Cast {
+                ty: TypeRef {
+                    span: ty.span,
+                    kind: TypeRefKind::Pointer(Box::new(t.clone())),
+                },
+                expr: Box::new(diff),
+            },
+        ))
     }
 
     pub(crate) fn ident_node(&mut self, what: &str) -> PResult<Ident> {

@@ -52,8 +52,19 @@ impl Parsed {
 
 /// Parses a whole script, reading the C headers it includes as `cpp` says.
 pub fn parse_program(src: &SourceFile, cpp: &crate::syntax::cpp::CppOptions) -> Parsed {
+    parse_program_with_params(src, cpp, &[])
+}
+
+/// [`parse_program`] with the command line's positional parameters, which attach points may
+/// name (`$N` in an attach point is replaced by parameter N's text, as bpftrace does).
+pub fn parse_program_with_params(
+    src: &SourceFile,
+    cpp: &crate::syntax::cpp::CppOptions,
+    params: &[String],
+) -> Parsed {
     let mut p = Parser::new(&src.text);
     p.cpp = Some(cpp.clone());
+    p.params = params.to_vec();
     let program = p.program();
     Parsed {
         program,
@@ -93,6 +104,9 @@ pub(crate) struct Parser<'s> {
     pub(crate) gave_up: bool,
     /// Where the script's `#include`s are read from (whole programs only).
     pub(crate) cpp: Option<crate::syntax::cpp::CppOptions>,
+    /// The command line's positional parameters: `$N` in an attach point is replaced by
+    /// its text before the attach point is split (`BEG$1`, `$1` alone).
+    pub(crate) params: Vec<String>,
 }
 
 impl<'s> Parser<'s> {
@@ -107,6 +121,7 @@ impl<'s> Parser<'s> {
             tree: 0,
             gave_up: false,
             cpp: None,
+            params: Vec::new(),
         }
     }
 

@@ -69,7 +69,7 @@ impl Parser<'_> {
         let start = self.pos;
         if !self
             .peek()
-            .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '*' | '"'))
+            .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '*' | '"' | '$'))
         {
             let what = if first {
                 "a probe, macro, function or map declaration"
@@ -107,6 +107,8 @@ impl Parser<'_> {
         }
         let raw = &self.src[start..end];
         self.bump(end - start);
+        let substituted = substitute_params(raw, &self.params);
+        let raw = substituted.as_deref().unwrap_or(raw);
         match parse_attach_point(raw, start) {
             Ok(aps) => Ok(aps),
             Err(e) => {
@@ -124,5 +126,51 @@ impl Parser<'_> {
                 Ok(Vec::new())
             }
         }
+    }
+}
+
+/// `raw` with each unquoted `$N` whose parameter was given replaced by the parameter's text;
+/// `None` when nothing was replaced. Numbers in attach points (`interval:s:$1`) read the
+/// same either way; names (`BEG$1`, `tracepoint:syscalls:$1`) need the text.
+fn substitute_params(raw: &str, params: &[String]) -> Option<String> {
+    if params.is_empty() || !raw.contains('$') {
+        return None;
+    }
+    let mut out = String::with_capacity(raw.len());
+    let mut changed = false;
+    let mut in_quotes = false;
+    let mut rest = raw;
+    while let Some(c) = rest.chars().next() {
+        if c == '"' {
+            in_quotes = !in_quotes;
+        }
+        if c == '$' && !in_quotes {
+            let digits = rest[1..].bytes().take_while(u8::is_ascii_digit).count();
+            let n = rest[1..1 + digits].parse::<usize>().ok();
+            if let Some(text) = n.filter(|n| *n >= 1).and_then(|n| params.get(n - 1)) {
+                out.push_str(text);
+                rest = &rest[1 + digits..];
+                changed = true;
+                continue;
+            }
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    changed.then_some(out)
+}
+
+#[cfg(test)]
+mod param_tests {
+    use super::substitute_params;
+
+    #[test]
+    fn positional_parameters_are_replaced_in_attach_points() {
+        let p = vec!["IN".to_string(), "i:ms:1".to_string()];
+        assert_eq!(substitute_params("BEG$1", &p).as_deref(), Some("BEGIN"));
+        assert_eq!(substitute_params("$2", &p).as_deref(), Some("i:ms:1"));
+        assert_eq!(substitute_params("u:\"$1\":f", &p), None);
+        assert_eq!(substitute_params("i:ms:$3", &p), None);
+        assert_eq!(substitute_params("kprobe:f", &p), None);
     }
 }

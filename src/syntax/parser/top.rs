@@ -189,9 +189,25 @@ impl Parser<'_> {
     }
 
     /// A statement at the top level: `$x …`, `@m …`, or `name(…` / `name = …` (not a keyword).
+    /// Whether the `$N` at `p` is a whole attach point (followed by `{`, `,` or a predicate)
+    /// and parameter N was given.
+    fn positional_attach_point(&self, p: usize) -> bool {
+        let digits = self.src[p + 1..]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
+        let given = self.src[p + 1..p + 1 + digits]
+            .parse::<usize>()
+            .is_ok_and(|n| n >= 1 && n <= self.params.len());
+        let after = self.scan_layout(p + 1 + digits);
+        given && matches!(self.char_at(after), Some('{' | ',' | '/'))
+    }
+
     fn looks_like_statement(&self) -> bool {
         let p = self.scan_layout(self.pos);
         match self.char_at(p) {
+            // `$1 { … }` with `$1` given: an attach point from the command line.
+            Some('$') if self.positional_attach_point(p) => false,
             Some('$' | '@') => true,
             Some(c) if c.is_ascii_alphabetic() || c == '_' => {
                 let w = self.peek_word();
