@@ -61,7 +61,7 @@ use crate::kernel::info::KernelInfo;
 use crate::syntax::ast::Program;
 
 /// bpftrace's default string size (`BPFTRACE_MAX_STRLEN`).
-pub const DEFAULT_MAX_STRLEN: usize = 64;
+pub const DEFAULT_MAX_STRLEN: usize = 1024;
 /// bpftrace's default map size (`BPFTRACE_MAX_MAP_KEYS`).
 pub const DEFAULT_MAX_MAP_KEYS: u64 = 4096;
 
@@ -86,6 +86,8 @@ pub struct CheckOptions {
     pub child_command: bool,
     /// `config = { missing_probes = … }`: what an attach point that matches nothing is.
     pub missing_probes: MissingProbes,
+    /// Text printed after a string that filled its buffer (`str_trunc_trailer`, default `..`).
+    pub str_trunc_trailer: String,
 }
 
 /// bpftrace's `missing_probes` config: an attach point matching nothing is an error (the
@@ -110,6 +112,7 @@ impl Default for CheckOptions {
             pid_filter: false,
             child_command: false,
             missing_probes: MissingProbes::Error,
+            str_trunc_trailer: "..".into(),
         }
     }
 }
@@ -130,6 +133,12 @@ impl CheckOptions {
         }
         if let Some(n) = get(["STROBE_MAX_MAP_KEYS", "BPFTRACE_MAX_MAP_KEYS"]) {
             o.max_map_keys = n.max(1);
+        }
+        if let Some(t) = ["STROBE_STR_TRUNC_TRAILER", "BPFTRACE_STR_TRUNC_TRAILER"]
+            .iter()
+            .find_map(|n| std::env::var(n).ok())
+        {
+            o.str_trunc_trailer = t;
         }
         let mode = ["STROBE_STACK_MODE", "BPFTRACE_STACK_MODE"]
             .iter()
