@@ -419,12 +419,89 @@ fn split_attached_include_dir(args: &[OsString]) -> Vec<OsString> {
     out
 }
 
+/// The arguments with strobe's own options that follow the script file moved before it, as
+/// bpftrace's getopt permutes them (`bpftrace script.bt -c CMD` runs CMD). Only options
+/// strobe knows move (with their value when they take one); everything else after the file
+/// stays a positional parameter, and nothing after `--` moves. With `-e` the arguments are
+/// all parameters already and stay as they are.
+fn permute_options(args: &[OsString]) -> Vec<OsString> {
+    let mut cmd = <TraceArgs as clap::CommandFactory>::command();
+    cmd.build();
+    // For a known option token: whether it takes a value in the next argument.
+    let option = |a: &str| -> Option<bool> {
+        let takes = |arg: &clap::Arg| {
+            arg.get_num_args().is_none_or(|n| n.takes_values()) && !matches!(arg.get_action(), clap::ArgAction::SetTrue | clap::ArgAction::Count | clap::ArgAction::Help | clap::ArgAction::Version)
+        };
+        if let Some(long) = a.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((n, _)) => (n, true),
+                None => (long, false),
+            };
+            let arg = cmd.get_arguments().find(|x| x.get_long() == Some(name))?;
+            return Some(takes(arg) && !inline && arg.get_num_args().is_none_or(|n| n.min_values() > 0));
+        }
+        let mut chars = a.strip_prefix('-')?.chars();
+        let c = chars.next()?;
+        let arg = cmd.get_arguments().find(|x| x.get_short() == Some(c))?;
+        Some(takes(arg) && chars.as_str().is_empty())
+    };
+    let text: Vec<Option<&str>> = args.iter().map(|a| a.to_str()).collect();
+    // The script file: the first argument that is neither an option nor an option's value.
+    let mut i = 0;
+    let mut file = None;
+    while i < args.len() {
+        let Some(a) = text[i] else { break };
+        if a == "--" {
+            break;
+        }
+        if a == "-e" || a.starts_with("-e") && a.len() > 2 {
+            return args.to_vec();
+        }
+        match option(a) {
+            Some(true) => i += 2,
+            Some(false) => i += 1,
+            None if a.starts_with('-') && a.len() > 1 => i += 1,
+            None => {
+                file = Some(i);
+                break;
+            }
+        }
+    }
+    let Some(file) = file else {
+        return args.to_vec();
+    };
+    let (mut moved, mut kept) = (Vec::new(), Vec::new());
+    let mut j = file + 1;
+    while j < args.len() {
+        match text[j] {
+            Some("--") => {
+                kept.extend(args[j..].iter().cloned());
+                break;
+            }
+            Some(a) if option(a).is_some() => {
+                let n = if option(a) == Some(true) { 2 } else { 1 };
+                moved.extend(args[j..(j + n).min(args.len())].iter().cloned());
+                j += n;
+            }
+            _ => {
+                kept.push(args[j].clone());
+                j += 1;
+            }
+        }
+    }
+    let mut out: Vec<OsString> = args[..file].to_vec();
+    out.extend(moved);
+    out.push(args[file].clone());
+    out.extend(kept);
+    out
+}
+
 fn run_on_this_thread(args: &[OsString]) -> i32 {
     crate::timings::mark_start();
     // The main thread blocks the runtime's signals (see `run`); until this thread runs a
     // script, Ctrl-C keeps its default meaning here.
     super::trace_run::unblock_signals();
-    let args = split_attached_include_dir(args);
+    let args = split_attached_include_dir(&permute_options(args));
     let argv = std::iter::once(OsString::from("strobe")).chain(args);
     let mut opts = match TraceArgs::try_parse_from(argv) {
         Ok(o) => o,
@@ -778,3 +855,33 @@ Environment (STROBE_NAME, or bpftrace's BPFTRACE_NAME as an alias):
 loading or attaching anything.
 -l [PATTERN] lists probes (e.g. -l 'fentry:vfs_*'), -lv with arguments.
 -d asm prints each probe's compiled template (assembler with script lines and relocations).";
+
+#[cfg(test)]
+mod permute_tests {
+    use super::permute_options;
+    use std::ffi::OsString;
+
+    fn p(args: &[&str]) -> Vec<String> {
+        let a: Vec<OsString> = args.iter().map(OsString::from).collect();
+        permute_options(&a)
+            .into_iter()
+            .map(|s| s.into_string().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn options_after_the_script_file_move_before_it() {
+        assert_eq!(
+            p(&["s.bt", "-c", "./prog", "1", "-q"]),
+            ["-c", "./prog", "-q", "s.bt", "1"]
+        );
+        assert_eq!(p(&["-v", "s.bt", "--dry-run", "x"]), ["-v", "--dry-run", "s.bt", "x"]);
+    }
+
+    #[test]
+    fn parameters_after_dashdash_or_with_e_stay() {
+        assert_eq!(p(&["s.bt", "--", "-c", "x"]), ["s.bt", "--", "-c", "x"]);
+        assert_eq!(p(&["-e", "BEGIN {}", "-c", "x"]), ["-e", "BEGIN {}", "-c", "x"]);
+        assert_eq!(p(&["s.bt", "-5", "abc"]), ["s.bt", "-5", "abc"]);
+    }
+}

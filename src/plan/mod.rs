@@ -274,6 +274,8 @@ pub struct EventTable {
     pub zero: Vec<usize>,
     /// `errorf`/`warnf` calls: printf records (by id) printed as diagnostics.
     pub printf_diag: Vec<PrintfDiag>,
+    /// Text printed after a string that filled its buffer (`str_trunc_trailer`).
+    pub str_trunc_trailer: String,
 }
 
 /// An `errorf(fmt, …)` or `warnf(fmt, …)` call: its printf record `id` is printed as

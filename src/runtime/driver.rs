@@ -397,6 +397,9 @@ pub fn run(
     let mut objects: Vec<KernelObject> = Vec::new();
     let mut attached = 0usize;
     let mut probe_names = HashMap::new();
+    // `interval` events (object index, period): restarted when the run is armed, so the first
+    // tick comes one period after BEGIN, as in bpftrace (not one period after attaching).
+    let mut intervals: Vec<(usize, u64)> = Vec::new();
     for i in attach_order(&script.probes) {
         let p = &script.probes[i];
         for (t, name) in p.target_names().into_iter().enumerate() {
@@ -454,6 +457,9 @@ pub fn run(
                     | ProbeKind::Watchpoint { .. } => a.attached.min(1),
                     _ => a.attached,
                 };
+                if let ProbeKind::Interval { period_ns } = p.kind {
+                    intervals.extend((objects.len()..objects.len() + a.objects.len()).map(|o| (o, period_ns.max(1))));
+                }
                 objects.extend(a.objects);
                 continue;
             }
@@ -493,7 +499,10 @@ pub fn run(
             symbolizer.add_stack_map(user, limit, dup);
         }
     }
-    let printer = Printer::new(opts.format);
+    let mut printer = Printer::new(opts.format);
+    // One string per run, shared by every `Copy` of the style.
+    printer.style.str_trunc_trailer =
+        Box::leak(script.events.str_trunc_trailer.clone().into_boxed_str());
     let mut sink = EventSink::new(script, &maps, printer, &symbolizer, opts.unsafe_mode);
     sink.no_warnings = opts.no_warnings;
     let mut buf = Vec::with_capacity(4096);
@@ -523,6 +532,12 @@ pub fn run(
     }
     if reason.is_none() {
         crate::timings::time("arm", || arming.arm()).map_err(RunError::Arming)?;
+        for &(o, period) in &intervals {
+            if let Some(KernelObject::Event(e)) = objects.get(o) {
+                // Best effort: on failure the first tick just comes early.
+                let _ = e.set_period(period);
+            }
+        }
         report_timings(opts.verbose);
         // Test harnesses (bpftrace's runtime-test convention) start their `AFTER` workloads
         // when this line appears: the probes are armed from here on.
@@ -560,6 +575,9 @@ pub fn run(
         )?);
     }
     let _ = arming.disarm();
+    if matches!(reason, Some(ExitReason::Signal(_))) {
+        sink.stopping = true;
+    }
     // Records written before disarming still count (unless exit() already ended the run).
     if reason != Some(ExitReason::Exit) {
         handle_pending(&mut buffers, &mut sink, out, &mut buf, opts.buffering)?;
@@ -619,10 +637,6 @@ pub fn run(
     })
 }
 
-/// The maps as bpftrace 0.17 prints them at exit, empty ones included: an empty map is a
-/// blank line (two for `avg`/`stats`, which print a blank line of their own), and an empty
-/// key-less `count()` map prints `@name: 0` — what bpftrace 0.17 does after `clear()`,
-/// `delete()` or for a map the script never wrote (checked on the build host).
 /// Whether every probe of `script` is a BEGIN or END probe.
 fn only_begin_end(script: &CompiledScript) -> bool {
     script
@@ -631,9 +645,13 @@ fn only_begin_end(script: &CompiledScript) -> bool {
         .all(|p| matches!(p.kind, ProbeKind::Begin | ProbeKind::End))
 }
 
+/// The maps as bpftrace prints them at exit, empty ones included: an empty map is a blank
+/// line (two for `avg`/`stats`, which print a blank line of their own). A key-less `count()`
+/// map with no value (after `clear()` or `delete()`, or never written) prints nothing more, as
+/// in current bpftrace (its suite's `clear count-map`, `delete count-map`); bpftrace 0.17
+/// printed `@: 0`.
 fn exit_shapes(all: &[(&crate::plan::MapSpec, MapSnapshot)]) -> Vec<MapSnapshot> {
-    use super::format::agg::{Agg, AggKind};
-    use super::format::maps::MapValue;
+    use super::format::agg::AggKind;
     use crate::plan::MapValueSpec;
     let mut out = Vec::new();
     for (spec, snap) in all {
@@ -642,14 +660,6 @@ fn exit_shapes(all: &[(&crate::plan::MapSpec, MapSnapshot)]) -> Vec<MapSnapshot>
             continue;
         }
         match &spec.role {
-            MapRole::Script {
-                key,
-                value: MapValueSpec::Agg(AggKind::Count),
-            } if key.is_empty() => {
-                let mut s = snap.clone();
-                s.entries.push((Vec::new(), MapValue::Agg(Agg::Count(0))));
-                out.push(s);
-            }
             MapRole::Script {
                 value: MapValueSpec::Agg(AggKind::Avg { .. } | AggKind::Stats { .. }),
                 ..
@@ -693,7 +703,15 @@ fn handle_pending(
 ) -> Result<bool, RunError> {
     let mut exit = false;
     let mut failed = None;
+    let mut seen = 0u32;
     buffers.drain(|_, rec| {
+        // Probes may fill the buffers as fast as records are handled (a `system()` per
+        // sched_switch): a stop request ends the drain so the event loop can see it.
+        seen = seen.wrapping_add(1);
+        if !sink.stopping && seen % 64 == 0 && super::signals::stop_pending() {
+            sink.stopping = true;
+            return ControlFlow::Break(());
+        }
         if sink.handle(rec, buf) == Step::Exit {
             exit = true;
             return ControlFlow::Break(());

@@ -37,6 +37,10 @@ pub struct EventSink<'a> {
     pub unsafe_mode: bool,
     /// `--no-warnings`: `warnf()` prints nothing.
     pub no_warnings: bool,
+    /// A stop (SIGINT/SIGTERM) came: `system()` records left in the buffers run no command
+    /// (each takes a fork and an exec; a probe that fires for each of them would keep the
+    /// run from ever reaching END).
+    pub stopping: bool,
     warned: HashSet<(u32, u32)>,
 }
 
@@ -68,6 +72,7 @@ impl<'a> EventSink<'a> {
             resolver,
             unsafe_mode,
             no_warnings: false,
+            stopping: false,
             warned: HashSet::new(),
         }
     }
@@ -193,6 +198,7 @@ impl<'a> EventSink<'a> {
             },
             EventKind::System => match ev.system.get(id as usize) {
                 Some(_) if !self.unsafe_mode => self.warn(kind, id, "system() needs --unsafe"),
+                Some(_) if self.stopping => {}
                 Some(call) => match call.render(data, self.resolver, style) {
                     Ok(cmd) => {
                         let cmd = String::from_utf8_lossy(&cmd).into_owned();

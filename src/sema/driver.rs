@@ -86,6 +86,9 @@ fn config_overrides(program: &Program, opts: &mut CheckOptions, diags: &mut Vec<
                 opts.max_strlen = (*n).clamp(1, 1 << 20) as usize
             }
             ("max_map_keys", ConfigValue::Int(n)) => opts.max_map_keys = (*n).max(1),
+            ("str_trunc_trailer", ConfigValue::Str(t) | ConfigValue::Ident(t)) => {
+                opts.str_trunc_trailer = t.clone()
+            }
             ("missing_probes", ConfigValue::Ident(m) | ConfigValue::Str(m)) => {
                 opts.missing_probes = match m.as_str() {
                     "error" => MissingProbes::Error,
@@ -190,6 +193,7 @@ pub(super) fn run(program: &Program, kernel: &dyn KernelInfo, opts: &CheckOption
             probes,
             fn_vars: second.fn_vars,
             options: second.getopts,
+            str_trunc_trailer: second.opts.str_trunc_trailer.clone(),
             warnings: diagnostics
                 .iter()
                 .filter(|d| !d.is_error())

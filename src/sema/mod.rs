@@ -62,7 +62,7 @@ use crate::kernel::info::KernelInfo;
 use crate::syntax::ast::Program;
 
 /// bpftrace's default string size (`BPFTRACE_MAX_STRLEN`).
-pub const DEFAULT_MAX_STRLEN: usize = 64;
+pub const DEFAULT_MAX_STRLEN: usize = 1024;
 /// bpftrace's default map size (`BPFTRACE_MAX_MAP_KEYS`).
 pub const DEFAULT_MAX_MAP_KEYS: u64 = 4096;
 
@@ -91,6 +91,8 @@ pub struct CheckOptions {
     /// this scalar map of an unsigned integer (`@ts`) instead of the kernel's, so tests can
     /// place values in chosen intervals.
     pub dummy_ts_map: Option<String>,
+    /// Text printed after a string that filled its buffer (`str_trunc_trailer`, default `..`).
+    pub str_trunc_trailer: String,
 }
 
 /// bpftrace's `missing_probes` config: an attach point matching nothing is an error (the
@@ -116,6 +118,7 @@ impl Default for CheckOptions {
             child_command: false,
             missing_probes: MissingProbes::Error,
             dummy_ts_map: None,
+            str_trunc_trailer: "..".into(),
         }
     }
 }
@@ -143,6 +146,12 @@ impl CheckOptions {
             .find_map(|n| std::env::var(n).ok())
             .map(|m| m.trim().to_string())
             .filter(|m| !m.is_empty());
+        if let Some(t) = ["STROBE_STR_TRUNC_TRAILER", "BPFTRACE_STR_TRUNC_TRAILER"]
+            .iter()
+            .find_map(|n| std::env::var(n).ok())
+        {
+            o.str_trunc_trailer = t;
+        }
         let mode = ["STROBE_STACK_MODE", "BPFTRACE_STACK_MODE"]
             .iter()
             .find_map(|n| std::env::var(n).ok());

@@ -124,6 +124,9 @@ pub struct CheckedProgram {
     pub fn_vars: HashMap<String, VarTable>,
     /// Named options the script reads with `getopt`.
     pub options: Vec<super::getopt::NamedOption>,
+    /// The text printed after a truncated string (the script's or environment's
+    /// `str_trunc_trailer`, else `..`).
+    pub str_trunc_trailer: String,
     /// Map name → index in `maps` as checked (see [`CheckedProgram::map`]).
     pub(crate) map_index: HashMap<String, u32>,
 }

@@ -72,6 +72,8 @@ const FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
 const IOC_ENABLE: libc::c_ulong = 0x2400;
 const IOC_DISABLE: libc::c_ulong = 0x2401;
 const IOC_SET_BPF: libc::c_ulong = 0x4004_2408;
+/// `_IOW('$', 4, __u64)`.
+const IOC_PERIOD: libc::c_ulong = 0x4008_2404;
 
 /// How often a sampling event fires.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -222,6 +224,19 @@ impl PerfEvent {
     /// PERF_EVENT_IOC_ENABLE.
     pub fn enable(&self) -> Result<(), SysError> {
         self.ioctl("ioctl(PERF_EVENT_IOC_ENABLE)", IOC_ENABLE, 0)
+    }
+
+    /// PERF_EVENT_IOC_PERIOD: sets the sample period and restarts the count, so the next
+    /// sample of a cpu-clock event comes one whole period from now (kernel/events/core.c
+    /// `__perf_event_period` clears `period_left`).
+    #[doc(alias = "PERF_EVENT_IOC_PERIOD")]
+    pub fn set_period(&self, period: u64) -> Result<(), SysError> {
+        let p: u64 = period;
+        self.ioctl(
+            "ioctl(PERF_EVENT_IOC_PERIOD)",
+            IOC_PERIOD,
+            &p as *const u64 as libc::c_ulong,
+        )
     }
 
     /// PERF_EVENT_IOC_DISABLE.

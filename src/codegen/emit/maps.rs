@@ -268,12 +268,13 @@ pub fn counter_inc(b: &mut Builder, c: Counter) {
     b.bind(done);
 }
 
-/// A per-CPU scratch buffer: the value of key 0 of `BPF_MAP_TYPE_PERCPU_ARRAY` `map`, for data
-/// too large for the 512-byte stack (big records, long strings). The program returns 0 at
-/// once if the lookup fails (it cannot for key 0 of an array; the verifier needs the check).
-pub fn scratch(b: &mut Builder, map: usize) -> Place {
+/// A per-CPU scratch buffer: the value of key `region` of `BPF_MAP_TYPE_PERCPU_ARRAY` `map`,
+/// for data too large for the 512-byte stack (big records, long strings). The program returns
+/// 0 at once if the lookup fails (it cannot for a key below the array's size; the verifier
+/// needs the check).
+pub fn scratch(b: &mut Builder, map: usize, region: u32) -> Place {
     let slot = b.slot(4, 4);
-    b.store(Size::W, slot, 0, 0);
+    b.store(Size::W, slot, 0, region as i32);
     let p = lookup(b, map, Place::new(slot, 0));
     let ok = b.label();
     b.jmp64(JmpOp::Jne, p, 0, ok);

@@ -7,8 +7,8 @@
 
 use super::arith::normalize;
 use super::{IntTy, Place, Value};
-use crate::asm::isa::Size;
-use crate::codegen::builder::{Builder, VReg};
+use crate::asm::isa::{Helper, Size};
+use crate::codegen::builder::{Arg, Builder, VReg};
 
 /// The access size for `bytes` (1, 2, 4 or 8).
 pub fn size_of_bytes(bytes: u32) -> Size {
@@ -20,8 +20,20 @@ pub fn size_of_bytes(bytes: u32) -> Size {
     }
 }
 
+/// From this many bytes on, values in memory a pointer holds (the scratch buffer) are zeroed
+/// and copied by one helper call instead of a store per 8 bytes: a 1024-byte string would
+/// cost 128 stores (256 instructions to copy), and the verifier walks each of them.
+pub const BULK_MIN: u32 = 512;
+
 /// Writes zeros over `len` bytes at `place`, assuming its base is 8-byte aligned.
 pub fn zero(b: &mut Builder, place: Place, len: u32) {
+    if len >= BULK_MIN && matches!(place.base, super::Base::Ptr(_)) {
+        // `bpf_probe_read_kernel` zeroes its destination when the read fails, and a read of
+        // address 0 always fails (kernel/trace/bpf_trace.c, `bpf_probe_read_kernel_common`).
+        let d = place.arg(b);
+        b.call(Helper::ProbeReadKernel, &[d, Arg::Imm(len as i64), Arg::Imm(0)]);
+        return;
+    }
     let (mut off, end) = (place.off, place.off + len as i32);
     while off < end {
         let left = end - off;
@@ -32,6 +44,20 @@ pub fn zero(b: &mut Builder, place: Place, len: u32) {
         b.store(size_of_bytes(n as u32), place.mem(), off, 0);
         off += n;
     }
+}
+
+/// Copies `len` bytes from `src` to `dst` with one `bpf_probe_read_kernel` when both are in
+/// memory a pointer holds and the copy is long (see [`BULK_MIN`]); returns whether it did.
+/// Stack slots are left to loads and stores, which the verifier sees initializing them.
+pub fn copy_bulk(b: &mut Builder, dst: Place, src: Place, len: u32) -> bool {
+    let ptr = |p: Place| matches!(p.base, super::Base::Ptr(_));
+    if len < BULK_MIN || !ptr(dst) || !ptr(src) {
+        return false;
+    }
+    let d = dst.arg(b);
+    let s = src.arg(b);
+    b.call(Helper::ProbeReadKernel, &[d, Arg::Imm(len as i64), s]);
+    true
 }
 
 /// Stores the low `bytes` bytes of `v` at `place`.

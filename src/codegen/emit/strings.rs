@@ -26,6 +26,37 @@ pub fn read_str(b: &mut Builder, user: bool, dst: Place, size: u32, src: Value) 
     b.call(helper, &[d, Arg::Imm(size as i64), s])
 }
 
+/// Like [`read_str`], but a string of `size` characters or more fills all `size` bytes, its
+/// last one a character rather than the NUL (bpftrace's string type below 1024 bytes: a
+/// buffer without a NUL is printed with the truncation trailer). When the read filled the
+/// buffer (the helper returned `size`), byte `size - 1` is read again from the source: a NUL
+/// when the string had exactly `size - 1` characters, else the character the NUL replaced.
+/// The extra read costs a compare on strings that do not fill the buffer.
+pub fn read_str_full(b: &mut Builder, user: bool, dst: Place, size: u32, src: Value) {
+    let n = read_str(b, user, dst, size, src);
+    if size < 2 {
+        return;
+    }
+    let done = b.label();
+    b.jmp64(JmpOp::Jne, n, size as i32, done);
+    let last = b.vreg();
+    match src {
+        Value::Imm(v) => b.mov_const(last, v.wrapping_add(size as i64 - 1)),
+        Value::Reg(r) => {
+            b.mov(last, r);
+            b.alu(true, AluOp::Add, last, size as i32 - 1);
+        }
+    }
+    let helper = if user {
+        Helper::ProbeReadUser
+    } else {
+        Helper::ProbeReadKernel
+    };
+    let d = dst.at(size as i32 - 1).arg(b);
+    b.call(helper, &[d, Arg::Imm(1), Arg::Reg(last)]);
+    b.bind(done);
+}
+
 /// `strncmp(a, b, n)`: 0 when the strings agree on their first `n` bytes (or up to a common
 /// NUL), else 1.
 pub fn strncmp(b: &mut Builder, a: Place, c: Place, n: u32) -> Value {

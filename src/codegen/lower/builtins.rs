@@ -216,8 +216,7 @@ pub(crate) fn lower_arg(
                     lw.b.alu(true, crate::asm::isa::AluOp::And, loc, 0xffff);
                     let ctx = lw.b.ctx();
                     lw.b.alu(true, crate::asm::isa::AluOp::Add, loc, ctx);
-                    let slot = lw.b.slot(size, 8);
-                    let p = Place::new(slot, 0);
+                    let p = lw.place(size, e.span)?;
                     // The read stops at the NUL: the rest must be zero, not old stack.
                     crate::codegen::emit::mem::zero(&mut lw.b, p, size);
                     crate::codegen::emit::strings::read_str(

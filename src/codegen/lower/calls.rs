@@ -460,9 +460,12 @@ pub(crate) fn lower_call(
                 return Ok(Val::Mem(p));
             }
             let user = reads_user_expr(lw, a);
-            let slot = lw.b.slot(size, 8);
-            let p = Place::new(slot, 0);
+            let p = lw.place(size, e.span)?;
             crate::codegen::emit::mem::zero(&mut lw.b, p, size);
+            if args.len() == 1 {
+                read_str_typed(lw, user, p, size, v.value());
+                return Ok(Val::Mem(p));
+            }
             // `str(p, n)` keeps n - 1 bytes and the NUL, as bpftrace does.
             let mut n = size;
             let mut cut = None;
@@ -482,6 +485,18 @@ pub(crate) fn lower_call(
             format!("the function `{name}()`"),
             e.span,
         )),
+    }
+}
+
+/// `str(p)` into the `size` bytes at `dst`: below 1024 bytes a string may fill them all
+/// without a NUL (bpftrace reads one byte more than the string type holds, so a longer string
+/// prints with the truncation trailer); from 1024 bytes on it keeps `size - 1` and the NUL,
+/// as bpftrace's does.
+pub(crate) fn read_str_typed(lw: &mut Lower<'_>, user: bool, dst: Place, size: u32, src: Value) {
+    if size < 1024 {
+        crate::codegen::emit::strings::read_str_full(&mut lw.b, user, dst, size, src);
+    } else {
+        crate::codegen::emit::strings::read_str(&mut lw.b, user, dst, size, src);
     }
 }
 
@@ -591,12 +606,6 @@ fn new_key(
     let size = FieldType::Tuple(fields.to_vec()).size() as u32;
     if size <= super::STACK_VALUE_MAX {
         return Ok(Key::new_filled(&mut lw.b, fields, filled));
-    }
-    if size > 512 {
-        return Err(LowerError::unsupported(
-            format!("a map key of {size} bytes (the kernel allows 512)"),
-            span,
-        ));
     }
     let place = lw.scratch(size, span)?;
     crate::codegen::emit::mem::zero(&mut lw.b, place, size);

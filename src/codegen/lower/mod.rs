@@ -127,11 +127,15 @@ pub(crate) const RINGBUF: &str = "ringbuf";
 pub(crate) const LOST: &str = "lost";
 pub(crate) const DROPS: &str = "drops";
 pub(crate) const SCRATCH: &str = "scratch";
-/// Bytes of the per-CPU scratch buffer: room for values too large for the 512-byte stack
-/// (long strings and buffers, the records and keys that hold them; a `join()` record of 16
-/// arguments of 1024 bytes). 32 KiB is the largest per-CPU array value the kernel creates
-/// (`PCPU_MIN_UNIT_SIZE`, kernel/bpf/arraymap.c `array_map_alloc_check`).
+/// Bytes of one region of the per-CPU scratch buffer: room for values too large for the
+/// 512-byte stack (long strings and buffers, the records and keys that hold them; a `join()`
+/// record of 16 arguments of 1024 bytes). 32 KiB is the largest per-CPU array value the
+/// kernel creates (`PCPU_MIN_UNIT_SIZE`, kernel/bpf/arraymap.c `array_map_alloc_check`), so
+/// a probe that needs more uses several regions: the scratch map's keys 0, 1, … (its
+/// `max_entries` is the most regions any probe uses). One value never spans two regions.
 pub(crate) const SCRATCH_SIZE: u32 = 32768;
+/// The most scratch regions a script may use (memory: regions × 32 KiB × possible CPUs).
+pub(crate) const SCRATCH_REGIONS_MAX: u32 = 16;
 
 /// Per-script state shared by all probes: the event table being filled.
 #[derive(Default)]
@@ -145,6 +149,8 @@ pub(crate) struct ScriptState {
     pub ring_bytes: u64,
     /// Whether a probe that fires any number of times submits records.
     pub ring_unbounded: bool,
+    /// The most scratch regions ([`SCRATCH_SIZE`] bytes each) a probe uses.
+    pub scratch_regions: u32,
 }
 
 /// What `args`, `argN` and `retval` mean in the probe being lowered.
@@ -229,10 +235,28 @@ impl Lower<'_> {
     /// `size` bytes of the per-CPU scratch buffer, for this probe's use only (each call gets
     /// its own region, so values never overlap).
     pub fn scratch(&mut self, size: u32, span: Span) -> Result<Place, LowerError> {
-        let off = self.scratch_used.next_multiple_of(8);
+        let off = self.scratch_start(size);
         self.reserve_scratch(off, size, span)?;
+        Ok(self.scratch_place(off))
+    }
+
+    /// Where a new scratch value of `size` bytes starts: after the last one, 8-byte aligned,
+    /// moved to the next region when it would straddle a region's end.
+    fn scratch_start(&self, size: u32) -> u32 {
+        let off = self.scratch_used.next_multiple_of(8);
+        if off % SCRATCH_SIZE + size > SCRATCH_SIZE && size <= SCRATCH_SIZE {
+            off.next_multiple_of(SCRATCH_SIZE)
+        } else {
+            off
+        }
+    }
+
+    /// The scratch byte at overall offset `off` (region `off / SCRATCH_SIZE`).
+    fn scratch_place(&mut self, off: u32) -> Place {
         let map = self.b.map(SCRATCH);
-        Ok(crate::codegen::emit::maps::scratch(&mut self.b, map).at(off as i32))
+        let region = off / SCRATCH_SIZE;
+        crate::codegen::emit::maps::scratch(&mut self.b, map, region)
+            .at((off % SCRATCH_SIZE) as i32)
     }
 
     /// `size` bytes of the scratch buffer that every call with the same `key` shares (records
@@ -248,25 +272,30 @@ impl Lower<'_> {
         let off = match self.shared_scratch.iter().find(|(k, _)| *k == key) {
             Some(&(_, off)) => off,
             None => {
-                let off = self.scratch_used.next_multiple_of(8);
+                let off = self.scratch_start(size);
                 self.reserve_scratch(off, size, span)?;
                 self.shared_scratch.push((key, off));
                 off
             }
         };
-        let map = self.b.map(SCRATCH);
-        Ok(crate::codegen::emit::maps::scratch(&mut self.b, map).at(off as i32))
+        Ok(self.scratch_place(off))
     }
 
     fn reserve_scratch(&mut self, off: u32, size: u32, span: Span) -> Result<(), LowerError> {
-        if off + size > SCRATCH_SIZE {
+        let (what, need, limit) = if size > SCRATCH_SIZE {
+            ("a value", size, SCRATCH_SIZE)
+        } else {
+            let limit = SCRATCH_SIZE * SCRATCH_REGIONS_MAX;
+            ("the values of this probe", off + size, limit)
+        };
+        if need > limit {
             return Err(LowerError::Codegen {
                 probe: format!("probe {}", self.probe_index),
                 span,
                 source: CodegenError::TooLarge {
-                    what: "the values of this probe",
-                    size: (off + size) as usize,
-                    limit: SCRATCH_SIZE as usize,
+                    what,
+                    size: need as usize,
+                    limit: limit as usize,
                 },
             });
         }
@@ -347,6 +376,7 @@ pub fn lower(
         slot_maps: maps::slot_maps(cp),
         ..ScriptState::default()
     };
+    state.events.str_trunc_trailer = cp.str_trunc_trailer.clone();
     let mut maps = maps::map_table(cp);
     let mut probes = Vec::new();
     let uses_elapsed = elapsed::uses_elapsed(&cp.program);
@@ -375,6 +405,9 @@ pub fn lower(
         {
             m.max_entries = size;
         }
+    }
+    if let Some(m) = maps.iter_mut().find(|m| m.name == SCRATCH) {
+        m.max_entries = state.scratch_regions.max(1);
     }
     if probes
         .iter()

@@ -131,7 +131,7 @@ pub(crate) fn lower_probe(
             let exit = lw.exit;
             super::pid_filter::emit(&mut lw.b, exit, opts.pid_filter);
         }
-        super::stmt::init_vars(&mut lw, checked);
+        super::stmt::init_vars(&mut lw, checked)?;
         if let Some(pred) = &probe.predicate {
             lw.b.set_span(pred.span);
             let v = super::expr::lower_expr(&mut lw, pred)?;
@@ -142,6 +142,8 @@ pub(crate) fn lower_probe(
         let exit = lw.exit;
         lw.b.bind(exit);
         lw.b.exit(0);
+        let regions = lw.scratch_used.div_ceil(super::SCRATCH_SIZE);
+        lw.script.scratch_regions = lw.script.scratch_regions.max(regions);
         let special = matches!(kind, RunKind::Begin | RunKind::End);
         let ring = lw.b.ring_bytes + lw.subprogs.iter().map(|s| s.ring_bytes).sum::<u64>();
         if special {

@@ -52,7 +52,7 @@ fn var_value(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, LowerError> 
 }
 
 /// Allocates and zeroes every variable's place.
-pub(crate) fn init_vars(lw: &mut Lower<'_>, probe: &CheckedProbe) {
+pub(crate) fn init_vars(lw: &mut Lower<'_>, probe: &CheckedProbe) -> Result<(), LowerError> {
     lw.scopes = Scopes {
         stack: vec![HashMap::new()],
         next: 0,
@@ -61,11 +61,12 @@ pub(crate) fn init_vars(lw: &mut Lower<'_>, probe: &CheckedProbe) {
     for (i, (_, t, _)) in probe.vars.slots.iter().enumerate() {
         let f = var_field(t);
         let size = (f.size() as u32).max(8).next_multiple_of(8);
-        let slot = lw.b.slot(size, 8);
-        let p = Place::new(slot, 0);
+        let span = lw.b.span();
+        let p = lw.place(size, span)?;
         zero(&mut lw.b, p, size);
         lw.vars.insert(VarSlot(i as u32), p);
     }
+    Ok(())
 }
 
 impl Scopes {
@@ -143,8 +144,8 @@ pub(crate) fn var_place(lw: &mut Lower<'_>, slot: VarSlot) -> Option<Place> {
     }
     let f = var_field(&lw.var_type(slot));
     let size = (f.size() as u32).max(8).next_multiple_of(8);
-    let s = lw.b.slot(size, 8);
-    let p = Place::new(s, 0);
+    let span = lw.b.span();
+    let p = lw.place(size, span).ok()?;
     zero(&mut lw.b, p, size);
     lw.vars.insert(slot, p);
     Some(p)

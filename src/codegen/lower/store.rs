@@ -15,6 +15,9 @@ use crate::syntax::ast::{Expr, ExprKind, UnaryOp};
 
 /// Copies `len` bytes from `src` to `dst` with the widest loads/stores their offsets allow.
 pub(crate) fn copy(lw: &mut Lower<'_>, dst: Place, src: Place, len: u32) {
+    if crate::codegen::emit::mem::copy_bulk(&mut lw.b, dst, src, len) {
+        return;
+    }
     let mut i = 0u32;
     while i < len {
         let left = len - i;
@@ -282,7 +285,7 @@ pub(crate) fn write_direct(
             let user = super::calls::reads_user_expr(lw, &args[0]);
             let v = super::expr::lower_expr(lw, &args[0])?.value();
             zero(&mut lw.b, dst, *size as u32);
-            crate::codegen::emit::strings::read_str(&mut lw.b, user, dst, *size as u32, v);
+            super::calls::read_str_typed(lw, user, dst, *size as u32, v);
             true
         }
         _ => false,

@@ -47,8 +47,9 @@ pub enum Value {
 /// oracle installed on the project's hosts prints (0.17).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct TextStyle {
-    /// Append `..` to strings that filled their buffer (bpftrace ≥ 0.21's `str_trunc_trailer`).
-    pub str_trunc_trailer: bool,
+    /// Appended to strings that filled their buffer (bpftrace ≥ 0.21's `str_trunc_trailer`,
+    /// `..` unless configured); empty for none (bpftrace 0.17's output, and the default here).
+    pub str_trunc_trailer: &'static str,
 }
 
 impl Value {
@@ -103,8 +104,8 @@ impl Value {
             Value::UInt(v) => write_display(out, v),
             Value::Str { bytes, truncated } => {
                 out.extend_from_slice(bytes);
-                if *truncated && style.str_trunc_trailer {
-                    out.extend_from_slice(b"..");
+                if *truncated {
+                    out.extend_from_slice(style.str_trunc_trailer.as_bytes());
                 }
             }
             Value::Buf(b) => hex_escape_buf(out, b),
@@ -235,7 +236,7 @@ mod tests {
         let full = Value::from_c_bytes(b"abcd");
         assert_eq!(text(&full), "abcd");
         let trailer = TextStyle {
-            str_trunc_trailer: true,
+            str_trunc_trailer: "..",
         };
         assert_eq!(full.to_text(trailer), b"abcd..");
         assert_eq!(Value::from_c_bytes(b""), Value::str(""));
