@@ -573,7 +573,8 @@ fn run_checked(
     }
     let run_opts = match super::trace_run::run_options(opts) {
         Ok(o) => crate::runtime::driver::RunOptions {
-            no_exit_maps: !print_maps_on_exit(&program.program),
+            no_exit_maps: !config_flag(&program.program, "print_maps_on_exit"),
+            no_debug_info: !config_flag(&program.program, "show_debug_info"),
             no_warnings: opts.no_warnings,
             ..o
         },
@@ -626,12 +627,14 @@ fn run_checked(
     }
 }
 
-/// The `print_maps_on_exit` setting: the environment (`STROBE_`/`BPFTRACE_PRINT_MAPS_ON_EXIT`)
-/// wins over the script's `config` block, as in bpftrace; on by default.
-fn print_maps_on_exit(program: &crate::syntax::ast::Program) -> bool {
+/// An on/off setting that is on by default (`print_maps_on_exit`, `show_debug_info`): the
+/// environment (`STROBE_`/`BPFTRACE_NAME`) wins over the script's `config` block, as in
+/// bpftrace.
+fn config_flag(program: &crate::syntax::ast::Program, key: &str) -> bool {
     use crate::syntax::ast::ConfigValue;
     let truthy = |v: &str| !matches!(v.trim(), "0" | "false");
-    let env = ["STROBE_PRINT_MAPS_ON_EXIT", "BPFTRACE_PRINT_MAPS_ON_EXIT"]
+    let upper = key.to_ascii_uppercase();
+    let env = [format!("STROBE_{upper}"), format!("BPFTRACE_{upper}")]
         .iter()
         .find_map(|n| std::env::var(n).ok());
     if let Some(v) = env {
@@ -642,7 +645,7 @@ fn print_maps_on_exit(program: &crate::syntax::ast::Program) -> bool {
         e.key
             .name
             .trim_start_matches("BPFTRACE_")
-            .eq_ignore_ascii_case("print_maps_on_exit")
+            .eq_ignore_ascii_case(key)
     });
     match setting.map(|e| &e.value) {
         Some(ConfigValue::Int(n)) => *n != 0,
@@ -667,7 +670,7 @@ Exit codes:
 
 Environment (STROBE_NAME, or bpftrace's BPFTRACE_NAME as an alias):
   MAX_STRLEN, MAX_MAP_KEYS, MAP_KEYS_MAX, STRLEN, NO_CPP_DEMANGLE, MAX_PROBES, LOG_SIZE,
-  PERF_RB_PAGES, CACHE_USER_SYMBOLS, STACK_MODE
+  PERF_RB_PAGES, CACHE_USER_SYMBOLS, STACK_MODE, SHOW_DEBUG_INFO
 
 --dry-run parses, checks (types, maps, BTF and tracefs) and compiles the script without
 loading or attaching anything.
