@@ -96,6 +96,7 @@ fn parse_frame(line: &str, perf: bool, user: bool) -> Frame {
             name: name.to_string(),
             offset: off.parse().expect("decimal offset"),
             module,
+            ..Default::default()
         }),
     }
 }

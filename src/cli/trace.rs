@@ -45,7 +45,7 @@ pub struct TraceArgs {
     pub cmd: Option<String>,
 
     /// Enable USDT probes of, and filter by, this process id.
-    #[arg(short = 'p', value_name = "PID")]
+    #[arg(short = 'p', long = "pid", value_name = "PID")]
     pub pid_text: Option<String>,
 
     /// Write a standalone executable that runs this script to FILE (bpftrace's `--aot`),
@@ -279,19 +279,20 @@ fn read_script(r: impl Read, what: &str) -> Result<Vec<u8>, String> {
 
 /// `-l [PATTERN]`, `-lv`: the pattern is the first free argument (or `-e`'s text).
 fn list(opts: &TraceArgs) -> i32 {
-    let pattern = opts
-        .rest
-        .first()
-        .or(opts.program.as_ref())
-        .map(String::as_str);
+    // `-l -e PROGRAM`: the free arguments are all options; else the first is the pattern.
+    let skip = usize::from(opts.program.is_none());
+    let pattern = match &opts.program {
+        Some(p) => Some(p.as_str()),
+        None => opts.rest.first().map(String::as_str),
+    };
     // `-l PATTERN -p PID` (bpftrace's options may follow the pattern): the arguments after a
     // listing pattern are no script's parameters.
     let mut pid = opts.pid;
-    let mut after = opts.rest.iter().skip(1);
+    let mut after = opts.rest.iter().skip(skip);
     while let Some(a) = after.next() {
-        let value = match a.strip_prefix("-p") {
+        let value = match a.strip_prefix("-p").or_else(|| a.strip_prefix("--pid")) {
             Some("") => after.next().map(String::as_str),
-            Some(v) => Some(v),
+            Some(v) => Some(v.strip_prefix('=').unwrap_or(v)),
             None => None,
         };
         if let Some(v) = value {
@@ -311,23 +312,75 @@ fn list(opts: &TraceArgs) -> i32 {
         }
     }
     let kernel = crate::kernel::info::HostKernel::for_pid(pid);
-    match crate::sema::list::list_probes_reporting(pattern, opts.verbose, &kernel) {
-        Ok(listing) => {
-            for p in &listing.problems {
-                eprintln!("strobe: warning: {p}");
+    // `-l -e PROGRAM` (or a program file): the probes each attach point matches.
+    let patterns: Vec<Option<String>> = match program_attach_points(opts, pattern) {
+        Ok(Some(aps)) => aps.into_iter().map(Some).collect(),
+        Ok(None) => vec![pattern.map(str::to_string)],
+        Err(code) => return code,
+    };
+    let mut text = String::new();
+    for pattern in &patterns {
+        match crate::sema::list::list_probes_reporting(pattern.as_deref(), opts.verbose, &kernel) {
+            Ok(listing) => {
+                for p in &listing.problems {
+                    eprintln!("strobe: warning: {p}");
+                }
+                for l in listing.lines {
+                    text.push_str(&l);
+                    text.push('\n');
+                }
             }
-            let mut text = String::new();
-            for l in listing.lines {
-                text.push_str(&l);
-                text.push('\n');
-            }
-            super::print_stdout(text)
+            Err(e) => return list_error(e),
         }
-        Err(e @ crate::sema::list::ListError::Unavailable(_)) => {
+    }
+    super::print_stdout(text)
+}
+
+/// The attach points of `-l`'s program (`-e PROGRAM`, or a script file named instead of a
+/// pattern), `None` when `-l` was given a pattern. A program that does not parse is reported
+/// as when running it.
+fn program_attach_points(
+    opts: &TraceArgs,
+    pattern: Option<&str>,
+) -> Result<Option<Vec<String>>, i32> {
+    let text = match (&opts.program, pattern) {
+        (Some(p), _) if p.contains('{') => p.clone(),
+        (None, Some(f)) if f.ends_with(".bt") && std::path::Path::new(f).is_file() => {
+            match std::fs::read_to_string(f) {
+                Ok(t) => t,
+                Err(e) => {
+                    eprintln!("strobe: cannot read '{f}': {e}");
+                    return Err(EXIT_USAGE);
+                }
+            }
+        }
+        _ => return Ok(None),
+    };
+    let src = crate::diag::SourceFile::new("stdin", text);
+    match crate::syntax::parse_ok(&src) {
+        Ok(prog) => Ok(Some(
+            prog.probes()
+                .flat_map(|p| &p.attach_points)
+                .filter(|ap| ap.raw.contains(':'))
+                .map(|ap| ap.raw.trim_matches('"').to_string())
+                .collect(),
+        )),
+        Err(diags) => {
+            for d in diags {
+                eprint!("{}", d.render(&src));
+            }
+            Err(EXIT_INPUT)
+        }
+    }
+}
+
+fn list_error(e: crate::sema::list::ListError) -> i32 {
+    match e {
+        e @ crate::sema::list::ListError::Unavailable(_) => {
             eprintln!("strobe: {e}");
             super::EXIT_KERNEL
         }
-        Err(e) => {
+        e => {
             eprintln!("strobe: {e}");
             EXIT_USAGE
         }
@@ -755,7 +808,8 @@ fn run_checked(
     }
     let run_opts = match super::trace_run::run_options(opts) {
         Ok(o) => crate::runtime::driver::RunOptions {
-            no_exit_maps: !print_maps_on_exit(&program.program),
+            no_exit_maps: !config_flag(&program.program, "print_maps_on_exit"),
+            no_debug_info: !config_flag(&program.program, "show_debug_info"),
             no_warnings: opts.no_warnings,
             ..o
         },
@@ -808,12 +862,14 @@ fn run_checked(
     }
 }
 
-/// The `print_maps_on_exit` setting: the environment (`STROBE_`/`BPFTRACE_PRINT_MAPS_ON_EXIT`)
-/// wins over the script's `config` block, as in bpftrace; on by default.
-fn print_maps_on_exit(program: &crate::syntax::ast::Program) -> bool {
+/// An on/off setting that is on by default (`print_maps_on_exit`, `show_debug_info`): the
+/// environment (`STROBE_`/`BPFTRACE_NAME`) wins over the script's `config` block, as in
+/// bpftrace.
+fn config_flag(program: &crate::syntax::ast::Program, key: &str) -> bool {
     use crate::syntax::ast::ConfigValue;
     let truthy = |v: &str| !matches!(v.trim(), "0" | "false");
-    let env = ["STROBE_PRINT_MAPS_ON_EXIT", "BPFTRACE_PRINT_MAPS_ON_EXIT"]
+    let upper = key.to_ascii_uppercase();
+    let env = [format!("STROBE_{upper}"), format!("BPFTRACE_{upper}")]
         .iter()
         .find_map(|n| std::env::var(n).ok());
     if let Some(v) = env {
@@ -824,7 +880,7 @@ fn print_maps_on_exit(program: &crate::syntax::ast::Program) -> bool {
         e.key
             .name
             .trim_start_matches("BPFTRACE_")
-            .eq_ignore_ascii_case("print_maps_on_exit")
+            .eq_ignore_ascii_case(key)
     });
     match setting.map(|e| &e.value) {
         Some(ConfigValue::Int(n)) => *n != 0,
@@ -849,7 +905,7 @@ Exit codes:
 
 Environment (STROBE_NAME, or bpftrace's BPFTRACE_NAME as an alias):
   MAX_STRLEN, MAX_MAP_KEYS, MAP_KEYS_MAX, STRLEN, NO_CPP_DEMANGLE, MAX_PROBES, LOG_SIZE,
-  PERF_RB_PAGES, CACHE_USER_SYMBOLS, STACK_MODE
+  PERF_RB_PAGES, CACHE_USER_SYMBOLS, STACK_MODE, SHOW_DEBUG_INFO
 
 --dry-run parses, checks (types, maps, BTF and tracefs) and compiles the script without
 loading or attaching anything.

@@ -17,6 +17,7 @@
 mod convert;
 mod lines;
 mod load;
+pub mod symbolize;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -123,6 +124,11 @@ fn search_dirs() -> &'static Mutex<Vec<PathBuf>> {
 /// Directories searched first for separate debug files (`--debuginfo`, in order).
 pub fn set_search_dirs(dirs: Vec<PathBuf>) {
     *lock(search_dirs()) = dirs;
+}
+
+/// The `--debuginfo` directories set so far.
+pub fn search_dirs_now() -> Vec<PathBuf> {
+    lock(search_dirs()).clone()
 }
 
 type Cache = Mutex<HashMap<PathBuf, Result<Arc<DebugInfo>, DebugError>>>;

@@ -73,6 +73,8 @@ pub struct RunOptions {
     pub no_exit_maps: bool,
     /// `--no-warnings`: runtime warnings (`warnf()`) are not printed.
     pub no_warnings: bool,
+    /// `show_debug_info = 0`: user stacks without file:line and inlined frames (DWARF).
+    pub no_debug_info: bool,
     /// `--serve`: answer Prometheus scrapes of the maps while running; no map dump at exit.
     pub serve: Option<Arc<crate::runtime::serve::ServeConfig>>,
 }
@@ -480,6 +482,12 @@ pub fn run(
     }
 
     let mut symbolizer = Symbolizer::new(probe_names);
+    symbolizer.no_debug_info = opts.no_debug_info;
+    for (i, p) in script.probes.iter().enumerate() {
+        if let ProbeKind::Uprobe { binary, .. } | ProbeKind::Usdt { binary, .. } = &p.kind {
+            symbolizer.add_probe_binary(i as u32, binary);
+        }
+    }
     for (spec, map) in script.maps.iter().zip(&maps) {
         if let Some((user, limit)) = crate::plan::parse_stack_map_name(&spec.name) {
             let dup = map

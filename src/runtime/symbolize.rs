@@ -9,23 +9,81 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::OnceLock;
 
+use crate::dwarf::symbolize::{LineInfo, SourceFrame};
 use crate::kernel::kallsyms::Kallsyms;
-use crate::runtime::format::stack::Sym;
+use crate::runtime::format::stack::{InlinedCall, SourceLine, Sym};
 use crate::runtime::format::Resolver;
 
 /// A function symbol of a file: (file offset, size, name).
 type FileSym = (u64, u64, String);
+
+/// What the runtime keeps of an ELF file to resolve its addresses.
+#[derive(Debug, Default)]
+struct ElfFile {
+    /// Function symbols, sorted by file offset.
+    syms: Vec<FileSym>,
+    /// Loadable segments: (file offset, virtual address, size in the file).
+    loads: Vec<(u64, u64, u64)>,
+    /// `ET_EXEC`: loaded at its link-time addresses, so a process's addresses in it are its
+    /// virtual addresses even when the process is gone.
+    fixed: bool,
+}
+
+impl ElfFile {
+    fn vaddr(&self, file_off: u64) -> Option<u64> {
+        self.loads
+            .iter()
+            .find(|(off, _, size)| file_off >= *off && file_off < off + size)
+            .map(|(off, va, _)| file_off - off + va)
+    }
+
+    fn file_off(&self, vaddr: u64) -> Option<u64> {
+        self.loads
+            .iter()
+            .find(|(_, va, size)| vaddr >= *va && vaddr < va + size)
+            .map(|(off, va, _)| vaddr - va + off)
+    }
+
+    fn symbol(&self, file_off: u64) -> Option<Sym> {
+        let i = self
+            .syms
+            .partition_point(|s| s.0 <= file_off)
+            .checked_sub(1)?;
+        let (start, size, name) = &self.syms[i];
+        if *size != 0 && file_off >= start + size {
+            return None;
+        }
+        Some(Sym {
+            name: name.clone(),
+            offset: file_off - start,
+            ..Default::default()
+        })
+    }
+}
 
 /// The runtime's resolver. Not `Sync`: the event loop owns it.
 #[derive(Default)]
 pub struct Symbolizer {
     kallsyms: OnceLock<Option<Kallsyms>>,
     passwd: OnceLock<HashMap<u64, String>>,
-    /// ELF function symbols per file: (start, size, name), sorted by start.
-    elf: RefCell<HashMap<PathBuf, Option<Vec<FileSym>>>>,
+    /// ELF symbols and segments per file.
+    elf: RefCell<HashMap<PathBuf, Option<Arc<ElfFile>>>>,
+    /// DWARF line tables per file, opened when a stack frame in it is first printed.
+    dwarf: RefCell<HashMap<PathBuf, Option<LineInfo>>>,
+    /// Executable mappings per pid, kept from the first time the pid was seen so that a
+    /// process that has exited since still resolves (re-read when an address misses them).
+    maps: RefCell<HashMap<i32, Vec<Mapping>>>,
+    /// `probe_index` → the one binary a uprobe/usdt probe is in: the fallback for a process
+    /// whose mappings are unknown (it exited before its first record was printed).
+    probe_binaries: HashMap<u32, PathBuf>,
+    /// Whether the pids BPF reports (init namespace) are this process's /proc's pids.
+    init_pid_ns: OnceLock<bool>,
+    /// `show_debug_info = 0`: user stack frames without file:line and inlined calls.
+    pub no_debug_info: bool,
     /// `probe_index << 32 | target_index` → full probe name.
     pub probe_names: HashMap<u64, String>,
     /// The script's stack-trace maps by (user, limit): stack ids → frame addresses.
@@ -83,9 +141,15 @@ pub fn parse_passwd(text: &str) -> HashMap<u64, String> {
         .collect()
 }
 
-fn elf_symbols(path: &std::path::Path) -> Option<Vec<FileSym>> {
+fn read_elf(path: &Path) -> Option<ElfFile> {
     let data = std::fs::read(path).ok()?;
     let elf = goblin::elf::Elf::parse(&data).ok()?;
+    let loads: Vec<(u64, u64, u64)> = elf
+        .program_headers
+        .iter()
+        .filter(|ph| ph.p_type == goblin::elf::program_header::PT_LOAD)
+        .map(|ph| (ph.p_offset, ph.p_vaddr, ph.p_filesz))
+        .collect();
     let mut out = Vec::new();
     for (syms, strs) in [(&elf.syms, &elf.strtab), (&elf.dynsyms, &elf.dynstrtab)] {
         for s in syms.iter() {
@@ -112,7 +176,27 @@ fn elf_symbols(path: &std::path::Path) -> Option<Vec<FileSym>> {
     }
     out.sort();
     out.dedup_by(|a, b| a.0 == b.0);
-    Some(out)
+    Some(ElfFile {
+        syms: out,
+        loads,
+        fixed: elf.header.e_type == goblin::elf::header::ET_EXEC,
+    })
+}
+
+/// Whether this process's pid namespace is the initial one (whose pids BPF helpers report):
+/// its inode is `PROC_PID_INIT_INO` (include/linux/proc_ns.h).
+fn in_init_pid_ns() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    const PROC_PID_INIT_INO: u64 = 0xEFFF_FFFC;
+    std::fs::metadata("/proc/self/ns/pid").map_or(true, |m| m.ino() == PROC_PID_INIT_INO)
+}
+
+/// Where a user address was found: the file (as this process can open it), the name to show
+/// for it (`perf` mode's module) and the offset in the file.
+struct Located {
+    file: PathBuf,
+    module: PathBuf,
+    file_off: u64,
 }
 
 impl Symbolizer {
@@ -129,22 +213,102 @@ impl Symbolizer {
         self.stacks.insert((user, limit), map);
     }
 
-    fn file_symbol(&self, path: &std::path::Path, file_off: u64) -> Option<Sym> {
-        let mut cache = self.elf.borrow_mut();
-        let syms = cache
+    /// Probe `index` is a uprobe or usdt probe in `binary` alone: its records' addresses may
+    /// be resolved in that file when their process is gone.
+    pub fn add_probe_binary(&mut self, index: u32, binary: &Path) {
+        let b = binary
+            .canonicalize()
+            .unwrap_or_else(|_| binary.to_path_buf());
+        self.probe_binaries.insert(index, b);
+    }
+
+    fn elf_file(&self, path: &Path) -> Option<Arc<ElfFile>> {
+        self.elf
+            .borrow_mut()
             .entry(path.to_path_buf())
-            .or_insert_with(|| elf_symbols(path))
-            .as_ref()?;
-        let i = syms.partition_point(|s| s.0 <= file_off).checked_sub(1)?;
-        let (start, size, name) = &syms[i];
-        if *size != 0 && file_off >= start + size {
+            .or_insert_with(|| read_elf(path).map(Arc::new))
+            .clone()
+    }
+
+    /// The source frames at `vaddr` of `path` (its DWARF opened on first use).
+    fn source_frames(&self, path: &Path, vaddr: u64) -> Vec<SourceFrame> {
+        self.dwarf
+            .borrow_mut()
+            .entry(path.to_path_buf())
+            .or_insert_with(|| LineInfo::open(path, &crate::dwarf::search_dirs_now()).ok())
+            .as_ref()
+            .map(|info| info.frames(vaddr))
+            .unwrap_or_default()
+    }
+
+    /// The mapping of `pid` holding `addr`: from the cache, else from /proc/PID/maps now
+    /// (when the pid is this /proc's and the process is still there).
+    fn mapping(&self, pid: i32, addr: u64) -> Option<Mapping> {
+        let find = |ms: &[Mapping]| ms.iter().find(|m| addr >= m.start && addr < m.end).cloned();
+        if let Some(m) = self.maps.borrow().get(&pid).and_then(|ms| find(ms)) {
+            return Some(m);
+        }
+        if pid <= 0 || !*self.init_pid_ns.get_or_init(in_init_pid_ns) {
             return None;
         }
-        Some(Sym {
-            name: name.clone(),
-            offset: file_off - start,
-            module: None,
+        let text = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
+        let ms = parse_maps(&text);
+        if ms.is_empty() {
+            // A zombie's maps are empty: keep what was known of it.
+            return None;
+        }
+        let m = find(&ms);
+        self.maps.borrow_mut().insert(pid, ms);
+        m
+    }
+
+    fn locate(&self, pid: i32, probe: i32, addr: u64) -> Option<Located> {
+        if let Some(m) = self.mapping(pid, addr) {
+            let root = PathBuf::from(format!("/proc/{pid}/root"));
+            let path = root.join(m.path.strip_prefix("/").unwrap_or(&m.path));
+            let file = if path.exists() { path } else { m.path.clone() };
+            return Some(Located {
+                file,
+                file_off: addr - m.start + m.file_offset,
+                module: m.path,
+            });
+        }
+        // The process is unknown here: a binary loaded at its link-time addresses resolves
+        // them all the same.
+        let bin = self.probe_binaries.get(&u32::try_from(probe).ok()?)?;
+        let elf = self.elf_file(bin)?;
+        if !elf.fixed {
+            return None;
+        }
+        Some(Located {
+            file: bin.clone(),
+            file_off: elf.file_off(addr)?,
+            module: bin.clone(),
         })
+    }
+
+    /// Adds file:line and inlined calls from the file's DWARF to `sym`. `ret`: the address is
+    /// a return address, so the call before it is what the frame is executing.
+    fn add_source(&self, sym: &mut Sym, file: &Path, elf: &ElfFile, file_off: u64, ret: bool) {
+        let Some(vaddr) = elf.vaddr(file_off) else {
+            return;
+        };
+        let mut frames =
+            self.source_frames(file, if ret { vaddr.saturating_sub(1) } else { vaddr });
+        let Some(outer) = frames.pop() else {
+            return;
+        };
+        let line = |f: Option<String>, l: Option<u32>| Some(SourceLine { file: f?, line: l? });
+        sym.source = line(outer.file, outer.line);
+        sym.inlined = frames
+            .into_iter()
+            .filter_map(|f| {
+                Some(InlinedCall {
+                    name: f.function?,
+                    source: line(f.file, f.line),
+                })
+            })
+            .collect();
     }
 }
 
@@ -159,20 +323,20 @@ impl Resolver for Symbolizer {
             name: s.name.to_string(),
             offset: off,
             module: s.module.map(str::to_string),
+            ..Default::default()
         })
     }
 
-    fn usym(&self, pid: i32, addr: u64) -> Option<Sym> {
-        let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
-        let m = parse_maps(&maps)
-            .into_iter()
-            .find(|m| addr >= m.start && addr < m.end)?;
-        let root = PathBuf::from(format!("/proc/{pid}/root"));
-        let path = root.join(m.path.strip_prefix("/").unwrap_or(&m.path));
-        let path = if path.exists() { path } else { m.path.clone() };
-        self.file_symbol(&path, addr - m.start + m.file_offset)
+    fn usym(&self, pid: i32, probe: i32, addr: u64, frame: Option<usize>) -> Option<Sym> {
+        let at = self.locate(pid, probe, addr)?;
+        let elf = self.elf_file(&at.file)?;
+        let mut sym = elf.symbol(at.file_off)?;
+        sym.module = Some(at.module.display().to_string());
+        if let Some(i) = frame.filter(|_| !self.no_debug_info) {
+            self.add_source(&mut sym, &at.file, &elf, at.file_off, i > 0);
+        }
+        Some(sym)
     }
-
     fn stack(&self, user: bool, limit: usize, id: i64) -> Option<Vec<u64>> {
         let map = self.stacks.get(&(user, limit))?;
         let key = u32::try_from(id).ok()?.to_le_bytes();
@@ -246,7 +410,7 @@ mod tests {
     fn usym_resolves_a_function_of_this_test_process() {
         let s = Symbolizer::default();
         let addr = parse_passwd as *const () as usize as u64;
-        let sym = s.usym(std::process::id() as i32, addr);
+        let sym = s.usym(std::process::id() as i32, -1, addr, None);
         // Release test builds may strip symbols; a debug build has them.
         if cfg!(debug_assertions) {
             let sym = sym.expect("this test binary has a symbol table");

@@ -47,8 +47,11 @@ pub trait Resolver {
     fn ksym(&self, _addr: u64) -> Option<Sym> {
         None
     }
-    /// The symbol containing `addr` in process `pid`.
-    fn usym(&self, _pid: i32, _addr: u64) -> Option<Sym> {
+    /// The symbol containing `addr` in process `pid`, recorded by probe `probe` (its index in
+    /// the script; negative: unknown). `frame`: the address is frame `i` of a user stack
+    /// (frame 0 the probed instruction, later ones return addresses), whose symbol may carry
+    /// file:line and inlined calls; `None` for `usym()`/`func`.
+    fn usym(&self, _pid: i32, _probe: i32, _addr: u64, _frame: Option<usize>) -> Option<Sym> {
         None
     }
     /// The frame addresses stored under stack id `id` in the stack-trace map of `user`
@@ -207,7 +210,8 @@ pub fn decode(ty: &FieldType, b: &[u8], r: &dyn Resolver) -> Result<Value, Decod
         FieldType::USym => {
             let addr = u64_at(b, 0, "user address")?;
             let pid = i32_at(b, 8, "pid")?;
-            let s = r.usym(pid, addr);
+            let probe = i32_at(b, 12, "probe id")?;
+            let s = r.usym(pid, probe, addr, None);
             Value::Symbol(sym_text(addr, s.as_ref().map(|s| s.name.as_str())).into())
         }
         FieldType::KStack { limit, mode } => Value::Stack(Stack {
@@ -217,9 +221,15 @@ pub fn decode(ty: &FieldType, b: &[u8], r: &dyn Resolver) -> Result<Value, Decod
         }),
         FieldType::UStack { limit, mode } => {
             let pid = i32_at(b, 0, "pid")?;
+            let probe = i32_at(b, 4, "probe id")?;
+            let mut i = 0;
             Value::Stack(Stack {
                 frames: frames(r, true, *limit, i64_at(b, 8, "stack id")?, |a| {
-                    r.usym(pid, a)
+                    i += 1;
+                    // Raw stacks print addresses only: no file is read for them.
+                    (*mode != crate::plan::layout::StackMode::Raw)
+                        .then(|| r.usym(pid, probe, a, Some(i - 1)))
+                        .flatten()
                 }),
                 mode: *mode,
                 user: true,

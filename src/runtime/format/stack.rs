@@ -6,17 +6,38 @@
 //! `bpftrace` mode indents 8 spaces (4 in map keys) and shows `name+offset`, `perf` mode shows a tab, the hex
 //! address and the symbol (user frames add ` (module)`, or ` ([unknown])` when unresolved),
 //! `raw` mode only the hex address.
+//! With DWARF (`show_debug_info`, on by default), a user frame adds `@file.c:LINE` in
+//! `bpftrace` mode, and each call the compiler inlined at the address comes first as its own
+//! line: `[inlined] f@file.c:LINE` (`perf` mode: `\taddr f (inlined)`, never file and line).
 //! An unresolved address prints as `0x…` hex. Invariant: never fails, whatever the frames.
 
 use super::value::write_display;
 pub use crate::plan::layout::StackMode;
 
 /// A resolved symbol: `name+offset`, and for user frames the object it lives in.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Sym {
     pub name: String,
     pub offset: u64,
     pub module: Option<String>,
+    /// The source line of the address (DWARF), printed in `bpftrace` mode.
+    pub source: Option<SourceLine>,
+    /// Calls inlined at the address, innermost first (DWARF).
+    pub inlined: Vec<InlinedCall>,
+}
+
+/// `file:line` of a code address.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SourceLine {
+    pub file: String,
+    pub line: u32,
+}
+
+/// A function the compiler inlined at a frame's address, and where its code there came from.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct InlinedCall {
+    pub name: String,
+    pub source: Option<SourceLine>,
 }
 
 /// One frame: its address and the symbol it resolved to, if any.
@@ -47,12 +68,26 @@ impl Stack {
     pub fn render_indented(&self, indent: usize) -> Vec<u8> {
         let mut out = vec![b'\n'];
         for f in self.frames.iter().take_while(|f| f.addr != 0) {
+            let inlined = f.sym.as_ref().map_or(&[][..], |s| &s.inlined[..]);
             match self.mode {
                 StackMode::Bpftrace => {
+                    for c in inlined {
+                        out.resize(out.len() + indent.min(64), b' ');
+                        write_display(&mut out, format_args!("[inlined] {}", c.name));
+                        write_source(&mut out, c.source.as_ref());
+                        out.push(b'\n');
+                    }
                     out.resize(out.len() + indent.min(64), b' ');
                     write_frame_sym(&mut out, f, false);
+                    write_source(&mut out, f.sym.as_ref().and_then(|s| s.source.as_ref()));
                 }
                 StackMode::Perf => {
+                    for c in inlined {
+                        write_display(
+                            &mut out,
+                            format_args!("\t{:x} {} (inlined)\n", f.addr, c.name),
+                        );
+                    }
                     out.push(b'\t');
                     write_display(&mut out, format_args!("{:x} ", f.addr));
                     write_frame_sym(&mut out, f, self.user);
@@ -62,6 +97,12 @@ impl Stack {
             out.push(b'\n');
         }
         out
+    }
+}
+
+fn write_source(out: &mut Vec<u8>, s: Option<&SourceLine>) {
+    if let Some(s) = s {
+        write_display(out, format_args!("@{}:{}", s.file, s.line));
     }
 }
 
@@ -107,6 +148,7 @@ mod tests {
                         name: "do_sys_open".into(),
                         offset: 20,
                         module: Some("/usr/lib/libc.so.6".into()),
+                        ..Default::default()
                     }),
                 },
                 Frame {
@@ -139,6 +181,55 @@ mod tests {
         );
         let k = stack(StackMode::Perf, false).render();
         assert!(String::from_utf8(k).unwrap().contains("do_sys_open+20\n"));
+    }
+
+    fn inlined_stack(mode: StackMode) -> String {
+        let src = |line| {
+            Some(SourceLine {
+                file: "/src/t.c".into(),
+                line,
+            })
+        };
+        let st = Stack {
+            frames: vec![Frame {
+                addr: 0x401166,
+                sym: Some(Sym {
+                    name: "mywrapper".into(),
+                    offset: 48,
+                    module: Some("/bin/t".into()),
+                    source: src(22),
+                    inlined: vec![
+                        InlinedCall {
+                            name: "myclock".into(),
+                            source: src(15),
+                        },
+                        InlinedCall {
+                            name: "mywrapper_inlined".into(),
+                            source: None,
+                        },
+                    ],
+                }),
+            }],
+            mode,
+            user: true,
+        };
+        String::from_utf8(st.render()).unwrap()
+    }
+
+    #[test]
+    fn bpftrace_mode_prints_inlined_calls_first_and_file_line() {
+        assert_eq!(
+            inlined_stack(StackMode::Bpftrace),
+            "\n        [inlined] myclock@/src/t.c:15\n        [inlined] mywrapper_inlined\n        mywrapper+48@/src/t.c:22\n"
+        );
+    }
+
+    #[test]
+    fn perf_mode_marks_inlined_calls_and_omits_file_line() {
+        assert_eq!(
+            inlined_stack(StackMode::Perf),
+            "\n\t401166 myclock (inlined)\n\t401166 mywrapper_inlined (inlined)\n\t401166 mywrapper+48 (/bin/t)\n"
+        );
     }
 
     #[test]

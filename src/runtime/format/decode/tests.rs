@@ -114,6 +114,7 @@ impl Resolver for Syms {
             name: "vfs_read".into(),
             offset: addr - 0x1000,
             module: None,
+            ..Default::default()
         })
     }
     fn username(&self, uid: u64) -> Option<String> {

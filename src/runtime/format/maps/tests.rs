@@ -172,6 +172,7 @@ fn stack_keys_and_values_print_on_their_own_lines() {
                 name: "f".into(),
                 offset: 1,
                 module: None,
+                ..Default::default()
             }),
         }],
         mode: StackMode::Bpftrace,
