@@ -554,8 +554,8 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
     // The main thread blocks the runtime's signals (see `run`); until this thread runs a
     // script, Ctrl-C keeps its default meaning here.
     super::trace_run::unblock_signals();
-    let args = split_attached_include_dir(&permute_options(args));
-    let argv = std::iter::once(OsString::from("strobe")).chain(args);
+    let fixed = split_attached_include_dir(&permute_options(args));
+    let argv = std::iter::once(OsString::from("strobe")).chain(fixed);
     let mut opts = match TraceArgs::try_parse_from(argv) {
         Ok(o) => o,
         Err(e) => {
