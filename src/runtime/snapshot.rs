@@ -76,8 +76,15 @@ pub fn snapshot(
             }
         }
         MapValueSpec::Agg(agg) => {
+            // A keyless count() slot (a per-CPU array, `codegen::lower::maps::slot_maps`) is
+            // always there: zero on every CPU is a count that never fired or was cleared, which
+            // current bpftrace's hash holds no element for, so it prints nothing.
+            let slot = map.map_type() == Some(MapType::PercpuArray);
             for k in keys {
                 if let Some(v) = map.lookup_vec(&k)? {
+                    if slot && v.iter().all(|&b| b == 0) {
+                        continue;
+                    }
                     snap.entries
                         .push((decode_key(key, &k, r), MapValue::Agg(agg.merge(&v))));
                 }
@@ -125,7 +132,7 @@ fn decode_key(fields: &[FieldType], bytes: &[u8], r: &dyn Resolver) -> Vec<Value
 
 /// `clear(@m)`: deletes every key. An array's elements cannot be deleted (a keyless `count()`
 /// map is a one-slot per-CPU array, see `codegen::lower::maps`): they are zeroed, which prints
-/// the same (`@: 0`, as a count that never fired).
+/// the same (nothing at exit, `@: 0` from `print()`, as a count that never fired).
 pub fn clear(map: &Map) -> Result<(), SysError> {
     if matches!(map.map_type(), Some(MapType::Array | MapType::PercpuArray)) {
         return zero(map);

@@ -11,7 +11,7 @@
 //! `BPF_MAP_TYPE_PERCPU_ARRAY`, one slot for a count, one per bucket for a histogram (the
 //! bucket index is the array index). The verifier inlines its lookup (no hashing, no bucket
 //! walk) and the slot always exists, so the insert path is gone. A count slot that never
-//! counted reads 0, which is what a keyless count prints when it never fired (`@: 0`); a
+//! counted reads 0, which the exit dump leaves out as a hash without the element would be; a
 //! histogram's zero buckets are left out when it is read (`runtime::snapshot`), so a histogram
 //! that never fired prints nothing, as before.
 
@@ -259,7 +259,9 @@ pub fn slot_maps(cp: &CheckedProgram) -> BTreeSet<String> {
         .iter()
         .filter(|m| {
             let kind_fits = match m.agg {
-                Some(AggKind::Count) => true,
+                // After zero() bpftrace's hash holds a 0 that prints at exit; a slot's 0 is
+                // taken for "no element" (`runtime::snapshot`), so a zeroed count stays a hash.
+                Some(AggKind::Count) => !uses.zeroed.contains(&m.name),
                 Some(AggKind::Hist(h)) => {
                     h.bucket_count() <= SLOT_HIST_BUCKETS && !uses.zeroed.contains(&m.name)
                 }
