@@ -176,6 +176,11 @@ pub enum StackMode {
     Perf,
     /// Hex addresses only.
     Raw,
+    /// `ustack(build_id)`: each frame as `<build id in hex> 0x<offset in that object>`, or the
+    /// hex address when the kernel could not read the object's build id. The frames come from
+    /// a stack-trace map created with `BPF_F_STACK_BUILD_ID`
+    /// ([`crate::plan::build_id_stack_map_spec`]).
+    BuildId,
 }
 
 /// The C library's message for errno `n` (`strerror(3)`, as bpftrace prints `strerror()`):

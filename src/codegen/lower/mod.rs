@@ -137,6 +137,8 @@ pub(crate) struct ScriptState {
     pub events: EventTable,
     /// The stack-trace maps the probes use: (user, limit).
     pub stack_maps: std::collections::BTreeSet<(bool, usize)>,
+    /// The `BPF_F_STACK_BUILD_ID` stack-trace maps (`ustack(build_id)`), by limit.
+    pub build_id_stack_maps: std::collections::BTreeSet<usize>,
 }
 
 /// What `args`, `argN` and `retval` mean in the probe being lowered.
@@ -333,6 +335,12 @@ pub fn lower(
             .stack_maps
             .iter()
             .map(|&(user, limit)| crate::plan::stack_map_spec(user, limit)),
+    );
+    maps.extend(
+        state
+            .build_id_stack_maps
+            .iter()
+            .map(|&limit| crate::plan::build_id_stack_map_spec(limit)),
     );
     Ok(CompiledScript {
         maps,
