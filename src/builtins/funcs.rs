@@ -283,10 +283,20 @@ fn stack(c: &CallCtx<'_>) -> Result<Type, RuleError> {
                 "bpftrace" => StackMode::Bpftrace,
                 "perf" => StackMode::Perf,
                 "raw" => StackMode::Raw,
+                "build_id" if c.name == "kstack" => {
+                    return Err(RuleError::arg(
+                        i,
+                        "'build_id' stack mode can only be used for ustack",
+                    ))
+                }
+                "build_id" => StackMode::BuildId,
                 other => {
                     return Err(RuleError::arg(
                         i,
-                        format!("{}: invalid mode '{other}' (bpftrace, perf, raw)", c.name),
+                        format!(
+                            "{}: invalid mode '{other}' (bpftrace, perf, raw, build_id)",
+                            c.name
+                        ),
                     ))
                 }
             };

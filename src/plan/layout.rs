@@ -179,6 +179,11 @@ pub enum StackMode {
     Perf,
     /// Hex addresses only.
     Raw,
+    /// `ustack(build_id)`: each frame as `<build id in hex> 0x<offset in that object>`, or the
+    /// hex address when the kernel could not read the object's build id. The frames come from
+    /// a stack-trace map created with `BPF_F_STACK_BUILD_ID`
+    /// ([`crate::plan::build_id_stack_map_spec`]).
+    BuildId,
 }
 
 /// A signal's description as `strsignal(3)` gives it for 1–31 on Linux, "Real-time signal N"

@@ -551,6 +551,34 @@ pub fn stack_map_name(user: bool, limit: usize) -> String {
     format!("stack_{}{limit}", if user { 'u' } else { 'k' })
 }
 
+/// The name of the `BPF_F_STACK_BUILD_ID` stack-trace map of user stacks of depth `limit`
+/// (`ustack(build_id)`).
+pub fn build_id_stack_map_name(limit: usize) -> String {
+    format!("stack_b{limit}")
+}
+
+/// The inverse of [`build_id_stack_map_name`].
+pub fn parse_build_id_stack_map_name(name: &str) -> Option<usize> {
+    name.strip_prefix("stack_b")?.parse().ok()
+}
+
+/// Size of one `struct bpf_stack_build_id` (include/uapi/linux/bpf.h): `s32 status`,
+/// `u8 build_id[20]`, then a `u64` offset or ip at byte 24.
+pub const BUILD_ID_FRAME_SIZE: usize = 32;
+
+/// The stack-trace map for [`build_id_stack_map_name`]`(limit)`; it must be created with
+/// `BPF_F_STACK_BUILD_ID` ([`MapSpec`] has no flags: the runtime recognises it by name).
+pub fn build_id_stack_map_spec(limit: usize) -> MapSpec {
+    MapSpec {
+        name: build_id_stack_map_name(limit),
+        map_type: MapType::StackTrace,
+        key_size: 4,
+        value_size: (BUILD_ID_FRAME_SIZE * limit.max(1)) as u32,
+        max_entries: STACK_MAP_ENTRIES,
+        role: MapRole::Internal,
+    }
+}
+
 /// The inverse of [`stack_map_name`].
 pub fn parse_stack_map_name(name: &str) -> Option<(bool, usize)> {
     let rest = name.strip_prefix("stack_")?;
@@ -589,6 +617,11 @@ mod stack_map_tests {
             Some((false, 3))
         );
         assert_eq!(parse_stack_map_name("stack_x3"), None);
+        assert_eq!(parse_stack_map_name(&build_id_stack_map_name(5)), None);
+        assert_eq!(
+            parse_build_id_stack_map_name(&build_id_stack_map_name(5)),
+            Some(5)
+        );
         assert_eq!(parse_stack_map_name("@stack_k3"), None);
     }
 }

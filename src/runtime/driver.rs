@@ -262,6 +262,11 @@ fn create_maps(script: &CompiledScript) -> Result<Vec<Map>, RunError> {
                     key_size: m.key_size,
                     value_size: m.value_size,
                     max_entries: m.max_entries,
+                    flags: if crate::plan::parse_build_id_stack_map_name(&m.name).is_some() {
+                        crate::sys::MapFlags::STACK_BUILD_ID
+                    } else {
+                        Default::default()
+                    },
                     ..Default::default()
                 },
             )
@@ -505,6 +510,22 @@ pub fn run(
                     source,
                 })?;
             symbolizer.add_stack_map(user, limit, dup);
+        } else if let Some(limit) = crate::plan::parse_build_id_stack_map_name(&spec.name) {
+            let dup = map
+                .as_fd()
+                .try_clone_to_owned()
+                .map_err(|e| {
+                    SysError::bare(
+                        "dup",
+                        crate::sys::Errno(e.raw_os_error().unwrap_or(libc::EBADF)),
+                    )
+                })
+                .and_then(Map::from_fd)
+                .map_err(|source| RunError::MapCreate {
+                    map: spec.name.clone(),
+                    source,
+                })?;
+            symbolizer.add_build_id_stack_map(limit, dup);
         }
     }
     let mut printer = Printer::new(opts.format);

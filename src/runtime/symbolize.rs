@@ -88,6 +88,8 @@ pub struct Symbolizer {
     pub probe_names: HashMap<u64, String>,
     /// The script's stack-trace maps by (user, limit): stack ids → frame addresses.
     stacks: HashMap<(bool, usize), crate::sys::Map>,
+    /// The `ustack(build_id)` stack-trace maps by limit.
+    build_id_stacks: HashMap<usize, crate::sys::Map>,
     /// `cgroup_path()` resolution, cached per (hierarchy, id).
     cgroups: RefCell<super::cgroup::CgroupPaths>,
     /// CLOCK_REALTIME − CLOCK_BOOTTIME, read once (for `strftime()`).
@@ -211,6 +213,12 @@ impl Symbolizer {
     /// of depth `limit` (`plan::stack_map_name`).
     pub fn add_stack_map(&mut self, user: bool, limit: usize, map: crate::sys::Map) {
         self.stacks.insert((user, limit), map);
+    }
+
+    /// Resolves `ustack(build_id)` stack ids of depth `limit` through `map`
+    /// (`plan::build_id_stack_map_name`).
+    pub fn add_build_id_stack_map(&mut self, limit: usize, map: crate::sys::Map) {
+        self.build_id_stacks.insert(limit, map);
     }
 
     /// Probe `index` is a uprobe or usdt probe in `binary` alone: its records' addresses may
@@ -346,6 +354,12 @@ impl Resolver for Symbolizer {
                 .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
                 .collect(),
         )
+    }
+
+    fn build_id_stack(&self, limit: usize, id: i64) -> Option<Vec<u8>> {
+        let map = self.build_id_stacks.get(&limit)?;
+        let key = u32::try_from(id).ok()?.to_le_bytes();
+        map.lookup_vec(&key).ok()?
     }
 
     fn username(&self, uid: u64) -> Option<String> {

@@ -319,13 +319,20 @@ const BPF_F_USER_STACK: i64 = 1 << 8;
 /// `bpf_get_stackid` into the stack-trace map for this kind and depth (as bpftrace), so keys
 /// stay small however deep the stack; userspace reads the frames by id when printing.
 pub(crate) fn stack(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, LowerError> {
-    let (user, limit) = match t {
-        Type::KStack { limit, .. } => (false, *limit),
-        Type::UStack { limit, .. } => (true, *limit),
+    let (user, limit, mode) = match t {
+        Type::KStack { limit, mode } => (false, *limit, *mode),
+        Type::UStack { limit, mode } => (true, *limit, *mode),
         _ => return Err(LowerError::unsupported("this stack", e.span)),
     };
-    lw.script.stack_maps.insert((user, limit));
-    let map = lw.b.map(&crate::plan::stack_map_name(user, limit));
+    // Build-id stacks live in their own map (its entries are `struct bpf_stack_build_id`);
+    // bpf_get_stackid takes the same flags for it.
+    let map = if mode == crate::plan::layout::StackMode::BuildId {
+        lw.script.build_id_stack_maps.insert(limit);
+        lw.b.map(&crate::plan::build_id_stack_map_name(limit))
+    } else {
+        lw.script.stack_maps.insert((user, limit));
+        lw.b.map(&crate::plan::stack_map_name(user, limit))
+    };
     let p = lw.place(if user { 16 } else { 8 }, e.span)?;
     let ctx = lw.b.ctx();
     let id = lw.b.call(

@@ -151,6 +151,8 @@ pub(crate) struct ScriptState {
     pub ring_unbounded: bool,
     /// The most scratch regions ([`SCRATCH_SIZE`] bytes each) a probe uses.
     pub scratch_regions: u32,
+    /// The `BPF_F_STACK_BUILD_ID` stack-trace maps (`ustack(build_id)`), by limit.
+    pub build_id_stack_maps: std::collections::BTreeSet<usize>,
 }
 
 /// What `args`, `argN` and `retval` mean in the probe being lowered.
@@ -420,6 +422,12 @@ pub fn lower(
             .stack_maps
             .iter()
             .map(|&(user, limit)| crate::plan::stack_map_spec(user, limit)),
+    );
+    maps.extend(
+        state
+            .build_id_stack_maps
+            .iter()
+            .map(|&limit| crate::plan::build_id_stack_map_spec(limit)),
     );
     Ok(CompiledScript {
         maps,

@@ -59,6 +59,11 @@ pub trait Resolver {
     fn stack(&self, _user: bool, _limit: usize, _id: i64) -> Option<Vec<u64>> {
         None
     }
+    /// The entries (`struct bpf_stack_build_id`, [`crate::plan::BUILD_ID_FRAME_SIZE`] bytes
+    /// each) stored under stack id `id` in the build-id stack map of depth `limit`.
+    fn build_id_stack(&self, _limit: usize, _id: i64) -> Option<Vec<u8>> {
+        None
+    }
     /// The user name of `uid`.
     fn username(&self, _uid: u64) -> Option<String> {
         None
@@ -136,6 +141,29 @@ fn frames(
             addr,
             sym: resolve(addr),
         })
+        .collect()
+}
+
+/// The frames of a build-id stack: `struct bpf_stack_build_id` entries (include/uapi/linux/
+/// bpf.h; status 1 = `BPF_STACK_BUILD_ID_VALID`: build id and offset, else the ip). A frame
+/// with a build id is a [`Sym`] named by the id in hex, its offset the offset in the object.
+fn build_id_frames(bytes: &[u8], limit: usize) -> Vec<Frame> {
+    const VALID: i32 = 1;
+    bytes
+        .chunks_exact(crate::plan::BUILD_ID_FRAME_SIZE)
+        .take(limit)
+        .map(|e| {
+            let status = i32::from_le_bytes(e[0..4].try_into().unwrap_or([0; 4]));
+            let value = u64::from_le_bytes(e[24..32].try_into().unwrap_or([0; 8]));
+            let sym = (status == VALID).then(|| Sym {
+                name: e[4..24].iter().map(|b| format!("{b:02x}")).collect(),
+                offset: value,
+                ..Default::default()
+            });
+            Frame { addr: value, sym }
+        })
+        // The kernel zero-fills the entries past the stack's depth (status 0, ip 0).
+        .take_while(|f| f.sym.is_some() || f.addr != 0)
         .collect()
 }
 
@@ -219,6 +247,22 @@ pub fn decode(ty: &FieldType, b: &[u8], r: &dyn Resolver) -> Result<Value, Decod
             mode: *mode,
             user: false,
         }),
+        FieldType::UStack {
+            limit,
+            mode: mode @ crate::plan::layout::StackMode::BuildId,
+        } => {
+            let id = i64_at(b, 8, "stack id")?;
+            let bytes = if id < 0 {
+                Vec::new()
+            } else {
+                r.build_id_stack(*limit, id).unwrap_or_default()
+            };
+            Value::Stack(Stack {
+                frames: build_id_frames(&bytes, *limit),
+                mode: *mode,
+                user: true,
+            })
+        }
         FieldType::UStack { limit, mode } => {
             let pid = i32_at(b, 0, "pid")?;
             let probe = i32_at(b, 4, "probe id")?;

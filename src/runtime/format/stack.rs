@@ -67,7 +67,11 @@ impl Stack {
     /// The same with another indent: bpftrace 0.17 indents stacks in map keys by 4.
     pub fn render_indented(&self, indent: usize) -> Vec<u8> {
         let mut out = vec![b'\n'];
-        for f in self.frames.iter().take_while(|f| f.addr != 0) {
+        for f in self
+            .frames
+            .iter()
+            .take_while(|f| f.addr != 0 || self.mode == StackMode::BuildId)
+        {
             let inlined = f.sym.as_ref().map_or(&[][..], |s| &s.inlined[..]);
             match self.mode {
                 StackMode::Bpftrace => {
@@ -93,6 +97,12 @@ impl Stack {
                     write_frame_sym(&mut out, f, self.user);
                 }
                 StackMode::Raw => write_display(&mut out, format_args!("{:x}", f.addr)),
+                StackMode::BuildId => match &f.sym {
+                    Some(s) => {
+                        write_display(&mut out, format_args!("{} 0x{:02x}", s.name, s.offset))
+                    }
+                    None => write_display(&mut out, format_args!("{:x}", f.addr)),
+                },
             }
             out.push(b'\n');
         }

@@ -306,3 +306,36 @@ fn bitfields_are_shifted_masked_and_sign_extended() {
     let v = decode(&s, &0x7eu64.to_le_bytes(), &NoResolver).unwrap();
     assert_eq!(text(&v), "{ .x_0 = 0, .x_1 = 1, .x_2 = 3, .y = -1 }");
 }
+
+struct BuildIds;
+
+impl Resolver for BuildIds {
+    fn build_id_stack(&self, limit: usize, id: i64) -> Option<Vec<u8>> {
+        assert_eq!((limit, id), (4, 9));
+        let mut v = vec![0u8; 4 * crate::plan::BUILD_ID_FRAME_SIZE];
+        // Frame 0: a valid build id and offset 0x1146; frame 1: only the ip; 2, 3: padding.
+        v[0] = 1;
+        for (i, b) in v[4..24].iter_mut().enumerate() {
+            *b = i as u8 + 0xa0;
+        }
+        v[24..32].copy_from_slice(&0x1146u64.to_le_bytes());
+        v[32] = 2;
+        v[56..64].copy_from_slice(&0x7f00_1234u64.to_le_bytes());
+        Some(v)
+    }
+}
+
+#[test]
+fn build_id_stacks_print_id_and_offset_or_the_ip() {
+    let ty = FieldType::UStack {
+        limit: 4,
+        mode: StackMode::BuildId,
+    };
+    let mut rec = vec![0u8; 16];
+    rec[8] = 9;
+    let v = decode(&ty, &rec, &BuildIds).unwrap();
+    assert_eq!(
+        text(&v),
+        "\na0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3 0x1146\n7f001234\n"
+    );
+}
