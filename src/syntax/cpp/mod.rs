@@ -386,7 +386,9 @@ impl Preprocessor {
                 } else {
                     match word {
                         "ifdef" => self.name_of(rest).map(|n| self.defs.macros.contains_key(n)),
-                        "ifndef" => self.name_of(rest).map(|n| !self.defs.macros.contains_key(n)),
+                        "ifndef" => self
+                            .name_of(rest)
+                            .map(|n| !self.defs.macros.contains_key(n)),
                         _ => self.condition(rest),
                     }
                 };
@@ -410,10 +412,12 @@ impl Preprocessor {
                 }
                 let cond = if f.outer && !f.taken {
                     match word {
-                        "elifdef" => self.name_of(rest).map(|n| self.defs.macros.contains_key(n))?,
-                        "elifndef" => {
-                            self.name_of(rest).map(|n| !self.defs.macros.contains_key(n))?
-                        }
+                        "elifdef" => self
+                            .name_of(rest)
+                            .map(|n| self.defs.macros.contains_key(n))?,
+                        "elifndef" => self
+                            .name_of(rest)
+                            .map(|n| !self.defs.macros.contains_key(n))?,
                         _ => self.condition(rest)?,
                     }
                 } else {
@@ -486,9 +490,7 @@ impl Preprocessor {
             rest.to_vec()
         };
         match toks.first() {
-            Some(t) if t.kind == TokKind::Str => {
-                Ok((t.text.trim_matches('"').to_string(), false))
-            }
+            Some(t) if t.kind == TokKind::Str => Ok((t.text.trim_matches('"').to_string(), false)),
             Some(t) if t.is("<") => {
                 let end = toks.iter().position(|t| t.is(">")).ok_or_else(|| {
                     CppError::Invalid("expected '>' after the header name".into())
@@ -574,7 +576,10 @@ impl Preprocessor {
 
     /// Where header `name` is: its path and the index of the search directory.
     fn find(&self, name: &str, system: bool, next: bool) -> Option<(PathBuf, Option<usize>)> {
-        let cur = self.files.last().expect("the script's context is never popped");
+        let cur = self
+            .files
+            .last()
+            .expect("the script's context is never popped");
         if Path::new(name).is_absolute() {
             let p = PathBuf::from(name);
             return self.opts.files.read(&p).map(|_| (p, None));
@@ -758,7 +763,11 @@ fn int_macro(v: i64) -> Macro {
     Macro {
         params: None,
         variadic: false,
-        body: tokenize(&if v < 0 { format!("({v})") } else { v.to_string() }),
+        body: tokenize(&if v < 0 {
+            format!("({v})")
+        } else {
+            v.to_string()
+        }),
     }
 }
 
