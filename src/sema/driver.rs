@@ -211,8 +211,8 @@ impl<'a> Checker<'a> {
         let from_headers = program.header_types.iter().filter(|d| {
             d.name.as_ref().is_some_and(|n| {
                 !script_tags.contains(&(d.kind, n.name.as_str()))
-                    && btf.is_none_or(|b| {
-                        super::ctypes::find_btf_record(b, d.kind, &n.name).is_none()
+                    && !btf.is_some_and(|b| {
+                        super::ctypes::find_btf_record(b, d.kind, &n.name).is_some()
                     })
             })
         });

@@ -225,11 +225,7 @@ impl DeclState {
                 out.extend(canonical(&words.iter().collect::<Vec<_>>())?);
                 rest = &m[n..];
             } else {
-                let ty = self.typedefs.get(&first.text).or_else(|| {
-                    // Fixed-width names the script knows without a typedef.
-                    None
-                });
-                match ty {
+                match self.typedefs.get(&first.text) {
                     Some(t) => {
                         // A typedef of a struct used by value needs that struct's definition.
                         if t.len() == 2

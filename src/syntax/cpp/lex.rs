@@ -91,9 +91,9 @@ pub fn tokenize(line: &str) -> Vec<Tok> {
             i += 1;
             while i < b.len() {
                 let d = b[i];
-                if (d == b'+' || d == b'-') && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P') {
-                    i += 1;
-                } else if d.is_ascii_alphanumeric() || d == b'.' || d == b'_' || d == b'\'' {
+                let sign =
+                    (d == b'+' || d == b'-') && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P');
+                if sign || d.is_ascii_alphanumeric() || d == b'.' || d == b'_' || d == b'\'' {
                     i += 1;
                 } else {
                     break;

@@ -674,13 +674,11 @@ impl Preprocessor {
                     self.once.insert(path.to_path_buf());
                     continue;
                 }
-                match self.directive(d) {
-                    Err(CppError::Error(m)) => {
-                        self.stack.truncate(outer_depth);
-                        return Err(CppError::Error(format!("{m} (in {})", path.display())));
-                    }
-                    // Anything else a header does that this module cannot follow is skipped.
-                    Err(_) | Ok(()) => {}
+                // `#error` fails the include; anything else a header does that this module
+                // cannot follow is skipped.
+                if let Err(CppError::Error(m)) = self.directive(d) {
+                    self.stack.truncate(outer_depth);
+                    return Err(CppError::Error(format!("{m} (in {})", path.display())));
                 }
             } else if self.active() {
                 let toks = tokenize(l);
