@@ -195,6 +195,9 @@ impl CDefs {
             }
             return Ok(MacroValue::Str(s));
         }
+        if out.is_empty() {
+            return Err("it expands to nothing".into());
+        }
         let text = lex::join(&out);
         let names = |n: &str| self.enumerators.get(n).copied().or_else(|| ident(n));
         eval::eval(&out, &names)

@@ -77,6 +77,8 @@ fn defines_compose_and_evaluate() {
     );
     p.directive("undef A").unwrap();
     assert!(int(&p, "B").is_err());
+    p.directive("define EMPTY").unwrap();
+    assert_eq!(int(&p, "EMPTY"), Err("it expands to nothing".into()));
 }
 
 #[test]
