@@ -448,7 +448,12 @@ fn take_debuginfo(opts: &mut TraceArgs) {
 /// script; the script's own arguments are left alone.
 fn split_attached_include_dir(args: &[OsString]) -> Vec<OsString> {
     const VALUED_SHORT: &[&str] = &["-e", "-d", "-c", "-p", "-f", "-o", "-B", "-I"];
-    const VALUED_LONG: &[&str] = &["--include", "--include-dir", "--debuginfo", "--serve-labels"];
+    const VALUED_LONG: &[&str] = &[
+        "--include",
+        "--include-dir",
+        "--debuginfo",
+        "--serve-labels",
+    ];
     let mut out = Vec::with_capacity(args.len());
     let mut value_next = false;
     let mut it = args.iter();

@@ -120,9 +120,14 @@ impl Checker<'_> {
             self.consts.insert(e.id, v as i64);
             return Type::I64;
         }
-        let mut help =
-            builtins::nearest(name, Form::Value).map(|n| format!("did you mean '{n}'?"));
-        if let Some(h) = self.program.c_defs.missing.first().filter(|_| help.is_none()) {
+        let mut help = builtins::nearest(name, Form::Value).map(|n| format!("did you mean '{n}'?"));
+        if let Some(h) = self
+            .program
+            .c_defs
+            .missing
+            .first()
+            .filter(|_| help.is_none())
+        {
             help = Some(format!(
                 "<{h}> is not on this host: strobe takes its types from BTF, its macros are unknown"
             ));
@@ -172,7 +177,10 @@ impl Checker<'_> {
         let d = match self.program.c_defs.value(name, &resolve)? {
             Ok(v) => c_value(v),
             Err(msg) => {
-                self.error(e.span, format!("unable to expand macro '{name}' as an expression: {msg}"));
+                self.error(
+                    e.span,
+                    format!("unable to expand macro '{name}' as an expression: {msg}"),
+                );
                 self.defines.insert(name.to_string(), Define::Error);
                 return Some(Define::Error);
             }
@@ -222,7 +230,10 @@ impl Checker<'_> {
                 Define::Error => Type::None,
             },
             Some(Err(msg)) => {
-                self.error(e.span, format!("unable to expand macro '{name}' as an expression: {msg}"));
+                self.error(
+                    e.span,
+                    format!("unable to expand macro '{name}' as an expression: {msg}"),
+                );
                 Type::None
             }
             None => Type::None,

@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use super::context::ProbeContext;
 use super::ctypes::ScriptTypes;
-use crate::syntax::ast::CTypeKind;
 use super::expand::{expand, ExpandError, Target};
 use super::program::{AttachTargets, CheckedProbe, CheckedProgram, VarTable};
 use super::resolve::Checker;
@@ -21,6 +20,7 @@ use super::{CheckOptions, CheckOutput, MissingProbes};
 use crate::btf::Btf;
 use crate::diag::{Diagnostic, Span};
 use crate::kernel::info::KernelInfo;
+use crate::syntax::ast::CTypeKind;
 use crate::syntax::ast::*;
 use crate::template::{group_targets, Fact, Grouping, SkipReason, TargetGroup};
 
@@ -239,11 +239,16 @@ impl<'a> Checker<'a> {
         let from_headers = program.header_types.iter().filter(|d| {
             d.name.as_ref().is_some_and(|n| {
                 !script_tags.contains(&(d.kind, n.name.as_str()))
-                    && btf.is_none_or(|b| super::ctypes::find_btf_record(b, d.kind, &n.name).is_none())
+                    && !btf.is_some_and(|b| {
+                        super::ctypes::find_btf_record(b, d.kind, &n.name).is_some()
+                    })
             })
         });
-        let script_types =
-            ScriptTypes::build(from_headers.chain(program.type_defs()), btf, opts.max_strlen);
+        let script_types = ScriptTypes::build(
+            from_headers.chain(program.type_defs()),
+            btf,
+            opts.max_strlen,
+        );
         let defines = HashMap::new();
         Checker {
             program,
@@ -634,4 +639,3 @@ fn uprobe_site_errors(kind: ProbeKind, targets: &[Target], unsafe_mode: bool) ->
         })
         .collect()
 }
-

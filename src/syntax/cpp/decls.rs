@@ -24,7 +24,14 @@ pub struct DeclState {
 const WORDS: &[&str] = &[
     "unsigned", "signed", "char", "short", "int", "long", "float", "double", "_Bool", "void",
 ];
-const QUALIFIERS: &[&str] = &["const", "volatile", "__const", "__volatile__", "__restrict", "restrict"];
+const QUALIFIERS: &[&str] = &[
+    "const",
+    "volatile",
+    "__const",
+    "__volatile__",
+    "__restrict",
+    "restrict",
+];
 
 impl DeclState {
     /// Scans the declarations of one header's tokens.
@@ -60,10 +67,14 @@ impl DeclState {
         let Some(first) = d.first() else { return };
         if first.text == "typedef" {
             let rest = &d[1..];
-            if rest.first().is_some_and(|t| t.text == "struct" || t.text == "union")
+            if rest
+                .first()
+                .is_some_and(|t| t.text == "struct" || t.text == "union")
                 && rest.iter().any(|t| t.is("{"))
             {
-                let Some(close) = matching_brace(rest) else { return };
+                let Some(close) = matching_brace(rest) else {
+                    return;
+                };
                 let tag = rest.get(1).filter(|t| t.is_ident()).map(|t| t.text.clone());
                 if let Some(tag) = &tag {
                     self.definition(&rest[..=close], tag);
@@ -129,7 +140,11 @@ impl DeclState {
         let Some(body) = self.rewrite_body(&def[3..def.len() - 1], 0) else {
             return;
         };
-        let mut out = vec![def[0].clone(), def[1].clone(), Tok::new(TokKind::Punct, "{")];
+        let mut out = vec![
+            def[0].clone(),
+            def[1].clone(),
+            Tok::new(TokKind::Punct, "{"),
+        ];
         out.extend(body);
         out.push(Tok::new(TokKind::Punct, "}"));
         self.tags.insert(tag.to_string());
@@ -210,11 +225,7 @@ impl DeclState {
                 out.extend(canonical(&words.iter().collect::<Vec<_>>())?);
                 rest = &m[n..];
             } else {
-                let ty = self.typedefs.get(&first.text).or_else(|| {
-                    // Fixed-width names the script knows without a typedef.
-                    None
-                });
-                match ty {
+                match self.typedefs.get(&first.text) {
                     Some(t) => {
                         // A typedef of a struct used by value needs that struct's definition.
                         if t.len() == 2
@@ -290,9 +301,36 @@ fn canonical(words: &[&Tok]) -> Option<Vec<Tok>> {
 
 /// Fixed-width names the script's types know as they are.
 const FIXED: &[&str] = &[
-    "__u8", "__u16", "__u32", "__u64", "__s8", "__s16", "__s32", "__s64", "u8", "u16", "u32",
-    "u64", "s8", "s16", "s32", "s64", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "int8_t",
-    "int16_t", "int32_t", "int64_t", "size_t", "ssize_t", "uintptr_t", "pid_t", "uid_t", "gid_t",
+    "__u8",
+    "__u16",
+    "__u32",
+    "__u64",
+    "__s8",
+    "__s16",
+    "__s32",
+    "__s64",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "s8",
+    "s16",
+    "s32",
+    "s64",
+    "uint8_t",
+    "uint16_t",
+    "uint32_t",
+    "uint64_t",
+    "int8_t",
+    "int16_t",
+    "int32_t",
+    "int64_t",
+    "size_t",
+    "ssize_t",
+    "uintptr_t",
+    "pid_t",
+    "uid_t",
+    "gid_t",
 ];
 
 /// Removes what declarations may carry that no type needs: attributes, `__extension__`,
@@ -304,7 +342,13 @@ fn strip_noise(toks: &[Tok]) -> Vec<Tok> {
         let t = &toks[i];
         let skip_group = matches!(
             t.text.as_str(),
-            "__attribute__" | "__attribute" | "__asm__" | "__asm" | "asm" | "__declspec" | "_Alignas"
+            "__attribute__"
+                | "__attribute"
+                | "__asm__"
+                | "__asm"
+                | "asm"
+                | "__declspec"
+                | "_Alignas"
         );
         if skip_group && toks.get(i + 1).is_some_and(|n| n.is("(")) {
             let mut depth = 0;
@@ -323,7 +367,10 @@ fn strip_noise(toks: &[Tok]) -> Vec<Tok> {
             i = j + 1;
             continue;
         }
-        if !matches!(t.text.as_str(), "__extension__" | "__inline" | "__inline__" | "inline") {
+        if !matches!(
+            t.text.as_str(),
+            "__extension__" | "__inline" | "__inline__" | "inline"
+        ) {
             out.push(t.clone());
         }
         i += 1;
@@ -334,9 +381,9 @@ fn strip_noise(toks: &[Tok]) -> Vec<Tok> {
 /// A declaration so far that ends in a function body (`… f(…) { … }`).
 fn is_function_body(d: &[Tok]) -> bool {
     let first_brace = d.iter().position(|t| t.is("{")).unwrap_or(d.len());
-    !d.first().is_some_and(|t| {
-        matches!(t.text.as_str(), "struct" | "union" | "enum" | "typedef")
-    }) && d[..first_brace].iter().any(|t| t.is("("))
+    !d.first()
+        .is_some_and(|t| matches!(t.text.as_str(), "struct" | "union" | "enum" | "typedef"))
+        && d[..first_brace].iter().any(|t| t.is("("))
 }
 
 /// Index of the `}` closing the first `{`.

@@ -176,7 +176,9 @@ impl Eval<'_> {
         match t.kind {
             TokKind::Number => number(&t.text),
             TokKind::Char => char_value(&t.text),
-            TokKind::Ident if t.text == "sizeof" || t.text == "__alignof__" || t.text == "_Alignof" => {
+            TokKind::Ident
+                if t.text == "sizeof" || t.text == "__alignof__" || t.text == "_Alignof" =>
+            {
                 self.expect("(")?;
                 let Some((ty, end)) = self.type_name(self.pos) else {
                     return Err(format!("cannot take {} of this", t.text));
@@ -272,7 +274,9 @@ fn basic_type(words: &[&str]) -> Option<CType> {
             return named(bits / 8, unsigned);
         }
         match *w {
-            "size_t" | "__kernel_size_t" | "uintptr_t" | "__kernel_ulong_t" => return named(8, true),
+            "size_t" | "__kernel_size_t" | "uintptr_t" | "__kernel_ulong_t" => {
+                return named(8, true)
+            }
             "ssize_t" | "__kernel_ssize_t" | "intptr_t" | "ptrdiff_t" | "off_t" | "loff_t"
             | "__kernel_long_t" => return named(8, false),
             "_Bool" | "bool" => return named(1, true),

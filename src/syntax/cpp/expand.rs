@@ -47,7 +47,9 @@ pub fn parse_define(text: &str) -> Result<(String, Macro), String> {
         let mut i = 2;
         loop {
             let Some(t) = toks.get(i) else {
-                return Err(format!("missing ')' in the parameter list of macro '{name}'"));
+                return Err(format!(
+                    "missing ')' in the parameter list of macro '{name}'"
+                ));
             };
             i += 1;
             match t.text.as_str() {
@@ -163,7 +165,9 @@ fn collect_args(input: &mut VecDeque<Tok>, name: &str) -> Result<Vec<Vec<Tok>>, 
     let mut depth = 0;
     loop {
         let Some(t) = input.pop_front() else {
-            return Err(format!("unterminated argument list invoking macro '{name}'"));
+            return Err(format!(
+                "unterminated argument list invoking macro '{name}'"
+            ));
         };
         if t.is("(") {
             depth += 1;
@@ -353,7 +357,12 @@ mod tests {
 
     #[test]
     fn stringify_and_paste() {
-        let defs = ["S(x) #x", "CAT(a, b) a ## b", "XY 7", "V(fmt, ...) f(fmt, ## __VA_ARGS__)"];
+        let defs = [
+            "S(x) #x",
+            "CAT(a, b) a ## b",
+            "XY 7",
+            "V(fmt, ...) f(fmt, ## __VA_ARGS__)",
+        ];
         assert_eq!(run(&defs, "S(a \"b\" c)"), "\"a \\\"b\\\" c\"");
         assert_eq!(run(&defs, "CAT(X, Y)"), "7");
         assert_eq!(run(&defs, "CAT(1, 2)"), "12");
@@ -364,8 +373,12 @@ mod tests {
     #[test]
     fn bad_calls_are_errors() {
         let m = table(&["F(a, b) a"]);
-        assert!(expand(&tokenize("F(1"), &m).unwrap_err().contains("unterminated"));
-        assert!(expand(&tokenize("F(1)"), &m).unwrap_err().contains("takes 2 arguments"));
+        assert!(expand(&tokenize("F(1"), &m)
+            .unwrap_err()
+            .contains("unterminated"));
+        assert!(expand(&tokenize("F(1)"), &m)
+            .unwrap_err()
+            .contains("takes 2 arguments"));
         assert!(parse_define("G(a b) a").is_err());
     }
 }

@@ -71,7 +71,9 @@ pub fn tokenize(line: &str) -> Vec<Tok> {
                 i += 1;
             }
             // A prefixed literal (L"…", u8'…'): keep the prefix with the literal.
-            if i < b.len() && (b[i] == b'"' || b[i] == b'\'') && matches!(&line[start..i], "L" | "u" | "U" | "u8")
+            if i < b.len()
+                && (b[i] == b'"' || b[i] == b'\'')
+                && matches!(&line[start..i], "L" | "u" | "U" | "u8")
             {
                 let q = b[i];
                 i = skip_quoted(b, i, q);
@@ -83,14 +85,15 @@ pub fn tokenize(line: &str) -> Vec<Tok> {
             } else {
                 TokKind::Ident
             }
-        } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit)) {
+        } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit))
+        {
             // pp-number: digits, letters, dots, and signs after an exponent letter.
             i += 1;
             while i < b.len() {
                 let d = b[i];
-                if (d == b'+' || d == b'-') && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P') {
-                    i += 1;
-                } else if d.is_ascii_alphanumeric() || d == b'.' || d == b'_' || d == b'\'' {
+                let sign =
+                    (d == b'+' || d == b'-') && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P');
+                if sign || d.is_ascii_alphanumeric() || d == b'.' || d == b'_' || d == b'\'' {
                     i += 1;
                 } else {
                     break;
@@ -106,7 +109,10 @@ pub fn tokenize(line: &str) -> Vec<Tok> {
             }
         } else {
             let p = PUNCTS.iter().find(|p| line[i..].starts_with(**p));
-            i += p.map_or_else(|| line[i..].chars().next().map_or(1, char::len_utf8), |p| p.len());
+            i += p.map_or_else(
+                || line[i..].chars().next().map_or(1, char::len_utf8),
+                |p| p.len(),
+            );
             TokKind::Punct
         };
         out.push(Tok {
@@ -205,7 +211,26 @@ mod tests {
         let texts: Vec<&str> = t.iter().map(|t| t.text.as_str()).collect();
         assert_eq!(
             texts,
-            ["F", "(", "a", ",", "b", ")", "(", "(", "a", ")", "<<", "b", ")", "\"s\\\"x\"", "'c'", "0x1fUL", "1e+5", "..."]
+            [
+                "F",
+                "(",
+                "a",
+                ",",
+                "b",
+                ")",
+                "(",
+                "(",
+                "a",
+                ")",
+                "<<",
+                "b",
+                ")",
+                "\"s\\\"x\"",
+                "'c'",
+                "0x1fUL",
+                "1e+5",
+                "..."
+            ]
         );
         assert!(t[6].space && !t[1].space);
         assert_eq!(t[13].kind, TokKind::Str);

@@ -195,6 +195,9 @@ impl CDefs {
             }
             return Ok(MacroValue::Str(s));
         }
+        if out.is_empty() {
+            return Err("it expands to nothing".into());
+        }
         let text = lex::join(&out);
         let names = |n: &str| self.enumerators.get(n).copied().or_else(|| ident(n));
         eval::eval(&out, &names)
@@ -386,7 +389,9 @@ impl Preprocessor {
                 } else {
                     match word {
                         "ifdef" => self.name_of(rest).map(|n| self.defs.macros.contains_key(n)),
-                        "ifndef" => self.name_of(rest).map(|n| !self.defs.macros.contains_key(n)),
+                        "ifndef" => self
+                            .name_of(rest)
+                            .map(|n| !self.defs.macros.contains_key(n)),
                         _ => self.condition(rest),
                     }
                 };
@@ -410,10 +415,12 @@ impl Preprocessor {
                 }
                 let cond = if f.outer && !f.taken {
                     match word {
-                        "elifdef" => self.name_of(rest).map(|n| self.defs.macros.contains_key(n))?,
-                        "elifndef" => {
-                            self.name_of(rest).map(|n| !self.defs.macros.contains_key(n))?
-                        }
+                        "elifdef" => self
+                            .name_of(rest)
+                            .map(|n| self.defs.macros.contains_key(n))?,
+                        "elifndef" => self
+                            .name_of(rest)
+                            .map(|n| !self.defs.macros.contains_key(n))?,
                         _ => self.condition(rest)?,
                     }
                 } else {
@@ -486,9 +493,7 @@ impl Preprocessor {
             rest.to_vec()
         };
         match toks.first() {
-            Some(t) if t.kind == TokKind::Str => {
-                Ok((t.text.trim_matches('"').to_string(), false))
-            }
+            Some(t) if t.kind == TokKind::Str => Ok((t.text.trim_matches('"').to_string(), false)),
             Some(t) if t.is("<") => {
                 let end = toks.iter().position(|t| t.is(">")).ok_or_else(|| {
                     CppError::Invalid("expected '>' after the header name".into())
@@ -574,7 +579,10 @@ impl Preprocessor {
 
     /// Where header `name` is: its path and the index of the search directory.
     fn find(&self, name: &str, system: bool, next: bool) -> Option<(PathBuf, Option<usize>)> {
-        let cur = self.files.last().expect("the script's context is never popped");
+        let cur = self
+            .files
+            .last()
+            .expect("the script's context is never popped");
         if Path::new(name).is_absolute() {
             let p = PathBuf::from(name);
             return self.opts.files.read(&p).map(|_| (p, None));
@@ -669,13 +677,11 @@ impl Preprocessor {
                     self.once.insert(path.to_path_buf());
                     continue;
                 }
-                match self.directive(d) {
-                    Err(CppError::Error(m)) => {
-                        self.stack.truncate(outer_depth);
-                        return Err(CppError::Error(format!("{m} (in {})", path.display())));
-                    }
-                    // Anything else a header does that this module cannot follow is skipped.
-                    Err(_) | Ok(()) => {}
+                // `#error` fails the include; anything else a header does that this module
+                // cannot follow is skipped.
+                if let Err(CppError::Error(m)) = self.directive(d) {
+                    self.stack.truncate(outer_depth);
+                    return Err(CppError::Error(format!("{m} (in {})", path.display())));
                 }
             } else if self.active() {
                 let toks = tokenize(l);
@@ -758,7 +764,11 @@ fn int_macro(v: i64) -> Macro {
     Macro {
         params: None,
         variadic: false,
-        body: tokenize(&if v < 0 { format!("({v})") } else { v.to_string() }),
+        body: tokenize(&if v < 0 {
+            format!("({v})")
+        } else {
+            v.to_string()
+        }),
     }
 }
 

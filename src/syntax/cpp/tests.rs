@@ -66,7 +66,10 @@ fn defines_compose_and_evaluate() {
     );
     assert!(p.defs().value("SHIFT", &|_| None).is_none());
     p.directive("define BAD foo + 1").unwrap();
-    assert_eq!(int(&p, "BAD"), Err("foo + 1: unknown identifier 'foo'".into()));
+    assert_eq!(
+        int(&p, "BAD"),
+        Err("foo + 1: unknown identifier 'foo'".into())
+    );
     // The script's enums (or the kernel's) resolve names left after expansion.
     assert_eq!(
         p.defs().value("BAD", &|n| (n == "foo").then_some(41)),
@@ -74,6 +77,8 @@ fn defines_compose_and_evaluate() {
     );
     p.directive("undef A").unwrap();
     assert!(int(&p, "B").is_err());
+    p.directive("define EMPTY").unwrap();
+    assert_eq!(int(&p, "EMPTY"), Err("it expands to nothing".into()));
 }
 
 #[test]
@@ -144,7 +149,10 @@ fn headers_give_macros_and_enums_through_the_search_path() {
              #endif\n",
         ),
         ("/sys-inc/inner.h", "#pragma once\n#define INNER \\\n  21\n"),
-        ("/mine/local.h", "#define LOCAL 7\n#include_next <local.h>\n"),
+        (
+            "/mine/local.h",
+            "#define LOCAL 7\n#include_next <local.h>\n",
+        ),
         ("/sys-inc/local.h", "#define NEXT 8\n"),
         ("/script/quoted.h", "#define QUOTED 9\n"),
     ];
@@ -166,7 +174,10 @@ fn headers_give_macros_and_enums_through_the_search_path() {
 
 #[test]
 fn error_in_a_header_fails_and_names_it() {
-    let files = [("/sys-inc/bad.h", "#if 1\n#error do not include me\n#endif\n")];
+    let files = [(
+        "/sys-inc/bad.h",
+        "#if 1\n#error do not include me\n#endif\n",
+    )];
     let mut p = pp(&files, &[]);
     let e = p.directive("include <bad.h>").unwrap_err();
     assert_eq!(
@@ -191,7 +202,10 @@ fn missing_headers_fall_back_to_the_table_or_are_kernel_headers() {
 
 #[test]
 fn recursion_is_bounded() {
-    let files = [("/sys-inc/loop.h", "#define DEPTH_MARK 1\n#include <loop.h>\n")];
+    let files = [(
+        "/sys-inc/loop.h",
+        "#define DEPTH_MARK 1\n#include <loop.h>\n",
+    )];
     let mut p = pp(&files, &[]);
     p.directive("include <loop.h>").unwrap();
     assert_eq!(int(&p, "DEPTH_MARK"), Ok(1));

@@ -59,9 +59,33 @@ pub fn kernel_internal(name: &str) -> &'static [(&'static str, i64)] {
 /// them is the kernel's (its types come from BTF), not a missing file of the script's.
 pub fn is_kernel_header(name: &str) -> bool {
     const DIRS: &[&str] = &[
-        "linux", "net", "asm", "asm-generic", "uapi", "trace", "scsi", "sound", "media", "crypto",
-        "drm", "keys", "kvm", "xen", "rdma", "video", "misc", "clocksource", "acpi", "ras",
-        "soc", "target", "dt-bindings", "memory", "vdso", "pcmcia", "math-emu",
+        "linux",
+        "net",
+        "asm",
+        "asm-generic",
+        "uapi",
+        "trace",
+        "scsi",
+        "sound",
+        "media",
+        "crypto",
+        "drm",
+        "keys",
+        "kvm",
+        "xen",
+        "rdma",
+        "video",
+        "misc",
+        "clocksource",
+        "acpi",
+        "ras",
+        "soc",
+        "target",
+        "dt-bindings",
+        "memory",
+        "vdso",
+        "pcmcia",
+        "math-emu",
     ];
     name.split_once('/').is_some_and(|(d, _)| DIRS.contains(&d))
 }
@@ -74,11 +98,19 @@ mod tests {
         let errno = super::header("errno.h").unwrap();
         assert!(errno.contains(&("EPERM", 1)) && errno.contains(&("EINPROGRESS", 115)));
         assert_eq!(super::header("asm-generic/errno-base.h").unwrap(), errno);
-        assert!(super::header("fcntl.h").unwrap().contains(&("O_DSYNC", 4096)));
-        assert!(super::header("sys/mman.h").unwrap().contains(&("MAP_SHARED", 1)));
+        assert!(super::header("fcntl.h")
+            .unwrap()
+            .contains(&("O_DSYNC", 4096)));
+        assert!(super::header("sys/mman.h")
+            .unwrap()
+            .contains(&("MAP_SHARED", 1)));
         assert!(super::header("dirent.h").unwrap().contains(&("DT_REG", 8)));
-        assert!(super::header("linux/icmp.h").unwrap().contains(&("ICMP_ECHO", 8)));
-        assert!(super::header("sys/socket.h").unwrap().contains(&("AF_INET6", 10)));
+        assert!(super::header("linux/icmp.h")
+            .unwrap()
+            .contains(&("ICMP_ECHO", 8)));
+        assert!(super::header("sys/socket.h")
+            .unwrap()
+            .contains(&("AF_INET6", 10)));
         let sched = super::header("linux/sched.h").unwrap();
         assert!(sched.contains(&("CLONE_VM", 256)) && sched.contains(&("TASK_RUNNING", 0)));
         assert!(super::header("lol/no.h").is_none());

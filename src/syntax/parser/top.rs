@@ -11,8 +11,9 @@ use super::super::cpp::{CppError, Preprocessor as Cpp};
 use super::{PResult, Parser};
 use crate::diag::{Diagnostic, Span};
 use crate::syntax::ast::{
-    CItem, CType, CTypeBody, CTypeDef, CTypeExpr, Config, ConfigEntry, ConfigValue, FnDef, Ident, Item, MacroDef, MacroParam,
-    MacroParamKind, MapDecl, Preprocessor, PreprocessorKind, Program, Stmt, StmtKind,
+    CItem, CType, CTypeBody, CTypeDef, CTypeExpr, Config, ConfigEntry, ConfigValue, FnDef, Ident,
+    Item, MacroDef, MacroParam, MacroParamKind, MapDecl, Preprocessor, PreprocessorKind, Program,
+    Stmt, StmtKind,
 };
 
 impl Parser<'_> {
@@ -265,10 +266,9 @@ impl Parser<'_> {
     /// A directive's error at the directive (for a header not found: at its name).
     fn cpp_error(&mut self, p: &Preprocessor, e: &CppError) {
         let span = match e {
-            CppError::NotFound(_) => p
-                .text
-                .find(['<', '"'])
-                .map_or(p.span, |i| Span::new(p.span.start as usize + i, p.span.end as usize)),
+            CppError::NotFound(_) => p.text.find(['<', '"']).map_or(p.span, |i| {
+                Span::new(p.span.start as usize + i, p.span.end as usize)
+            }),
             _ => p.span,
         };
         self.error(span, e.to_string());
@@ -280,7 +280,9 @@ impl Parser<'_> {
         // A directive continues on the next line after a backslash.
         let mut n = 0;
         loop {
-            let line_end = self.rest()[n..].find('\n').map_or(self.rest().len(), |i| n + i);
+            let line_end = self.rest()[n..]
+                .find('\n')
+                .map_or(self.rest().len(), |i| n + i);
             if self.rest()[n..line_end].trim_end().ends_with('\\') && line_end < self.rest().len() {
                 n = line_end + 1;
             } else {
