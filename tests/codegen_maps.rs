@@ -113,7 +113,7 @@ fn every_scalar_aggregation_merges_to_the_rust_model() {
                     total: Num::I(total),
                     count: vals.len() as u64,
                 },
-                AggKind::Hist(_) => unreachable!(),
+                AggKind::Hist(_) | AggKind::TSeries(_) => unreachable!(),
             };
             assert_eq!(got, want, "{kind:?} key {key}");
         }

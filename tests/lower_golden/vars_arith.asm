@@ -1,11 +1,11 @@
 # BEGIN { $a = pid; $b = $a * 3 + 1; @r = $b / 2 - $b % 5; }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 52 instructions
+# rawtracepoint template, 30 instructions
 # map 0: @r
 # map 1: drops
 # relocations:
-#   insn   37: map fd @r
-#   insn   46: map value drops + 0
+#   insn   15: map fd @r
+#   insn   24: map value drops + 0
     # t.bt:1: BEGIN { $a = pid; $b = $a * 3 + 1; @r = $b / 2 - $b % 5; }
     call 14 # bpf_get_current_pid_tgid
     r0 >>= 32
@@ -16,37 +16,9 @@
     r0 += 1
     *(u64 *)(r10 - 16) = r0
     r0 = *(u64 *)(r10 - 16)
-    r1 = 2
-    r2 = r0
-    if r2 s>= 0 goto L13
-    r2 = -r2
-L13:
-    r3 = r1
-    if r3 s>= 0 goto L16
-    r3 = -r3
-L16:
-    r2 /= r3
-    r3 = r0
-    r3 ^= r1
-    if r3 s>= 0 goto L21
-    r2 = -r2
-L21:
-    r0 = r2
+    r0 /= 2
     r1 = *(u64 *)(r10 - 16)
-    r2 = 5
-    r3 = r1
-    if r3 s>= 0 goto L27
-    r3 = -r3
-L27:
-    if r2 s>= 0 goto L29
-    r2 = -r2
-L29:
-    r3 %= r2
-    r2 = r1
-    if r2 s>= 0 goto L33
-    r3 = -r3
-L33:
-    r1 = r3
+    r1 %= 5
     r0 -= r1
     *(u64 *)(r10 - 8) = r0
     *(u64 *)(r10 - 16) = 0
@@ -57,11 +29,11 @@ L33:
     r3 += -8
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L50
+    if r0 == 0 goto L28
     r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L50:
+L28:
     r0 = 0
     exit
 

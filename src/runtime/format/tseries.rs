@@ -227,10 +227,10 @@ pub fn write_tseries_text_in(
     let (mut min, mut max) = (front.1, front.1);
     for v in rows.iter().filter_map(|r| r.1) {
         let k = v.key();
-        if min.is_none_or(|m| k < m.key()) {
+        if min.map_or(true, |m| k < m.key()) {
             min = Some(v);
         }
-        if max.is_none_or(|m| k > m.key()) {
+        if max.map_or(true, |m| k > m.key()) {
             max = Some(v);
         }
     }

@@ -301,3 +301,39 @@ fn http_request_lines_parse() {
     assert_eq!(parse_head(b"GET / SPDY/3\r\n\r\n"), Err(400));
     assert_eq!(parse_head(&[0xff, b' ', b'/', b' ', b'H']), Err(400));
 }
+
+#[test]
+fn tseries_is_a_gauge_of_the_newest_interval_in_the_window() {
+    use crate::plan::agg::{TSeriesAgg, TSeriesKind};
+    use crate::runtime::format::tseries::TSeries;
+    let kind = TSeriesKind {
+        interval_ns: 1_000_000_000,
+        num_intervals: 3,
+        agg: TSeriesAgg::Sum,
+        signed: true,
+    };
+    let m = map("@t", &["k"], MapValueSpec::Agg(AggKind::TSeries(kind)));
+    assert_eq!(m.kind(), Kind::Gauge);
+    let ts = |points: &[(u64, i64)]| {
+        let mut t = TSeries::new(kind);
+        for &(e, v) in points {
+            t.points.insert(e, Num::I(v));
+        }
+        MapValue::Agg(Agg::TSeries(t))
+    };
+    let out = encode(
+        &m,
+        &[
+            // Newest interval with data wins, even when the map's newest is later.
+            (vec![s("a")], ts(&[(8, 1), (9, -4)])),
+            (vec![s("b")], ts(&[(10, 7)])),
+            // Nothing in the window (epochs 8..=10): no sample.
+            (vec![s("c")], ts(&[(2, 5)])),
+        ],
+    );
+    assert!(out.contains("# TYPE strobe_t gauge\n"), "{out}");
+    assert!(out.contains("strobe_t{k=\"a\"} -4\n"), "{out}");
+    assert!(out.contains("strobe_t{k=\"b\"} 7\n"), "{out}");
+    assert!(!out.contains("k=\"c\""), "{out}");
+    assert!(out.contains("(tseries())"), "{out}");
+}
