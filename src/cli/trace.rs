@@ -910,7 +910,7 @@ Exit codes:
 
 Environment (STROBE_NAME, or bpftrace's BPFTRACE_NAME as an alias):
   MAX_STRLEN, MAX_MAP_KEYS, MAP_KEYS_MAX, STRLEN, NO_CPP_DEMANGLE, MAX_PROBES, LOG_SIZE,
-  PERF_RB_PAGES, CACHE_USER_SYMBOLS, STACK_MODE, SHOW_DEBUG_INFO
+  PERF_RB_PAGES (ring buffer pages), CACHE_USER_SYMBOLS, STACK_MODE, SHOW_DEBUG_INFO
 
 --dry-run parses, checks (types, maps, BTF and tracefs) and compiles the script without
 loading or attaching anything.

@@ -168,7 +168,10 @@ pub(crate) fn hist_element(
             return None;
         }
         let index = k.get(..4)?;
-        return Some((Vec::new(), u32::from_le_bytes(index.try_into().ok()?) as u64));
+        return Some((
+            Vec::new(),
+            u32::from_le_bytes(index.try_into().ok()?) as u64,
+        ));
     }
     let bucket_off = hist_bucket_offset(key);
     let bucket = k

@@ -79,6 +79,10 @@ pub struct CheckOptions {
     pub max_strlen: usize,
     /// Default map size; `config = { max_map_keys = N }` overrides it.
     pub max_map_keys: u64,
+    /// Ring buffer pages (`STROBE_PERF_RB_PAGES`, alias `BPFTRACE_PERF_RB_PAGES`): the ring
+    /// holds this many 4 KiB pages (rounded up to a power of two, at least 64 KiB); `None`
+    /// sizes it by what the script writes (`codegen::lower`).
+    pub perf_rb_pages: Option<u64>,
     /// Default `kstack`/`ustack` layout; `config = { stack_mode = perf }` overrides it.
     pub stack_mode: crate::plan::layout::StackMode,
     /// `-p PID` or `-c CMD`: kernel probes get a process filter (`codegen::lower::pid_filter`).
@@ -113,6 +117,7 @@ impl Default for CheckOptions {
             unsafe_mode: false,
             max_strlen: DEFAULT_MAX_STRLEN,
             max_map_keys: DEFAULT_MAX_MAP_KEYS,
+            perf_rb_pages: None,
             stack_mode: Default::default(),
             pid_filter: false,
             child_command: false,
@@ -151,6 +156,9 @@ impl CheckOptions {
             .find_map(|n| std::env::var(n).ok())
         {
             o.str_trunc_trailer = t;
+        }
+        if let Some(n) = get(["STROBE_PERF_RB_PAGES", "BPFTRACE_PERF_RB_PAGES"]) {
+            o.perf_rb_pages = Some(n.max(1));
         }
         let mode = ["STROBE_STACK_MODE", "BPFTRACE_STACK_MODE"]
             .iter()

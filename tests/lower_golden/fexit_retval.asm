@@ -1,18 +1,15 @@
 # fexit:vfs_read { @ = hist(retval); }
 # probe fexit:vmlinux:vfs_read (strobe_p0)
-# fexit template, 54 instructions
+# fexit template, 42 instructions
 # map 0: @
-# map 1: drops
-# map 2: strobe_arm
+# map 1: strobe_arm
 # relocations:
 #   insn    0: map value strobe_arm + 0
 #   insn    4: return value slot
 #   insn   32: map fd @
-#   insn   39: map fd @
-#   insn   48: map value drops + 0
     r0 = map_value(0, 0) ll
     r0 = *(u32 *)(r0 + 0)
-    if r0 == 0 goto L52
+    if r0 == 0 goto L40
     # t.bt:1: fexit:vfs_read { @ = hist(retval); }
     r0 = *(u64 *)(r1 + 0)
     r1 = 0
@@ -52,21 +49,10 @@ L31:
     r2 = r10
     r2 += -8
     call 1 # bpf_map_lookup_elem
-    if r0 != 0 goto L50
-    *(u64 *)(r10 - 16) = 1
-    r1 = map_fd(0) ll
-    r2 = r10
-    r2 += -8
-    r3 = r10
-    r3 += -16
-    r4 = 0
-    call 2 # bpf_map_update_elem
-    if r0 == 0 goto L52
-    r0 = map_value(0, 0) ll
-L50:
+    if r0 == 0 goto L40
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L52:
+L40:
     r0 = 0
     exit
 

@@ -1,17 +1,14 @@
 # interval:ms:100 { @h = hist(cpu); }
 # probe interval:ms:100 (strobe_p0)
-# rawtracepoint template, 54 instructions
+# rawtracepoint template, 42 instructions
 # map 0: @h
-# map 1: drops
-# map 2: strobe_arm
+# map 1: strobe_arm
 # relocations:
 #   insn    0: map value strobe_arm + 0
 #   insn   32: map fd @h
-#   insn   39: map fd @h
-#   insn   48: map value drops + 0
     r0 = map_value(0, 0) ll
     r0 = *(u32 *)(r0 + 0)
-    if r0 == 0 goto L52
+    if r0 == 0 goto L40
     # t.bt:1: interval:ms:100 { @h = hist(cpu); }
     call 8 # bpf_get_smp_processor_id
     r1 = 0
@@ -51,21 +48,10 @@ L31:
     r2 = r10
     r2 += -8
     call 1 # bpf_map_lookup_elem
-    if r0 != 0 goto L50
-    *(u64 *)(r10 - 16) = 1
-    r1 = map_fd(0) ll
-    r2 = r10
-    r2 += -8
-    r3 = r10
-    r3 += -16
-    r4 = 0
-    call 2 # bpf_map_update_elem
-    if r0 == 0 goto L52
-    r0 = map_value(0, 0) ll
-L50:
+    if r0 == 0 goto L40
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L52:
+L40:
     r0 = 0
     exit
 

@@ -400,7 +400,17 @@ pub fn lower(
     if need_start {
         probes.push(probe::start_only_begin(probes.len())?);
     }
-    if let Some(size) = ring_size(cp, &state) {
+    let size = match opts.perf_rb_pages {
+        // A power of two that fits a u32, at least 64 KiB (a multiple of any page size).
+        Some(pages) => Some(
+            pages
+                .saturating_mul(4096)
+                .clamp(64 << 10, 1 << 31)
+                .next_power_of_two() as u32,
+        ),
+        None => ring_size(cp, &state),
+    };
+    if let Some(size) = size {
         for m in maps
             .iter_mut()
             .filter(|m| m.role == crate::plan::MapRole::RingBuf)
