@@ -169,6 +169,7 @@ impl Checker<'_> {
                         StackMode::Bpftrace => "bpftrace",
                         StackMode::Perf => "perf",
                         StackMode::Raw => "raw",
+                        StackMode::BuildId => "build_id",
                     }
                     .into(),
                 ))
