@@ -104,6 +104,20 @@ pub struct TraceArgs {
     #[arg(long = "serve-labels", value_name = "@MAP=NAMES")]
     pub serve_labels: Vec<String>,
 
+    /// Run the script's `test:` probes (each once, reporting pass or fail) instead of
+    /// attaching its probes; same as `--mode test`.
+    #[arg(long = "test")]
+    pub test: bool,
+
+    /// Run the script's `bench:` probes (each many times, reporting the average time)
+    /// instead of attaching its probes; same as `--mode bench`.
+    #[arg(long = "bench")]
+    pub bench: bool,
+
+    /// Run mode: `test` (as --test) or `bench` (as --bench).
+    #[arg(long = "mode", value_name = "MODE")]
+    pub mode: Option<String>,
+
     /// Run a built-in hand-assembled script (runtime tests and benchmarks, until the compiler
     /// lands): hello, interval:N, forever, tracepoint:CAT:NAME, uprobe:BIN:FUNC, maps, flood:N.
     #[arg(long = "x-plan", value_name = "NAME", hide = true)]

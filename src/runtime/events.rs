@@ -37,6 +37,8 @@ pub struct EventSink<'a> {
     pub unsafe_mode: bool,
     /// `--no-warnings`: `warnf()` prints nothing.
     pub no_warnings: bool,
+    /// `errorf()` messages handled so far (a `test:` probe that reports one fails).
+    pub errors: usize,
     warned: HashSet<(u32, u32)>,
 }
 
@@ -68,6 +70,7 @@ impl<'a> EventSink<'a> {
             resolver,
             unsafe_mode,
             no_warnings: false,
+            errors: 0,
             warned: HashSet::new(),
         }
     }
@@ -82,6 +85,9 @@ impl<'a> EventSink<'a> {
     /// text dropped), or its JSON message on the output.
     fn diagnostic(&mut self, out: &mut Vec<u8>, d: &crate::plan::PrintfDiag, text: &[u8]) {
         let text = text.strip_suffix(b"\n").unwrap_or(text);
+        if d.error {
+            self.errors += 1;
+        }
         if self.no_warnings && !d.error {
             return;
         }

@@ -141,7 +141,7 @@ pub(crate) fn lower_probe(
         let exit = lw.exit;
         lw.b.bind(exit);
         lw.b.exit(0);
-        let special = matches!(kind, RunKind::Begin | RunKind::End);
+        let special = kind.is_special();
         let opts = FinishOptions {
             name: prog_name(i, index),
             attach,
@@ -231,6 +231,8 @@ fn run_kind(
     let unsupported = |what: &str| Err(LowerError::unsupported(what, span));
     Ok(Some(match (at.kind, spec) {
         (ProbeKind::Begin, _) => RunKind::Begin,
+        (ProbeKind::Test, AttachSpec::Named { name, .. }) => RunKind::Test { name: name.clone() },
+        (ProbeKind::Bench, AttachSpec::Named { name, .. }) => RunKind::Bench { name: name.clone() },
         (ProbeKind::SelfEvent, AttachSpec::Named { name, .. }) => {
             match crate::builtins::signal_number(name) {
                 Some(n) => RunKind::Signal { signal: n as i32 },
