@@ -41,11 +41,11 @@ pub struct TraceArgs {
     pub dry_run: bool,
 
     /// Run this command and trace it; exit when it exits.
-    #[arg(short = 'c', value_name = "CMD")]
+    #[arg(short = 'c', long = "cmd", value_name = "CMD")]
     pub cmd: Option<String>,
 
     /// Enable USDT probes of, and filter by, this process id.
-    #[arg(short = 'p', value_name = "PID")]
+    #[arg(short = 'p', long = "pid", value_name = "PID")]
     pub pid_text: Option<String>,
 
     /// `-p`'s value once checked by [`parse_pid`].
@@ -281,9 +281,9 @@ fn list(opts: &TraceArgs) -> i32 {
     let mut pid = opts.pid;
     let mut after = opts.rest.iter().skip(1);
     while let Some(a) = after.next() {
-        let value = match a.strip_prefix("-p") {
+        let value = match a.strip_prefix("--pid").or_else(|| a.strip_prefix("-p")) {
             Some("") => after.next().map(String::as_str),
-            Some(v) => Some(v),
+            Some(v) => Some(v.strip_prefix('=').unwrap_or(v)),
             None => None,
         };
         if let Some(v) = value {
@@ -303,7 +303,33 @@ fn list(opts: &TraceArgs) -> i32 {
         }
     }
     let kernel = crate::kernel::info::HostKernel::for_pid(pid);
-    match crate::sema::list::list_probes_reporting(pattern, opts.verbose, &kernel) {
+    // `-l -e PROGRAM` lists the probes of the program's attach points, in order.
+    let patterns: Vec<String> = match (&opts.program, opts.rest.first()) {
+        (Some(text), None) => {
+            let src = crate::diag::SourceFile::new("stdin", text);
+            match crate::syntax::parse_ok(&src) {
+                Ok(program) => program
+                    .probes()
+                    .flat_map(|p| p.attach_points.iter().map(|ap| ap.raw.clone()))
+                    .collect(),
+                Err(_) => vec![text.clone()],
+            }
+        }
+        _ => pattern.into_iter().map(str::to_string).collect(),
+    };
+    let result = if patterns.is_empty() {
+        crate::sema::list::list_probes_reporting(None, opts.verbose, &kernel)
+    } else {
+        patterns
+            .iter()
+            .try_fold(crate::sema::list::Listing::default(), |mut all, p| {
+                let l = crate::sema::list::list_probes_reporting(Some(p), opts.verbose, &kernel)?;
+                all.lines.extend(l.lines);
+                all.problems.extend(l.problems);
+                Ok(all)
+            })
+    };
+    match result {
         Ok(listing) => {
             for p in &listing.problems {
                 eprintln!("strobe: warning: {p}");
