@@ -41,7 +41,7 @@ pub struct TraceArgs {
     pub dry_run: bool,
 
     /// Run this command and trace it; exit when it exits.
-    #[arg(short = 'c', value_name = "CMD")]
+    #[arg(short = 'c', long = "cmd", value_name = "CMD")]
     pub cmd: Option<String>,
 
     /// Enable USDT probes of, and filter by, this process id.
@@ -121,6 +121,20 @@ pub struct TraceArgs {
     /// default key0, key1, …).
     #[arg(long = "serve-labels", value_name = "@MAP=NAMES")]
     pub serve_labels: Vec<String>,
+
+    /// Run the script's `test:` probes (each once, reporting pass or fail) instead of
+    /// attaching its probes; same as `--mode test`.
+    #[arg(long = "test")]
+    pub test: bool,
+
+    /// Run the script's `bench:` probes (each many times, reporting the average time)
+    /// instead of attaching its probes; same as `--mode bench`.
+    #[arg(long = "bench")]
+    pub bench: bool,
+
+    /// Run mode: `test` (as --test) or `bench` (as --bench).
+    #[arg(long = "mode", value_name = "MODE")]
+    pub mode: Option<String>,
 
     /// Run a built-in hand-assembled script (runtime tests and benchmarks, until the compiler
     /// lands): hello, interval:N, forever, tracepoint:CAT:NAME, uprobe:BIN:FUNC, maps, flood:N.
@@ -290,7 +304,7 @@ fn list(opts: &TraceArgs) -> i32 {
     let mut pid = opts.pid;
     let mut after = opts.rest.iter().skip(skip);
     while let Some(a) = after.next() {
-        let value = match a.strip_prefix("-p").or_else(|| a.strip_prefix("--pid")) {
+        let value = match a.strip_prefix("--pid").or_else(|| a.strip_prefix("-p")) {
             Some("") => after.next().map(String::as_str),
             Some(v) => Some(v.strip_prefix('=').unwrap_or(v)),
             None => None,

@@ -9,7 +9,7 @@ use std::io::Write;
 use super::trace::TraceArgs;
 use super::{EXIT_INPUT, EXIT_OK, EXIT_USAGE};
 use crate::plan::CompiledScript;
-use crate::runtime::driver::{run, Buffering, RunOptions};
+use crate::runtime::driver::{run, Buffering, RunMode, RunOptions};
 use crate::runtime::format::OutputFormat;
 
 /// A setting from the environment: `STROBE_<name>`, else bpftrace's `BPFTRACE_<name>`.
@@ -82,8 +82,29 @@ pub fn run_options(a: &TraceArgs) -> Result<RunOptions, String> {
         })),
         None => None,
     };
+    // bpftrace's modes and words; its other modes (codegen, compiler-bench, format) are
+    // about its LLVM compiler and formatter, which strobe does not have.
+    let mode = match (a.mode.as_deref(), a.test, a.bench) {
+        (Some(_), true, _) => {
+            return Err("ERROR: USAGE: --test conflicts with existing --mode".into())
+        }
+        (Some(_), _, true) | (None, true, true) => {
+            return Err("ERROR: USAGE: --bench conflicts with existing --mode".into())
+        }
+        (Some("test"), ..) | (None, true, false) => RunMode::Test,
+        (Some("bench"), ..) | (None, false, true) => RunMode::Bench,
+        (Some(m), ..) => {
+            return Err(format!(
+                "ERROR: USAGE: --mode can only be 'test' or 'bench' in strobe (found '{m}'; \
+                 bpftrace's codegen, compiler-bench and format modes are about its LLVM \
+                 compiler and formatter)"
+            ))
+        }
+        (None, false, false) => RunMode::Trace,
+    };
     Ok(RunOptions {
         format,
+        mode,
         quiet: a.quiet,
         verbose: a.verbose,
         buffering,

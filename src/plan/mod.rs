@@ -175,6 +175,16 @@ pub enum ProbeKind {
     Signal {
         signal: i32,
     },
+    /// `test:NAME`: run once by the runtime in `--test` mode (BPF_PROG_TEST_RUN, loaded as
+    /// an XDP program as bpftrace does, the raw tracepoint runner having no repeat count).
+    Test {
+        name: String,
+    },
+    /// `bench:NAME`: run many times by the runtime in `--bench` mode (BPF_PROG_TEST_RUN with
+    /// a repeat count, which XDP programs take and time).
+    Bench {
+        name: String,
+    },
     /// Kinds recognised but not run yet (`iter:`, …).
     Unsupported {
         what: String,
@@ -244,13 +254,18 @@ impl ProbeKind {
             ProbeKind::Fentry { .. } => ProgType::Tracing,
             ProbeKind::Usdt { .. } => ProgType::Kprobe,
             ProbeKind::Watchpoint { .. } => ProgType::PerfEvent,
+            ProbeKind::Test { .. } | ProbeKind::Bench { .. } => ProgType::Xdp,
             ProbeKind::Unsupported { .. } => ProgType::RawTracepoint,
         }
     }
 
-    /// Whether the runtime runs it itself with BPF_PROG_TEST_RUN (no arming guard).
+    /// Whether the runtime runs it itself with BPF_PROG_TEST_RUN, disarmed (no arming
+    /// guard).
     pub fn is_special(&self) -> bool {
-        matches!(self, ProbeKind::Begin | ProbeKind::End)
+        matches!(
+            self,
+            ProbeKind::Begin | ProbeKind::End | ProbeKind::Test { .. } | ProbeKind::Bench { .. }
+        )
     }
 }
 

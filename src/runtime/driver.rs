@@ -50,10 +50,26 @@ pub enum Buffering {
     None,
 }
 
+/// What a run does with the script's probes (bpftrace's `--mode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RunMode {
+    /// Attach and trace; `test:`/`bench:` probes are left out.
+    #[default]
+    Trace,
+    /// `--test`: run BEGIN, each `test:` probe once (a pass or a fail), then END; nothing
+    /// else is attached.
+    Test,
+    /// `--bench`: run BEGIN, each `bench:` probe many times (its average time), then END;
+    /// nothing else is attached.
+    Bench,
+}
+
 /// How to run.
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
     pub format: OutputFormat,
+    /// Trace, or run the script's `test:`/`bench:` probes.
+    pub mode: RunMode,
     /// `-q`: no `Attached N probes`.
     pub quiet: bool,
     /// `-v`: per-probe attach details on stderr.
@@ -145,6 +161,9 @@ pub enum RunError {
     Output(#[source] std::io::Error),
     #[error("{0}")]
     Serve(String),
+    /// Nothing to run: every probe was left out (`test:`/`bench:` probes without their mode).
+    #[error("{0}")]
+    NothingAttached(&'static str),
 }
 
 impl From<ProbeError> for RunError {
@@ -401,6 +420,10 @@ pub fn run(
     let mut ends = Vec::new();
     // `self:signal:…` probes with their signal, in script order.
     let mut on_signal: Vec<(i32, SpecialProg)> = Vec::new();
+    // `test:`/`bench:` probes of `--test`/`--bench`, in script order; and whether the script
+    // has any the mode leaves out (for the hint when nothing else runs).
+    let mut runs: Vec<(String, SpecialProg)> = Vec::new();
+    let mut left_out: Option<&'static str> = None;
     let mut objects: Vec<KernelObject> = Vec::new();
     let mut attached = 0usize;
     let mut probe_names = HashMap::new();
@@ -421,6 +444,22 @@ pub fn run(
         match p.kind {
             ProbeKind::Begin => begins.push(SpecialProg::load(p, &ctx)?),
             ProbeKind::End => ends.push(SpecialProg::load(p, &ctx)?),
+            ProbeKind::Test { ref name } if opts.mode == RunMode::Test => {
+                runs.push((name.clone(), SpecialProg::load(p, &ctx)?))
+            }
+            ProbeKind::Bench { ref name } if opts.mode == RunMode::Bench => {
+                runs.push((name.clone(), SpecialProg::load(p, &ctx)?))
+            }
+            ProbeKind::Test { .. } => {
+                left_out.get_or_insert("No probes attached; use --test to run test probes.");
+                continue;
+            }
+            ProbeKind::Bench { .. } => {
+                left_out.get_or_insert("No probes attached; use --bench to run benchmark probes.");
+                continue;
+            }
+            // The test and bench modes run only BEGIN, their probes and END.
+            _ if opts.mode != RunMode::Trace => continue,
             ProbeKind::Signal { signal } => on_signal.push((signal, SpecialProg::load(p, &ctx)?)),
             _ => {
                 let a = crate::timings::time("attach_probes", || probes::attach(p, &ctx))?;
@@ -475,6 +514,10 @@ pub fn run(
     }
 
     drop(load_phase);
+    if let Some(hint) = left_out.filter(|_| attached == 0) {
+        // bpftrace's words: only probes of another mode, so nothing would ever run.
+        return Err(RunError::NothingAttached(hint));
+    }
 
     // The output ring buffer and the counters.
     let mut buffers = BufferSet::new()?;
@@ -535,7 +578,7 @@ pub fn run(
     let mut sink = EventSink::new(script, &maps, printer, &symbolizer, opts.unsafe_mode);
     sink.no_warnings = opts.no_warnings;
     let mut buf = Vec::with_capacity(4096);
-    if !opts.quiet {
+    if !opts.quiet && opts.mode == RunMode::Trace {
         let mut err = Vec::new();
         printer.attached_probes(&mut buf, &mut err, attached as u64);
         let _ = std::io::stderr().write_all(&err);
@@ -552,6 +595,19 @@ pub fn run(
             reason = Some(ExitReason::Exit);
             break;
         }
+    }
+
+    // `--test`/`--bench`: their probes run now, disarmed, and the run ends.
+    let mut failed_runs = false;
+    if reason.is_none() && opts.mode != RunMode::Trace {
+        failed_runs = run_modes(
+            opts,
+            &runs,
+            (&mut buffers, &mut sink, &exit_flag),
+            out,
+            &mut buf,
+        )?;
+        reason = Some(ExitReason::Exit);
     }
 
     // Like current bpftrace, a script whose only probes are BEGIN/END ends after BEGIN: no
@@ -631,7 +687,8 @@ pub fn run(
         .take_while(|_| !super::signals::stop_pending() && opts.serve.is_none())
         .filter_map(|(s, m)| Some((s, snapshot::snapshot(s, m, &symbolizer).ok().flatten()?)))
         .collect();
-    if !opts.no_exit_maps && opts.serve.is_none() {
+    // The test and bench modes print their reports instead of the maps.
+    if !opts.no_exit_maps && opts.serve.is_none() && opts.mode == RunMode::Trace {
         printer.exit_maps(&mut buf, &exit_shapes(&all));
     }
     let snaps: Vec<_> = all
@@ -660,18 +717,95 @@ pub fn run(
         attached,
         lost,
         drops,
-        exit_code: exit_flag.code(),
+        exit_code: if failed_runs {
+            Some(1)
+        } else {
+            exit_flag.code()
+        },
         child_pid,
         maps: snaps,
     })
 }
 
-/// Whether every probe of `script` is a BEGIN or END probe.
+/// Runs the `test:`/`bench:` probes of `--test`/`--bench` in order and prints their report;
+/// whether one failed. Their records are handled between runs: a test's are kept for its
+/// report, a benchmark's dropped; `exit()` in one is its failure, not the run's end.
+fn run_modes(
+    opts: &RunOptions,
+    runs: &[(String, SpecialProg)],
+    (buffers, sink, exit_flag): (&mut BufferSet, &mut EventSink<'_>, &ExitFlag),
+    out: &mut dyn Write,
+    buf: &mut Vec<u8>,
+) -> Result<bool, RunError> {
+    use super::format::results::{write_bench_result, write_test_result};
+    use super::modes::{run_bench, run_test, BenchOutcome};
+    let names: Vec<String> = runs.iter().map(|(n, _)| n.clone()).collect();
+    let mut any_failed = false;
+    let mut passed = Vec::new();
+    let mut bench_shown = false;
+    for (index, (name, prog)) in runs.iter().enumerate() {
+        // Each probe starts without an `exit()` or `errorf()` of its own.
+        exit_flag.clear().map_err(RunError::Arming)?;
+        sink.errors = 0;
+        // A test's output is kept as text, as bpftrace reports it (in JSON too).
+        let printer = sink.printer;
+        if opts.mode == RunMode::Test {
+            sink.printer = Printer::new(OutputFormat::Text);
+        }
+        let mut drain = |into: &mut dyn Write| -> Result<bool, RunError> {
+            let mut scratch = Vec::new();
+            handle_pending(buffers, sink, into, &mut scratch, Buffering::Full)?;
+            into.write_all(&scratch).map_err(RunError::Output)?;
+            Ok(exit_flag.code().is_some() || sink.errors > 0)
+        };
+        if opts.mode == RunMode::Test {
+            let r = run_test(prog, &mut |o: &mut Vec<u8>| drain(o));
+            sink.printer = printer;
+            let r = r?;
+            any_failed |= !r.passed;
+            passed.push(r.passed);
+            write_test_result(
+                opts.format,
+                buf,
+                &names,
+                index,
+                &passed,
+                r.duration_ns,
+                &r.output,
+            );
+        } else {
+            match run_bench(prog, &mut || drain(&mut std::io::sink()))? {
+                BenchOutcome::Measured { average_ns, iters } => {
+                    let heading = !bench_shown;
+                    bench_shown = true;
+                    write_bench_result(
+                        opts.format,
+                        buf,
+                        (&names, index, heading),
+                        average_ns,
+                        iters,
+                    )
+                }
+                BenchOutcome::Skipped => {}
+                BenchOutcome::Failed => {
+                    eprintln!("ERROR: Benchmark '{name}' failed.");
+                    any_failed = true;
+                }
+            }
+        }
+        flush(out, buf, true)?;
+    }
+    exit_flag.clear().map_err(RunError::Arming)?;
+    Ok(any_failed)
+}
+
+/// Whether every probe of `script` is a BEGIN or END probe (or a `test:`/`bench:` one).
 fn only_begin_end(script: &CompiledScript) -> bool {
     script
         .probes
         .iter()
-        .all(|p| matches!(p.kind, ProbeKind::Begin | ProbeKind::End))
+        // `test:`/`bench:` probes run only in their modes, which end by themselves.
+        .all(|p| p.kind.is_special())
 }
 
 /// The maps as bpftrace prints them at exit, empty ones included: an empty map is a blank

@@ -41,6 +41,8 @@ pub struct EventSink<'a> {
     /// (each takes a fork and an exec; a probe that fires for each of them would keep the
     /// run from ever reaching END).
     pub stopping: bool,
+    /// `errorf()` messages handled so far (a `test:` probe that reports one fails).
+    pub errors: usize,
     warned: HashSet<(u32, u32)>,
 }
 
@@ -73,6 +75,7 @@ impl<'a> EventSink<'a> {
             unsafe_mode,
             no_warnings: false,
             stopping: false,
+            errors: 0,
             warned: HashSet::new(),
         }
     }
@@ -87,6 +90,9 @@ impl<'a> EventSink<'a> {
     /// text dropped), or its JSON message on the output.
     fn diagnostic(&mut self, out: &mut Vec<u8>, d: &crate::plan::PrintfDiag, text: &[u8]) {
         let text = text.strip_suffix(b"\n").unwrap_or(text);
+        if d.error {
+            self.errors += 1;
+        }
         if self.no_warnings && !d.error {
             return;
         }

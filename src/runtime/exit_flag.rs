@@ -40,6 +40,16 @@ impl ExitFlag {
         (set != 0).then_some((code & 0xff) as i32)
     }
 
+    /// Clears the flag (between `test:`/`bench:` probes, which each start without an
+    /// `exit()`).
+    pub fn clear(&self) -> Result<(), SysError> {
+        self.map.update(
+            &0u32.to_ne_bytes(),
+            &[0u8; 8],
+            crate::sys::UpdateFlags::empty(),
+        )
+    }
+
     /// `(EXIT_MAP_NAME, fd)`, passed with the other maps to the probes.
     pub fn map_entry(&self) -> (&'static str, RawFd) {
         (EXIT_MAP_NAME, self.map.as_raw_fd())

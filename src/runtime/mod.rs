@@ -10,6 +10,7 @@ pub mod epoll;
 pub mod events;
 pub mod exit_flag;
 pub mod format;
+pub mod modes;
 pub mod perfbuf;
 // The compiled script moved to `crate::plan` (the compiler–runtime contract); re-exported
 // so code written against the old path still builds.

@@ -144,13 +144,14 @@ pub(crate) fn lower_probe(
         lw.b.exit(0);
         let regions = lw.scratch_used.div_ceil(super::SCRATCH_SIZE);
         lw.script.scratch_regions = lw.script.scratch_regions.max(regions);
-        let special = matches!(kind, RunKind::Begin | RunKind::End);
+        let bounded = matches!(kind, RunKind::Begin | RunKind::End);
         let ring = lw.b.ring_bytes + lw.subprogs.iter().map(|s| s.ring_bytes).sum::<u64>();
-        if special {
+        if bounded {
             lw.script.ring_bytes += ring;
         } else if ring > 0 {
             lw.script.ring_unbounded = true;
         }
+        let special = kind.is_special();
         let opts = FinishOptions {
             name: prog_name(i, index),
             attach,
@@ -240,6 +241,8 @@ fn run_kind(
     let unsupported = |what: &str| Err(LowerError::unsupported(what, span));
     Ok(Some(match (at.kind, spec) {
         (ProbeKind::Begin, _) => RunKind::Begin,
+        (ProbeKind::Test, AttachSpec::Named { name, .. }) => RunKind::Test { name: name.clone() },
+        (ProbeKind::Bench, AttachSpec::Named { name, .. }) => RunKind::Bench { name: name.clone() },
         (ProbeKind::SelfEvent, AttachSpec::Named { name, .. }) => {
             match crate::builtins::signal_number(name) {
                 Some(n) => RunKind::Signal { signal: n as i32 },

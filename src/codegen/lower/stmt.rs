@@ -270,6 +270,21 @@ fn lower_stmt(lw: &mut Lower<'_>, s: &Stmt) -> Result<(), LowerError> {
         StmtKind::Return(value) if lw.fn_ret.is_some() => {
             super::inline::lower_return(lw, value.as_ref(), s.span)?
         }
+        // A `test:`/`bench:` probe's value is its verdict: non-zero fails a test and skips
+        // a benchmark (bpftrace's rule), so it becomes the program's return value.
+        StmtKind::Return(Some(value))
+            if matches!(
+                lw.probe_kind,
+                crate::syntax::ast::ProbeKind::Test | crate::syntax::ast::ProbeKind::Bench
+            ) =>
+        {
+            let v = lower_expr(lw, value)?;
+            lw.b.set_span(s.span);
+            match v.value() {
+                crate::codegen::lower::Value::Reg(r) => lw.b.exit(r),
+                crate::codegen::lower::Value::Imm(i) => lw.b.exit(i32::try_from(i).unwrap_or(1)),
+            }
+        }
         StmtKind::Return(_) => {
             let exit = lw.exit;
             lw.b.ja(exit);

@@ -56,6 +56,7 @@ pub mod maps;
 pub mod net;
 pub mod output;
 pub mod printf;
+pub mod results;
 pub mod stack;
 pub mod syscalls;
 pub mod time;

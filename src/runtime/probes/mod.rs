@@ -110,7 +110,11 @@ impl ProbeError {
 /// Attaches `probe` (not BEGIN/END: see [`SpecialProg::load`]).
 pub fn attach(probe: &ProbeSpec, ctx: &AttachContext<'_>) -> Result<Attachment, ProbeError> {
     match &probe.kind {
-        ProbeKind::Begin | ProbeKind::End | ProbeKind::Signal { .. } => {
+        ProbeKind::Begin
+        | ProbeKind::End
+        | ProbeKind::Signal { .. }
+        | ProbeKind::Test { .. }
+        | ProbeKind::Bench { .. } => {
             panic!("internal error: probes::attach called for {}", probe.name)
         }
         ProbeKind::Interval { period_ns } => perf::interval(probe, *period_ns, ctx),
