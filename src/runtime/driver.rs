@@ -613,7 +613,7 @@ pub fn run(
     flush(out, &mut buf, true)?;
     if drops > 0 {
         eprintln!(
-            "WARNING: {drops} map updates were dropped because a map was full; \
+            "WARNING: Map full; can't update element ({drops} map updates were dropped); \
              raise max_map_keys (STROBE_MAX_MAP_KEYS)"
         );
     }
