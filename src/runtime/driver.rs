@@ -454,7 +454,10 @@ pub fn run(
                     _ => a.attached,
                 };
                 if let ProbeKind::Interval { period_ns } = p.kind {
-                    intervals.extend((objects.len()..objects.len() + a.objects.len()).map(|o| (o, period_ns.max(1))));
+                    intervals.extend(
+                        (objects.len()..objects.len() + a.objects.len())
+                            .map(|o| (o, period_ns.max(1))),
+                    );
                 }
                 objects.extend(a.objects);
                 continue;
