@@ -379,7 +379,7 @@ fn permute_options(args: &[OsString]) -> Vec<OsString> {
     // For a known option token: whether it takes a value in the next argument.
     let option = |a: &str| -> Option<bool> {
         let takes = |arg: &clap::Arg| {
-            arg.get_num_args().is_none_or(|n| n.takes_values())
+            arg.get_num_args().map_or(true, |n| n.takes_values())
                 && !matches!(
                     arg.get_action(),
                     clap::ArgAction::SetTrue
@@ -395,7 +395,7 @@ fn permute_options(args: &[OsString]) -> Vec<OsString> {
             };
             let arg = cmd.get_arguments().find(|x| x.get_long() == Some(name))?;
             return Some(
-                takes(arg) && !inline && arg.get_num_args().is_none_or(|n| n.min_values() > 0),
+                takes(arg) && !inline && arg.get_num_args().map_or(true, |n| n.min_values() > 0),
             );
         }
         let mut chars = a.strip_prefix('-')?.chars();
