@@ -199,7 +199,7 @@ fn records_larger_than_the_stack_are_built_in_a_per_cpu_scratch_buffer() {
     // Too big for the stack…
     assert!(Record::new(&mut b, EventKind::Printf, 3, &fields).is_err());
     // …so it goes to the scratch buffer.
-    let place = strobe::codegen::emit::maps::scratch(&mut b, sc);
+    let place = strobe::codegen::emit::maps::scratch(&mut b, sc, 0);
     let rec = Record::new_at(&mut b, place, EventKind::Printf, 3, &fields);
     write_str(&mut b, rec.arg(0), &[b'x'; 250], 200);
     let n = ctx_u64(&mut b, 0, IntTy::U64);

@@ -29,7 +29,7 @@ fn updates_to_a_full_map_are_counted_and_reported_at_exit() {
     assert!(o.status.success(), "{stderr}");
     assert_eq!(stdout, "\n\n@[1]: 1\n@[2]: 2\n@c[1]: 1\n@c[2]: 1\n");
     assert!(
-        stderr.contains("WARNING: 3 map updates were dropped"),
+        stderr.contains("WARNING: Map full; can't update element (3 map updates were dropped)"),
         "{stderr}"
     );
     // No drops, no warning.

@@ -66,7 +66,7 @@ pub struct TraceArgs {
     pub format: Option<String>,
 
     /// Write output to this file instead of stdout.
-    #[arg(short = 'o', value_name = "FILE")]
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<String>,
 
     /// Keep messages quiet.
@@ -494,15 +494,22 @@ fn split_attached_include_dir(args: &[OsString]) -> Vec<OsString> {
 /// The arguments with strobe's own options that follow the script file moved before it, as
 /// bpftrace's getopt permutes them (`bpftrace script.bt -c CMD` runs CMD). Only options
 /// strobe knows move (with their value when they take one); everything else after the file
-/// stays a positional parameter, and nothing after `--` moves. With `-e` the arguments are
-/// all parameters already and stay as they are.
+/// stays a positional parameter, and nothing after `--` moves. With `-e` the same holds for
+/// options after the first parameter (`strobe -e PROG 5 -o FILE`).
 fn permute_options(args: &[OsString]) -> Vec<OsString> {
     let mut cmd = <TraceArgs as clap::CommandFactory>::command();
     cmd.build();
     // For a known option token: whether it takes a value in the next argument.
     let option = |a: &str| -> Option<bool> {
         let takes = |arg: &clap::Arg| {
-            arg.get_num_args().is_none_or(|n| n.takes_values()) && !matches!(arg.get_action(), clap::ArgAction::SetTrue | clap::ArgAction::Count | clap::ArgAction::Help | clap::ArgAction::Version)
+            arg.get_num_args().map_or(true, |n| n.takes_values())
+                && !matches!(
+                    arg.get_action(),
+                    clap::ArgAction::SetTrue
+                        | clap::ArgAction::Count
+                        | clap::ArgAction::Help
+                        | clap::ArgAction::Version
+                )
         };
         if let Some(long) = a.strip_prefix("--") {
             let (name, inline) = match long.split_once('=') {
@@ -510,7 +517,9 @@ fn permute_options(args: &[OsString]) -> Vec<OsString> {
                 None => (long, false),
             };
             let arg = cmd.get_arguments().find(|x| x.get_long() == Some(name))?;
-            return Some(takes(arg) && !inline && arg.get_num_args().is_none_or(|n| n.min_values() > 0));
+            return Some(
+                takes(arg) && !inline && arg.get_num_args().map_or(true, |n| n.min_values() > 0),
+            );
         }
         let mut chars = a.strip_prefix('-')?.chars();
         let c = chars.next()?;
@@ -525,9 +534,6 @@ fn permute_options(args: &[OsString]) -> Vec<OsString> {
         let Some(a) = text[i] else { break };
         if a == "--" {
             break;
-        }
-        if a == "-e" || a.starts_with("-e") && a.len() > 2 {
-            return args.to_vec();
         }
         match option(a) {
             Some(true) => i += 2,
@@ -950,13 +956,23 @@ mod permute_tests {
             p(&["s.bt", "-c", "./prog", "1", "-q"]),
             ["-c", "./prog", "-q", "s.bt", "1"]
         );
-        assert_eq!(p(&["-v", "s.bt", "--dry-run", "x"]), ["-v", "--dry-run", "s.bt", "x"]);
+        assert_eq!(
+            p(&["-v", "s.bt", "--dry-run", "x"]),
+            ["-v", "--dry-run", "s.bt", "x"]
+        );
     }
 
     #[test]
     fn parameters_after_dashdash_or_with_e_stay() {
         assert_eq!(p(&["s.bt", "--", "-c", "x"]), ["s.bt", "--", "-c", "x"]);
-        assert_eq!(p(&["-e", "BEGIN {}", "-c", "x"]), ["-e", "BEGIN {}", "-c", "x"]);
+        assert_eq!(
+            p(&["-e", "BEGIN {}", "-c", "x"]),
+            ["-e", "BEGIN {}", "-c", "x"]
+        );
+        assert_eq!(
+            p(&["-e", "BEGIN {}", "7", "--output", "f"]),
+            ["-e", "BEGIN {}", "--output", "f", "7"]
+        );
         assert_eq!(p(&["s.bt", "-5", "abc"]), ["s.bt", "-5", "abc"]);
     }
 }

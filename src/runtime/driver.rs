@@ -504,7 +504,10 @@ pub fn run(
                     _ => a.attached,
                 };
                 if let ProbeKind::Interval { period_ns } = p.kind {
-                    intervals.extend((objects.len()..objects.len() + a.objects.len()).map(|o| (o, period_ns.max(1))));
+                    intervals.extend(
+                        (objects.len()..objects.len() + a.objects.len())
+                            .map(|o| (o, period_ns.max(1))),
+                    );
                 }
                 objects.extend(a.objects);
                 continue;
@@ -703,7 +706,7 @@ pub fn run(
     flush(out, &mut buf, true)?;
     if drops > 0 {
         eprintln!(
-            "WARNING: {drops} map updates were dropped because a map was full; \
+            "WARNING: Map full; can't update element ({drops} map updates were dropped); \
              raise max_map_keys (STROBE_MAX_MAP_KEYS)"
         );
     }

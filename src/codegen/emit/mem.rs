@@ -31,7 +31,10 @@ pub fn zero(b: &mut Builder, place: Place, len: u32) {
         // `bpf_probe_read_kernel` zeroes its destination when the read fails, and a read of
         // address 0 always fails (kernel/trace/bpf_trace.c, `bpf_probe_read_kernel_common`).
         let d = place.arg(b);
-        b.call(Helper::ProbeReadKernel, &[d, Arg::Imm(len as i64), Arg::Imm(0)]);
+        b.call(
+            Helper::ProbeReadKernel,
+            &[d, Arg::Imm(len as i64), Arg::Imm(0)],
+        );
         return;
     }
     let (mut off, end) = (place.off, place.off + len as i32);

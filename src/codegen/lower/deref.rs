@@ -75,6 +75,13 @@ pub(crate) fn member(
             )
         })?;
         let t = lw.type_of(e.id);
+        if let Some((bit, bits)) = bitfield(lw, &s, field) {
+            return match base {
+                Val::Mem(p) => bitfield_in_place(lw, e, p, bit, bits, &t),
+                b => read_bitfield(lw, e, b.value(), bit, bits, &t, space),
+            }
+            .map(Some);
+        }
         return match base {
             Val::Mem(p) => Ok(Some(super::store::load_val(lw, p.at(off as i32), &t))),
             b => {
@@ -98,10 +105,17 @@ pub(crate) fn member(
     read_at(lw, e, addr, &t, space).map(Some)
 }
 
-/// A BTF bitfield member's bit offset and width (`None` for an ordinary member).
+/// A bitfield member's bit offset and width (`None` for an ordinary member): from BTF, or
+/// from the layout of the script's own definition (`struct Foo { unsigned int a:4, b:8; }`).
 fn bitfield(lw: &Lower<'_>, s: &StructType, name: &str) -> Option<(u32, u32)> {
-    let CTypeRef::Btf { module, id } = &s.ty else {
-        return None;
+    let (module, id) = match &s.ty {
+        CTypeRef::Btf { module, id } => (module, id),
+        CTypeRef::Script { index } => {
+            let layout = lw.cp.script_types.defs.get(*index)?.layout.as_ref()?;
+            let f = layout.fields.iter().find(|f| f.name == name)?;
+            let (shift, width) = f.bits?;
+            return Some((f.offset as u32 * 8 + u32::from(shift), u32::from(width)));
+        }
     };
     let btf = lw.kernel.btf(module.as_deref()).ok()?;
     let m = btf.find_member(*id, name).ok()??;
@@ -138,6 +152,43 @@ fn read_bitfield(
     let p = lw.place(8, e.span)?;
     crate::codegen::emit::mem::zero(&mut lw.b, p, 8);
     crate::codegen::emit::builtins::read_mem(&mut lw.b, space == AddrSpace::User, p, len, addr);
+    Ok(extract_bits(lw, p, shift, bits, t))
+}
+
+/// A bitfield of a struct value held in memory at `base` (a variable, a map value): its bytes
+/// are copied one at a time (they need not be aligned for a wider load) into a zeroed 8-byte
+/// slot, then shifted and masked as [`read_bitfield`] does.
+fn bitfield_in_place(
+    lw: &mut Lower<'_>,
+    e: &Expr,
+    base: Place,
+    bit: u32,
+    bits: u32,
+    t: &Type,
+) -> Result<Val, LowerError> {
+    let shift = bit % 8;
+    if shift + bits > 64 {
+        return Err(LowerError::unsupported(
+            "a bitfield wider than 56 bits",
+            e.span,
+        ));
+    }
+    let len = (shift + bits).div_ceil(8).clamp(1, 8);
+    let p = lw.place(8, e.span)?;
+    crate::codegen::emit::mem::zero(&mut lw.b, p, 8);
+    let src = base.at((bit / 8) as i32);
+    for i in 0..len as i32 {
+        let r = lw.b.vreg();
+        lw.b.load(crate::asm::isa::Size::B, r, src.mem(), src.off + i);
+        lw.b.store(crate::asm::isa::Size::B, p.mem(), p.off + i, r);
+    }
+    Ok(extract_bits(lw, p, shift, bits, t))
+}
+
+/// The `bits`-wide field `shift` bits into the 8 little-endian bytes at `p`, sign-extended
+/// when `t` is signed.
+fn extract_bits(lw: &mut Lower<'_>, p: Place, shift: u32, bits: u32, t: &Type) -> Val {
+    use crate::codegen::emit::arith::{binop, BinOp};
     let raw = super::store::load_slot_int(lw, p, IntTy::U64);
     let it = super::int_ty(t).unwrap_or(IntTy::U64);
     // Move the field to the top bits, then down: the shift back is arithmetic when signed.
@@ -156,7 +207,7 @@ fn read_bitfield(
         Value::Imm(64 - bits as i64),
         down_ty,
     );
-    Ok(Val::Int(v, it))
+    Val::Int(v, it)
 }
 
 /// The address of member `field` of `inner` (a struct value, kept by address, or a pointer to

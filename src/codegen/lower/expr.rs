@@ -196,7 +196,9 @@ pub(crate) fn string_literal(lw: &mut Lower<'_>, s: &[u8], t: &Type) -> Place {
     }
     .max(s.len() as u32 + 1);
     let span = lw.b.span();
-    let p = lw.place(size, span).unwrap_or_else(|_| Place::new(lw.b.slot(size, 8), 0));
+    let p = lw
+        .place(size, span)
+        .unwrap_or_else(|_| Place::new(lw.b.slot(size, 8), 0));
     write_str(&mut lw.b, p, s, size);
     p
 }

@@ -59,6 +59,17 @@ pub fn slot_field(t: &Type) -> FieldType {
     }
 }
 
+/// How the runtime decodes a whole map value or a single-field key held in `slot`: a `bool`
+/// is kept in an 8-byte slot but prints `true`/`false` (its value is the slot's first byte,
+/// little-endian). Only where the field is alone: a `Bool` field would change the offsets of
+/// the fields after it.
+fn printed_as(t: &Type, slot: FieldType) -> FieldType {
+    match t {
+        Type::Bool => FieldType::Bool,
+        _ => slot,
+    }
+}
+
 /// The key fields of map `m` (without a histogram's bucket).
 pub fn key_fields(m: &MapInfo) -> Vec<FieldType> {
     m.keys.iter().map(slot_field).collect()
@@ -172,7 +183,7 @@ pub fn map_table(cp: &CheckedProgram) -> Vec<MapSpec> {
                 (
                     if lru { MapType::LruHash } else { MapType::Hash },
                     (f.size() as u32).max(1).next_multiple_of(8),
-                    MapValueSpec::Plain(f),
+                    MapValueSpec::Plain(printed_as(&m.value, f)),
                 )
             }
         };
@@ -197,7 +208,10 @@ pub fn map_table(cp: &CheckedProgram) -> Vec<MapSpec> {
             value_size,
             max_entries,
             role: MapRole::Script {
-                key: key_fields(m),
+                key: match key_fields(m).as_slice() {
+                    [one] => vec![printed_as(&m.keys[0], one.clone())],
+                    _ => key_fields(m),
+                },
                 value,
             },
         });
