@@ -283,7 +283,7 @@ fn render_at(
             }
             let m = if i + 1 < col { ' ' } else { '~' };
             let n = if c == '\t' { 4 } else { 1 };
-            marks.extend(std::iter::repeat_n(m, n));
+            marks.extend(std::iter::repeat(m).take(n));
         }
         let _ = writeln!(out, "{marks}");
         return;
