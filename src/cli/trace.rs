@@ -41,7 +41,7 @@ pub struct TraceArgs {
     pub dry_run: bool,
 
     /// Run this command and trace it; exit when it exits.
-    #[arg(short = 'c', value_name = "CMD")]
+    #[arg(short = 'c', long = "cmd", value_name = "CMD")]
     pub cmd: Option<String>,
 
     /// Enable USDT probes of, and filter by, this process id.
@@ -381,6 +381,54 @@ fn take_debuginfo(opts: &mut TraceArgs) {
     opts.rest = rest;
 }
 
+/// bpftrace's option parser takes its long options anywhere before a `--`, also after the
+/// script (`tool.bt --no-warnings`, `-e PROG --cmd CMD`), while strobe's free arguments
+/// swallow everything after the first one: the command line with such options moved to the
+/// front, or `None` when there are none. Other `--name` words stay (an error later).
+fn hoist_late_options(opts: &TraceArgs, args: &[OsString]) -> Option<Vec<OsString>> {
+    let start = args.len().checked_sub(opts.rest.len())?;
+    if opts.rest.is_empty()
+        || args[start..]
+            .iter()
+            .zip(&opts.rest)
+            .any(|(a, r)| a != r.as_str())
+    {
+        return None;
+    }
+    let cmd = <TraceArgs as clap::CommandFactory>::command();
+    let mut moved: Vec<OsString> = Vec::new();
+    let mut kept: Vec<OsString> = Vec::new();
+    let mut it = opts.rest.iter();
+    while let Some(a) = it.next() {
+        if a == "--" {
+            kept.push(a.into());
+            kept.extend(it.by_ref().map(OsString::from));
+            break;
+        }
+        let long = a
+            .strip_prefix("--")
+            .map(|l| l.split_once('=').map_or(l, |(n, _)| n));
+        let known = long.and_then(|l| cmd.get_arguments().find(|x| x.get_long() == Some(l)));
+        match known {
+            Some(opt) => {
+                moved.push(a.into());
+                if !a.contains('=') && opt.get_action().takes_values() {
+                    if let Some(v) = it.next() {
+                        moved.push(v.into());
+                    }
+                }
+            }
+            None => kept.push(a.into()),
+        }
+    }
+    if moved.is_empty() {
+        return None;
+    }
+    moved.extend(args[..start].iter().cloned());
+    moved.extend(kept);
+    Some(moved)
+}
+
 fn run_on_this_thread(args: &[OsString]) -> i32 {
     crate::timings::mark_start();
     // The main thread blocks the runtime's signals (see `run`); until this thread runs a
@@ -400,6 +448,16 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
             return code;
         }
     };
+    if let Some(argv) = hoist_late_options(&opts, args) {
+        let argv = std::iter::once(OsString::from("strobe")).chain(argv);
+        match TraceArgs::try_parse_from(argv) {
+            Ok(o) => opts = o,
+            Err(e) => {
+                let _ = e.print();
+                return if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+            }
+        }
+    }
     opts.had_dashes = args.iter().any(|a| a == "--");
     opts.fix_serve_value();
     if let Some(text) = &opts.pid_text {
