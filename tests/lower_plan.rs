@@ -154,7 +154,7 @@ fn unsupported_constructs_point_at_the_script() {
             && e.contains(": ERROR: cannot iterate over the histogram map @h"),
         "{e}"
     );
-    assert!(e.contains("^"), "{e}");
+    assert!(e.contains("\n             ~~\n"), "{e}");
 }
 
 #[test]

@@ -58,5 +58,5 @@ fn verifier_rejection_is_reported_at_the_script_line_with_a_caret() {
     assert!(shown.contains("verifier rejected probe BEGIN"), "{shown}");
     assert!(shown.contains("stack"), "reason missing: {shown}");
     assert!(shown.contains("  printf(\"%d\\n\", 5);"), "{shown}");
-    assert!(shown.contains("^"), "{shown}");
+    assert!(shown.contains("\n  ~~~"), "{shown}");
 }

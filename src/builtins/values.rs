@@ -106,8 +106,16 @@ pub const BUILTINS: &[Builtin] = &[
     value("probe", probe, "the probe's full name"),
     value("usermode", u8_, "1 when the probe fired in user mode"),
     // Folded to constants by the checker (`sema::config_read`).
-    value("probetype", comm, "the probe's type name (`special` for begin/end)"),
-    value("config", u64_, "the run's configuration, read by field: config.max_strlen"),
+    value(
+        "probetype",
+        comm,
+        "the probe's type name (`special` for begin/end)",
+    ),
+    value(
+        "config",
+        u64_,
+        "the run's configuration, read by field: config.max_strlen",
+    ),
     only(
         value("ctx", ctx, "the iterator's context"),
         &[ProbeKind::Iter],

@@ -745,9 +745,14 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
         };
     }
     if let Some(out) = &opts.aot {
-        return write_aot(args, &opts, &input, out, || {
-            crate::compile::lower_checked(&program, &kernel, &check_opts).map(|_| ())
-        }, &combined);
+        return write_aot(
+            args,
+            &opts,
+            &input,
+            out,
+            || crate::compile::lower_checked(&program, &kernel, &check_opts).map(|_| ()),
+            &combined,
+        );
     }
     if opts.dry_run {
         // A dry run goes as far as a run without touching the kernel: parse, check and lower.

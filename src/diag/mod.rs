@@ -283,7 +283,7 @@ fn render_at(
             }
             let m = if i + 1 < col { ' ' } else { '~' };
             let n = if c == '\t' { 4 } else { 1 };
-            marks.extend(std::iter::repeat_n(m, n));
+            marks.extend(std::iter::repeat(m).take(n));
         }
         let _ = writeln!(out, "{marks}");
         return;
@@ -354,7 +354,7 @@ mod tests {
     fn render_clamps_out_of_range_spans() {
         let src = SourceFile::new("t.bt", "ab");
         let d = Diagnostic::error(Span::new(10, 20), "eof");
-        assert_eq!(d.render(&src), "t.bt:1:3-4: ERROR: eof\nab\n  ^\n");
+        assert_eq!(d.render(&src), "t.bt:1:3-4: ERROR: eof\nab\n  ~\n");
     }
 
     #[test]

@@ -213,9 +213,7 @@ impl Checker<'_> {
                 (Some(v), _) => truthy(v).unwrap_or(d),
                 (None, Some(ConfigValue::Bool(b))) => *b,
                 (None, Some(ConfigValue::Int(n))) => *n != 0,
-                (None, Some(ConfigValue::Str(s) | ConfigValue::Ident(s))) => {
-                    truthy(s).unwrap_or(d)
-                }
+                (None, Some(ConfigValue::Str(s) | ConfigValue::Ident(s))) => truthy(s).unwrap_or(d),
                 _ => d,
             }),
             DefaultKind::Str(d) => Setting::Str(match (&env, &script) {

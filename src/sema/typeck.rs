@@ -738,12 +738,12 @@ impl Checker<'_> {
             // A macro parameter used as a type: `typeof(T)` passed for it, or `typeof(x)` of
             // an expression parameter (the parser reads a bare name there as a type name).
             TypeRefKind::Named(n)
-                if self
-                    .frames
-                    .last()
-                    .is_some_and(|f| f.idents.contains_key(n)) =>
+                if self.frames.last().is_some_and(|f| f.idents.contains_key(n)) =>
             {
-                self.frames.last().and_then(|f| f.idents.get(n)).map_or(Type::None, |a| a.0.clone())
+                self.frames
+                    .last()
+                    .and_then(|f| f.idents.get(n))
+                    .map_or(Type::None, |a| a.0.clone())
             }
             TypeRefKind::Named(n) => match named_type(n, self.opts.max_strlen) {
                 Some(t) => t,

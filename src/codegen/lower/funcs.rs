@@ -89,7 +89,9 @@ pub(crate) fn lower_call(
             }
         }
         // The errno as is; userspace prints the C library's message for it.
-        "strerror" | "syscall_name" | "signal_name" => Ok(Val::Int(lower_expr(lw, &args[0])?.value(), IntTy::U64)),
+        "strerror" | "syscall_name" | "signal_name" => {
+            Ok(Val::Int(lower_expr(lw, &args[0])?.value(), IntTy::U64))
+        }
         "kaddr" => {
             let sym = str_lit(lw, &args[0]);
             match lw.kernel.kernel_symbol_address(&sym) {

@@ -292,9 +292,9 @@ pub fn decode(ty: &FieldType, b: &[u8], r: &dyn Resolver) -> Result<Value, Decod
             Value::Symbol(r.cgroup_path(id, filter).unwrap_or_default().into())
         }
         FieldType::Strerror => Value::Symbol(strerror_text(u64_at(b, 0, "errno")? as i32).into()),
-        FieldType::SignalName => Value::Symbol(
-            crate::plan::layout::signal_text(u64_at(b, 0, "signal")? as i64).into(),
-        ),
+        FieldType::SignalName => {
+            Value::Symbol(crate::plan::layout::signal_text(u64_at(b, 0, "signal")? as i64).into())
+        }
         FieldType::SyscallName => {
             let nr = u64_at(b, 0, "syscall number")? as i32;
             Value::Symbol(super::syscalls::name(nr).into())

@@ -10,7 +10,9 @@
 
 use super::{PResult, Parser};
 use crate::diag::{Diagnostic, Span};
-use crate::syntax::ast::{BinaryOp, Expr, ExprKind, Ident, TypeOrExpr, TypeRef, TypeRefKind, UnaryOp};
+use crate::syntax::ast::{
+    BinaryOp, Expr, ExprKind, Ident, TypeOrExpr, TypeRef, TypeRefKind, UnaryOp,
+};
 
 /// bpftrace's own list of builtin names: these cannot name a macro parameter or a record field.
 const CORE_BUILTINS: &[&str] = &["args", "ctx", "kstack", "nsecs", "pid", "tid", "ustack"];
