@@ -80,7 +80,10 @@ proptest! {
             FieldType::Buf { capacity: 4 },
         ];
         let call = PrintfCall::new("%-6s|%5d|%lx|%.2s|%r\n", args.clone()).unwrap();
-        let style = TextStyle { str_trunc_trailer: if trailer { ".." } else { "" } };
+        let style = TextStyle {
+            str_trunc_trailer: if trailer { ".." } else { "" },
+            str_trunc_size: 0,
+        };
         let fast = call.render(&bytes, &NoResolver, style);
         let slow = decode_fields(&args, &bytes, &NoResolver)
             .map(|vals| call.format.render(&vals, style));

@@ -291,6 +291,8 @@ pub struct EventTable {
     pub printf_diag: Vec<PrintfDiag>,
     /// Text printed after a string that filled its buffer (`str_trunc_trailer`).
     pub str_trunc_trailer: String,
+    /// The size of a `str()` buffer (`max_strlen`): the trailer is for strings of that size.
+    pub str_trunc_size: usize,
 }
 
 /// An `errorf(fmt, …)` or `warnf(fmt, …)` call: its printf record `id` is printed as

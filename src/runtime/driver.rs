@@ -578,6 +578,7 @@ pub fn run(
     // One string per run, shared by every `Copy` of the style.
     printer.style.str_trunc_trailer =
         Box::leak(script.events.str_trunc_trailer.clone().into_boxed_str());
+    printer.style.str_trunc_size = script.events.str_trunc_size;
     let mut sink = EventSink::new(script, &maps, printer, &symbolizer, opts.unsafe_mode);
     sink.no_warnings = opts.no_warnings;
     let mut buf = Vec::with_capacity(4096);

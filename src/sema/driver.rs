@@ -194,6 +194,7 @@ pub(super) fn run(program: &Program, kernel: &dyn KernelInfo, opts: &CheckOption
             fn_vars: second.fn_vars,
             options: second.getopts,
             str_trunc_trailer: second.opts.str_trunc_trailer.clone(),
+            str_trunc_size: second.opts.max_strlen,
             warnings: diagnostics
                 .iter()
                 .filter(|d| !d.is_error())

@@ -127,6 +127,9 @@ pub struct CheckedProgram {
     /// The text printed after a truncated string (the script's or environment's
     /// `str_trunc_trailer`, else `..`).
     pub str_trunc_trailer: String,
+    /// The size of `str()`'s buffers (`max_strlen`): only a string that filled one of those
+    /// was cut short; a char array that fills its own size without a NUL is whole.
+    pub str_trunc_size: usize,
     /// Map name → index in `maps` as checked (see [`CheckedProgram::map`]).
     pub(crate) map_index: HashMap<String, u32>,
 }

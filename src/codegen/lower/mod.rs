@@ -379,6 +379,7 @@ pub fn lower(
         ..ScriptState::default()
     };
     state.events.str_trunc_trailer = cp.str_trunc_trailer.clone();
+    state.events.str_trunc_size = cp.str_trunc_size;
     let mut maps = maps::map_table(cp);
     let mut probes = Vec::new();
     let uses_elapsed = elapsed::uses_elapsed(&cp.program);

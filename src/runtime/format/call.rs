@@ -38,7 +38,7 @@ impl PrintfCall {
                     })?;
                     match raw.iter().position(|&b| b == 0) {
                         Some(n) => render_str(spec, &raw[..n], out),
-                        None if style.str_trunc_trailer.is_empty() => render_str(spec, raw, out),
+                        None if !style.trails(raw.len()) => render_str(spec, raw, out),
                         None => render_spec(spec, &Value::from_c_bytes(raw), style, out),
                     }
                 }

@@ -50,6 +50,18 @@ pub struct TextStyle {
     /// Appended to strings that filled their buffer (bpftrace ≥ 0.21's `str_trunc_trailer`,
     /// `..` unless configured); empty for none (bpftrace 0.17's output, and the default here).
     pub str_trunc_trailer: &'static str,
+    /// The buffer size of a string that can have been cut short (`max_strlen`, the size of
+    /// `str()`'s buffers); 0 for any size. A char array of another size that has no NUL
+    /// (`char s[5]` holding "hello") is whole and prints without the trailer.
+    pub str_trunc_size: usize,
+}
+
+impl TextStyle {
+    /// Whether a string of `len` bytes without a NUL gets the trailer.
+    pub fn trails(&self, len: usize) -> bool {
+        !self.str_trunc_trailer.is_empty()
+            && (self.str_trunc_size == 0 || len == self.str_trunc_size)
+    }
 }
 
 impl Value {
@@ -104,7 +116,7 @@ impl Value {
             Value::UInt(v) => write_display(out, v),
             Value::Str { bytes, truncated } => {
                 out.extend_from_slice(bytes);
-                if *truncated {
+                if *truncated && style.trails(bytes.len()) {
                     out.extend_from_slice(style.str_trunc_trailer.as_bytes());
                 }
             }
@@ -237,8 +249,16 @@ mod tests {
         assert_eq!(text(&full), "abcd");
         let trailer = TextStyle {
             str_trunc_trailer: "..",
+            str_trunc_size: 0,
         };
         assert_eq!(full.to_text(trailer), b"abcd..");
+        // Only a string of str()'s size was cut short; a full char array of another is whole.
+        let sized = TextStyle {
+            str_trunc_trailer: "..",
+            str_trunc_size: 4,
+        };
+        assert_eq!(full.to_text(sized), b"abcd..");
+        assert_eq!(Value::from_c_bytes(b"hello").to_text(sized), b"hello");
         assert_eq!(Value::from_c_bytes(b""), Value::str(""));
     }
 
