@@ -33,7 +33,7 @@ pub struct TraceArgs {
     pub program: Option<String>,
 
     /// Print a debug stage's output; `ast` prints the parsed tree.
-    #[arg(short = 'd', value_name = "STAGE")]
+    #[arg(short = 'd', long = "debug", value_name = "STAGE")]
     pub debug: Vec<String>,
 
     /// Parse, check and compile the script without loading or attaching anything.
@@ -70,11 +70,11 @@ pub struct TraceArgs {
     pub output: Option<String>,
 
     /// Keep messages quiet.
-    #[arg(short = 'q')]
+    #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
 
     /// Verbose messages.
-    #[arg(short = 'v')]
+    #[arg(short = 'v', long = "verbose")]
     pub verbose: bool,
 
     /// Print no warnings (the checker's or `warnf()`'s).
@@ -82,8 +82,18 @@ pub struct TraceArgs {
     pub no_warnings: bool,
 
     /// List probes matching PATTERN (all when omitted); with -v, show their arguments.
-    #[arg(short = 'l')]
+    #[arg(short = 'l', long = "list")]
     pub list: bool,
+
+    /// Attach and run only the probes whose name (`interval:ms:200`) matches REGEX; BEGIN
+    /// and END always run.
+    #[arg(long = "probe-filter", value_name = "REGEX")]
+    pub probe_filter: Option<String>,
+
+    /// Activate USDT semaphores in every process that runs the probe's file (strobe always
+    /// does: the kernel counts the semaphore through the uprobe's ref_ctr_offset).
+    #[arg(long = "usdt-file-activation")]
+    pub usdt_file_activation: bool,
 
     /// Allow unsafe builtins (system, address probes).
     #[arg(long = "unsafe")]
@@ -574,6 +584,41 @@ fn permute_options(args: &[OsString]) -> Vec<OsString> {
     out
 }
 
+/// `--probe-filter REGEX`: keeps the attach points whose name (`interval:ms:200`, the probe
+/// type's full name and the rest as written) matches, drops probes left with none, and keeps
+/// BEGIN and END whatever they are named. An invalid regex or a filter that leaves no other
+/// probe is an error, as in bpftrace.
+fn filter_probes(program: &mut crate::syntax::ast::Program, filter: &str) -> Result<(), i32> {
+    use crate::syntax::ast::{Item, ProbeKind};
+    let re = regex_lite::Regex::new(filter).map_err(|e| {
+        eprintln!("ERROR: Invalid --probe-filter regex '{filter}': {e}");
+        EXIT_USAGE
+    })?;
+    let special = |k: ProbeKind| matches!(k, ProbeKind::Begin | ProbeKind::End);
+    let (mut seen, mut others) = (0, 0);
+    program.items.retain_mut(|item| {
+        let Item::Probe(p) = item else {
+            return true;
+        };
+        p.attach_points.retain(|ap| {
+            if special(ap.kind) {
+                return true;
+            }
+            seen += 1;
+            let rest = ap.raw.strip_prefix(ap.provider.as_str()).unwrap_or(&ap.raw);
+            let keep = re.is_match(&format!("{}{rest}", ap.kind.name()));
+            others += usize::from(keep);
+            keep
+        });
+        !p.attach_points.is_empty()
+    });
+    if seen > 0 && others == 0 {
+        eprintln!("ERROR: No probes to attach");
+        return Err(EXIT_INPUT);
+    }
+    Ok(())
+}
+
 fn run_on_this_thread(args: &[OsString]) -> i32 {
     crate::timings::mark_start();
     // The main thread blocks the runtime's signals (see `run`); until this thread runs a
@@ -700,6 +745,12 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
         }
         p
     };
+    let mut parsed = parsed;
+    if let Some(filter) = &opts.probe_filter {
+        if let Err(code) = filter_probes(&mut parsed.program, filter) {
+            return code;
+        }
+    }
     let kernel = crate::kernel::info::HostKernel::for_pid(opts.pid);
     let check_opts = crate::sema::CheckOptions {
         params: input.params.clone(),
