@@ -539,39 +539,27 @@ pub fn run(
             symbolizer.add_probe_binary(i as u32, binary);
         }
     }
+    // The symbolizer reads the stack maps through fds of its own.
+    let dup_map = |spec: &crate::plan::MapSpec, map: &Map| {
+        map.as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| {
+                SysError::bare(
+                    "dup",
+                    crate::sys::Errno(e.raw_os_error().unwrap_or(libc::EBADF)),
+                )
+            })
+            .and_then(Map::from_fd)
+            .map_err(|source| RunError::MapCreate {
+                map: spec.name.clone(),
+                source,
+            })
+    };
     for (spec, map) in script.maps.iter().zip(&maps) {
         if let Some((user, limit)) = crate::plan::parse_stack_map_name(&spec.name) {
-            let dup = map
-                .as_fd()
-                .try_clone_to_owned()
-                .map_err(|e| {
-                    SysError::bare(
-                        "dup",
-                        crate::sys::Errno(e.raw_os_error().unwrap_or(libc::EBADF)),
-                    )
-                })
-                .and_then(Map::from_fd)
-                .map_err(|source| RunError::MapCreate {
-                    map: spec.name.clone(),
-                    source,
-                })?;
-            symbolizer.add_stack_map(user, limit, dup);
+            symbolizer.add_stack_map(user, limit, dup_map(spec, map)?);
         } else if let Some(limit) = crate::plan::parse_build_id_stack_map_name(&spec.name) {
-            let dup = map
-                .as_fd()
-                .try_clone_to_owned()
-                .map_err(|e| {
-                    SysError::bare(
-                        "dup",
-                        crate::sys::Errno(e.raw_os_error().unwrap_or(libc::EBADF)),
-                    )
-                })
-                .and_then(Map::from_fd)
-                .map_err(|source| RunError::MapCreate {
-                    map: spec.name.clone(),
-                    source,
-                })?;
-            symbolizer.add_build_id_stack_map(limit, dup);
+            symbolizer.add_build_id_stack_map(limit, dup_map(spec, map)?);
         }
     }
     let mut printer = Printer::new(opts.format);

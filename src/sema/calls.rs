@@ -81,18 +81,7 @@ impl Checker<'_> {
             return t.unwrap_or(Type::None);
         }
         if let Some(d) = self.c_define(e, name) {
-            return match d {
-                Define::Int(v) => {
-                    self.consts.insert(e.id, v);
-                    Type::I64
-                }
-                Define::Str(s) => {
-                    let size = s.len() + 1;
-                    self.str_consts.insert(e.id, s);
-                    Type::Str { size }
-                }
-                Define::Error => Type::None,
-            };
+            return self.define_type(e, d);
         }
         if let Some(m) = self
             .program
@@ -158,6 +147,22 @@ impl Checker<'_> {
                 .is_some_and(|b| b.find_enumerator(name).is_some())
     }
 
+    /// The type of a C macro's value used as expression `e`, its constant recorded.
+    fn define_type(&mut self, e: &Expr, d: Define) -> Type {
+        match d {
+            Define::Int(v) => {
+                self.consts.insert(e.id, v);
+                Type::I64
+            }
+            Define::Str(s) => {
+                let size = s.len() + 1;
+                self.str_consts.insert(e.id, s);
+                Type::Str { size }
+            }
+            Define::Error => Type::None,
+        }
+    }
+
     /// The value of C macro `name` (a `#define` of the script or an included header) used as
     /// an expression, reported at `e` when its expansion has no value. Cached per name.
     fn c_define(&mut self, e: &Expr, name: &str) -> Option<Define> {
@@ -217,18 +222,7 @@ impl Checker<'_> {
             })
         };
         match self.program.c_defs.call(name, &values, &resolve) {
-            Some(Ok(v)) => match c_value(v) {
-                Define::Int(v) => {
-                    self.consts.insert(e.id, v);
-                    Type::I64
-                }
-                Define::Str(s) => {
-                    let size = s.len() + 1;
-                    self.str_consts.insert(e.id, s);
-                    Type::Str { size }
-                }
-                Define::Error => Type::None,
-            },
+            Some(Ok(v)) => self.define_type(e, c_value(v)),
             Some(Err(msg)) => {
                 self.error(
                     e.span,
