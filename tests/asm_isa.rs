@@ -202,9 +202,11 @@ fn x86_64_kprobe_offsets_match_the_installed_pt_regs() {
         let idx = fields
             .iter()
             // The uapi header spells `ax` as `rax`, `orig_ax` as `orig_rax`, `flags` as
-            // `eflags` (bpftrace's and the kernel's internal names are the short ones).
+            // `eflags` (bpftrace's and the kernel's internal names are the short ones);
+            // bpftrace's `pc` is `rip`.
             .position(|f| {
                 *f == r.reg
+                    || (r.reg == "pc" && *f == "rip")
                     || *f == format!("r{}", r.reg)
                     || *f == format!("e{}", r.reg)
                     || f.replace("orig_r", "orig_") == r.reg

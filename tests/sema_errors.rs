@@ -301,8 +301,8 @@ const CASES: &[(&str, &str)] = &[
     ),
     (r#"BEGIN { @x = 1 / 0; }"#, r#"1:18: Division by zero"#),
     (
-        r#"BEGIN { @x = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"; }"#,
-        r#"1:14: String literal is too long: 78 bytes (with the NUL) > max_strlen 64"#,
+        r#"config = { max_strlen = 64 } BEGIN { @x = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"; }"#,
+        r#"1:43: String literal is too long: 78 bytes (with the NUL) > max_strlen 64"#,
     ),
     (
         r#"BEGIN { @x = strncmp("a", 1, 1); }"#,
@@ -326,7 +326,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         r#"BEGIN { @x = kstack(bogus); }"#,
-        r#"1:21: kstack: invalid mode 'bogus' (bpftrace, perf, raw)"#,
+        r#"1:21: kstack: invalid mode 'bogus' (bpftrace, perf, raw, build_id)"#,
     ),
     (
         r#"BEGIN { @x = kstack(5000); }"#,

@@ -102,11 +102,11 @@ fn fentry_args_and_retval_come_from_btf() {
 #[test]
 fn tracepoint_args_come_from_the_format() {
     let p = ok("tracepoint:syscalls:sys_enter_openat { @f[str(args.filename)] = count(); @d = args.dfd; } tracepoint:sched:sched_process_exec { @e = args.filename; @p = args.pid; }");
-    assert_eq!(map_keys(&p, "@f"), [Type::Str { size: 64 }]);
+    assert_eq!(map_keys(&p, "@f"), [Type::Str { size: 1024 }]);
     assert_eq!(map_value(&p, "@d"), Type::U64);
     assert_eq!(
         map_value(&p, "@e"),
-        Type::Str { size: 64 },
+        Type::Str { size: 1024 },
         "__data_loc char[]"
     );
     assert_eq!(map_value(&p, "@p"), Type::I32);
@@ -147,7 +147,7 @@ fn printf_sites_carry_checked_layouts() {
                 bytes: 4,
                 signed: false
             },
-            FieldType::Str { size: 64 }
+            FieldType::Str { size: 1024 }
         ]
     );
     assert_eq!(f.printf.offsets(), [0, 16, 20]);
