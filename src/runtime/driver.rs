@@ -137,6 +137,14 @@ pub enum RunError {
         #[source]
         source: SysError,
     },
+    /// Hash maps with keys past 512 bytes (`max_strlen` strings as keys) need kernel 5.11+:
+    /// older kernels required a key to fit the BPF stack (kernel/bpf/hashtab.c).
+    #[error(
+        "cannot create map `{map}`: this kernel refuses its {key_size}-byte keys (E2BIG; \
+         kernels before 5.11 allow map keys of at most 512 bytes): lower max_strlen, e.g. \
+         config = {{ max_strlen = 64 }}"
+    )]
+    MapKeyTooLarge { map: String, key_size: u32 },
     #[error("cannot create the arming flag: {0}")]
     Arming(#[source] SysError),
     #[error(transparent)]
@@ -193,7 +201,9 @@ impl RunError {
                 Failure::BrokenPipe
             }
             RunError::Probe(p) if p.is_kernel_refusal() => Failure::KernelRefused,
-            RunError::MapCreate { .. } | RunError::Arming(_) => Failure::KernelRefused,
+            RunError::MapCreate { .. } | RunError::MapKeyTooLarge { .. } | RunError::Arming(_) => {
+                Failure::KernelRefused
+            }
             RunError::Serve(_) => Failure::Usage,
             _ => Failure::Other,
         }
@@ -289,9 +299,18 @@ fn create_maps(script: &CompiledScript) -> Result<Vec<Map>, RunError> {
                     ..Default::default()
                 },
             )
-            .map_err(|source| RunError::MapCreate {
-                map: m.name.clone(),
-                source,
+            .map_err(|source| {
+                if source.errno == crate::sys::Errno::E2BIG && m.key_size > 512 {
+                    RunError::MapKeyTooLarge {
+                        map: m.name.clone(),
+                        key_size: m.key_size,
+                    }
+                } else {
+                    RunError::MapCreate {
+                        map: m.name.clone(),
+                        source,
+                    }
+                }
             })
         })
         .collect()
