@@ -169,16 +169,7 @@ impl Checker<'_> {
         if let Some(d) = self.defines.get(name) {
             return Some(d.clone());
         }
-        let known = self.known_enumerators();
-        let vmlinux = self.vmlinux();
-        let resolve = |n: &str| {
-            known.get(n).copied().or_else(|| {
-                vmlinux
-                    .as_deref()
-                    .and_then(|b| b.find_enumerator(n))
-                    .map(|(v, _)| v as i64)
-            })
-        };
+        let resolve = self.enumerator_resolver();
         let d = match self.program.c_defs.value(name, &resolve)? {
             Ok(v) => c_value(v),
             Err(msg) => {
@@ -211,16 +202,7 @@ impl Checker<'_> {
                 }
             }
         }
-        let known = self.known_enumerators();
-        let vmlinux = self.vmlinux();
-        let resolve = |n: &str| {
-            known.get(n).copied().or_else(|| {
-                vmlinux
-                    .as_deref()
-                    .and_then(|b| b.find_enumerator(n))
-                    .map(|(v, _)| v as i64)
-            })
-        };
+        let resolve = self.enumerator_resolver();
         match self.program.c_defs.call(name, &values, &resolve) {
             Some(Ok(v)) => self.define_type(e, c_value(v)),
             Some(Err(msg)) => {
@@ -235,6 +217,21 @@ impl Checker<'_> {
     }
 
     /// The script's enumerators by name, for names a C macro's expansion leaves.
+    /// What a C macro's expansion may name besides other macros: the script's and included
+    /// headers' enumerators, then the kernel's (BTF).
+    fn enumerator_resolver(&mut self) -> impl Fn(&str) -> Option<i64> {
+        let known = self.known_enumerators();
+        let vmlinux = self.vmlinux();
+        move |n: &str| {
+            known.get(n).copied().or_else(|| {
+                vmlinux
+                    .as_deref()
+                    .and_then(|b| b.find_enumerator(n))
+                    .map(|(v, _)| v as i64)
+            })
+        }
+    }
+
     fn known_enumerators(&mut self) -> std::collections::HashMap<String, i64> {
         let names: Vec<String> = self
             .program

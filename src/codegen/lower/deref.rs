@@ -122,6 +122,27 @@ fn bitfield(lw: &Lower<'_>, s: &StructType, name: &str) -> Option<(u32, u32)> {
     (m.bitfield_size > 0).then_some((m.bit_offset, m.bitfield_size))
 }
 
+/// The zeroed 8-byte slot a bitfield `bits` wide at bit `bit` is gathered in, with the bit
+/// shift within its first byte and how many bytes hold it.
+fn bitfield_slot(
+    lw: &mut Lower<'_>,
+    e: &Expr,
+    bit: u32,
+    bits: u32,
+) -> Result<(Place, u32, u32), LowerError> {
+    let shift = bit % 8;
+    if shift + bits > 64 {
+        return Err(LowerError::unsupported(
+            "a bitfield wider than 56 bits",
+            e.span,
+        ));
+    }
+    let len = (shift + bits).div_ceil(8).clamp(1, 8);
+    let p = lw.place(8, e.span)?;
+    crate::codegen::emit::mem::zero(&mut lw.b, p, 8);
+    Ok((p, shift, len))
+}
+
 /// Bitfield `bits` wide at bit `bit` of the struct at `base`: the bytes holding it are read
 /// into a zeroed 8-byte slot, shifted down and masked (sign-extended for a signed type).
 fn read_bitfield(
@@ -134,14 +155,7 @@ fn read_bitfield(
     space: AddrSpace,
 ) -> Result<Val, LowerError> {
     use crate::codegen::emit::arith::{binop, BinOp};
-    let shift = bit % 8;
-    if shift + bits > 64 {
-        return Err(LowerError::unsupported(
-            "a bitfield wider than 56 bits",
-            e.span,
-        ));
-    }
-    let len = (shift + bits).div_ceil(8).clamp(1, 8);
+    let (p, shift, len) = bitfield_slot(lw, e, bit, bits)?;
     let addr = binop(
         &mut lw.b,
         BinOp::Add,
@@ -149,8 +163,6 @@ fn read_bitfield(
         Value::Imm((bit / 8) as i64),
         IntTy::U64,
     );
-    let p = lw.place(8, e.span)?;
-    crate::codegen::emit::mem::zero(&mut lw.b, p, 8);
     crate::codegen::emit::builtins::read_mem(&mut lw.b, space == AddrSpace::User, p, len, addr);
     Ok(extract_bits(lw, p, shift, bits, t))
 }
@@ -166,16 +178,7 @@ fn bitfield_in_place(
     bits: u32,
     t: &Type,
 ) -> Result<Val, LowerError> {
-    let shift = bit % 8;
-    if shift + bits > 64 {
-        return Err(LowerError::unsupported(
-            "a bitfield wider than 56 bits",
-            e.span,
-        ));
-    }
-    let len = (shift + bits).div_ceil(8).clamp(1, 8);
-    let p = lw.place(8, e.span)?;
-    crate::codegen::emit::mem::zero(&mut lw.b, p, 8);
+    let (p, shift, len) = bitfield_slot(lw, e, bit, bits)?;
     let src = base.at((bit / 8) as i32);
     for i in 0..len as i32 {
         let r = lw.b.vreg();

@@ -10,7 +10,7 @@ use super::{int_ty, Lower, LowerError, Val};
 use crate::asm::isa::{AluOp, Helper, JmpOp, Size};
 use crate::codegen::emit::maps::Key;
 use crate::codegen::emit::{IntTy, Value};
-use crate::codegen::{Arg, Builder};
+use crate::codegen::{Arg, Builder, VReg};
 use crate::plan::agg::AggKind;
 use crate::plan::layout::{tuple_offsets, FieldType};
 use crate::sema::{MapInfo, Type};
@@ -75,21 +75,11 @@ fn has_key(
     let map = lw.b.map(map_name);
     if let Some(n) = bucket_count(info, "has_key()", k.span)? {
         // Each bucket is its own element: the key is present when any bucket is.
-        let at = bucket_offset(info);
-        let b = &mut lw.b;
-        let found = b.constant(0);
-        let bucket = b.constant(0);
-        let head = b.label();
-        let done = b.label();
-        b.bind(head);
-        b.jmp64(JmpOp::Jge, bucket, n as i32, done);
-        b.store(Size::Dw, key.mem(), key.off + at, bucket);
-        let p = crate::codegen::emit::maps::lookup(b, map, key);
-        b.alu(true, AluOp::Add, bucket, 1);
-        b.jmp64(JmpOp::Jeq, p, 0, head);
-        b.mov(found, 1);
-        b.bind(done);
-        return Ok(Val::Int(Value::Reg(found), IntTy::U8));
+        let found = walk_buckets(lw, info, key, n, true, |b| {
+            let p = crate::codegen::emit::maps::lookup(b, map, key);
+            (p, JmpOp::Jeq)
+        });
+        return Ok(Val::Int(found, IntTy::U8));
     }
     Ok(Val::Int(
         crate::codegen::emit::maps::exists(&mut lw.b, map, key),
@@ -138,6 +128,25 @@ pub(crate) fn delete_buckets(
     key: crate::codegen::emit::Place,
     n: usize,
 ) -> Value {
+    walk_buckets(lw, info, key, n, false, |b| {
+        let k = key.arg(b);
+        let r = b.call(Helper::MapDeleteElem, &[Arg::Map(map), k]);
+        (r, JmpOp::Jne)
+    })
+}
+
+/// A BPF loop over the `n` buckets of user key `key`: writes each bucket index into the key,
+/// runs `step` (which returns its result and the jump that means "not there"), and yields 1
+/// when any bucket was there. `stop_at_first` ends the walk at the first bucket found
+/// (`has_key`); otherwise every bucket is visited (`delete`).
+fn walk_buckets(
+    lw: &mut Lower<'_>,
+    info: &MapInfo,
+    key: crate::codegen::emit::Place,
+    n: usize,
+    stop_at_first: bool,
+    step: impl FnOnce(&mut Builder) -> (VReg, JmpOp),
+) -> Value {
     let at = bucket_offset(info);
     let b = &mut lw.b;
     let found = b.constant(0);
@@ -147,12 +156,13 @@ pub(crate) fn delete_buckets(
     b.bind(head);
     b.jmp64(JmpOp::Jge, bucket, n as i32, done);
     b.store(Size::Dw, key.mem(), key.off + at, bucket);
-    let k = key.arg(b);
-    let r = b.call(Helper::MapDeleteElem, &[Arg::Map(map), k]);
+    let (r, missing) = step(b);
     b.alu(true, AluOp::Add, bucket, 1);
-    b.jmp64(JmpOp::Jne, r, 0, head);
+    b.jmp64(missing, r, 0, head);
     b.mov(found, 1);
-    b.ja(head);
+    if !stop_at_first {
+        b.ja(head);
+    }
     b.bind(done);
     Value::Reg(found)
 }
