@@ -26,6 +26,8 @@
 //! Invariant: dropping a [`Session`] stops the run and waits for it, so nothing stays
 //! attached after the value is gone.
 
+pub mod expand;
+
 use std::io::Write;
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;

@@ -389,6 +389,34 @@ fn match_toks(p: &[Tok], n: &[u8]) -> bool {
     p[pi..].iter().all(|t| *t == Tok::Star)
 }
 
+/// Whether a name is a wildcard pattern rather than one exact name.
+pub fn has_wildcard(s: &str) -> bool {
+    s.contains(['*', '?', '['])
+}
+
+/// Shell-style match of `*` (any run) and `?` (any one character).
+pub fn glob_match(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    let (mut pi, mut ni) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == n[ni]) {
+            pi += 1;
+            ni += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ni));
+            pi += 1;
+        } else if let Some((sp, sn)) = star {
+            pi = sp + 1;
+            ni = sn + 1;
+            star = Some((sp, sn + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

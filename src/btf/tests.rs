@@ -572,7 +572,7 @@ fn btf_is_shareable_across_threads() {
 #[test]
 fn wildcard_scan_before_the_name_index_equals_the_indexed_lookup() {
     let Ok(scanned) = Btf::from_vmlinux() else {
-        crate::testkit::skip(
+        crate::diag::skip::skip(
             "wildcard_scan_before_the_name_index_equals_the_indexed_lookup",
             "no /sys/kernel/btf/vmlinux",
         );
@@ -599,7 +599,7 @@ fn wildcard_scan_before_the_name_index_equals_the_indexed_lookup() {
 #[test]
 fn kernel_btf_parsed_without_member_checks_reads_the_same_as_checked() {
     let Ok(trusted) = Btf::from_vmlinux() else {
-        crate::testkit::skip(
+        crate::diag::skip::skip(
             "kernel_btf_parsed_without_member_checks_reads_the_same_as_checked",
             "no /sys/kernel/btf/vmlinux",
         );

@@ -24,12 +24,12 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 
 use super::{EXIT_INPUT, EXIT_KERNEL, EXIT_OK, EXIT_USAGE};
+use crate::api::expand::{expand, AttachSpec, Expansion};
 use crate::asm::{Object, Section};
 use crate::diag::SourceFile;
 use crate::loader::{
-    attach_multi, detach, expand, load_clones, map_fds_for, pin_objects, prepare_limits,
-    progress_wanted, Arming, AttachSpec, Attached, DetachMode, Expansion, LoadOptions,
-    MultiOptions, DEFAULT_WARN_ABOVE,
+    attach_multi, detach, load_clones, map_fds_for, pin_objects, prepare_limits, progress_wanted,
+    Arming, Attached, DetachMode, LoadOptions, MultiOptions, DEFAULT_WARN_ABOVE,
 };
 use crate::sys::{Map, MapCreateOptions, MapFlags, MapType};
 use crate::template::Template;

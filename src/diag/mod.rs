@@ -6,6 +6,8 @@
 //! Invariant: rendering never panics, whatever the spans are (out-of-range spans are clamped),
 //! because a diagnostic about bad input must not itself fail on bad input.
 
+#[cfg(test)]
+pub(crate) mod skip;
 mod suggest;
 
 pub use suggest::{edit_distance, nearest};

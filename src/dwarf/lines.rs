@@ -260,19 +260,7 @@ mod tests {
             .status()
             .is_ok_and(|s| s.success());
         if !ok {
-            // As `testkit::skip` reports it (that module sits above this layer).
-            let reason = "no working `cc` to build a target with DWARF";
-            eprintln!("SKIPPED {test}: {reason}");
-            if let Some(path) = std::env::var_os("STROBE_SKIP_LOG") {
-                use std::io::Write;
-                if let Ok(mut f) = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)
-                {
-                    let _ = f.write_all(format!("{test}: {reason}\n").as_bytes());
-                }
-            }
+            crate::diag::skip::skip(test, "no working `cc` to build a target with DWARF");
             return None;
         }
         Some((dir, bin))

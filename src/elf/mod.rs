@@ -12,6 +12,8 @@
 mod btf_maps;
 mod data;
 mod read;
+pub mod symbols;
+pub mod usdt_note;
 mod write;
 
 pub use btf_maps::map_shapes as btf_map_shapes;
@@ -19,6 +21,7 @@ pub use data::{
     is_data_section, locate as locate_data, read_data_sections, DataSection, DataSymbols,
 };
 pub use read::{read_object, ReadError, SectionProblem, EM_BPF};
+pub use usdt_note::UsdtNote;
 pub use write::{
     write_object, write_object_with, MapEncoding, WriteError, WriteOptions, MAP_DEF_SIZE,
 };

@@ -266,7 +266,7 @@ impl KernelInfo for HostKernel {
             }
             Some("vmlinux") => Ok(own(k.vmlinux(), None)),
             // `fentry:vmlinu*:f`, `fentry:nf_*:f`: every object whose name matches.
-            // The attach-point wildcards (`syntax::attach::has_wildcard`).
+            // The attach-point wildcards (`btf::glob::has_wildcard`).
             Some(m) if m.contains(['*', '?', '[']) => {
                 let mg =
                     Glob::new(m).map_err(|e| unavailable(&format!("module pattern {m}"), e))?;

@@ -341,11 +341,11 @@ ffffffffc0200000 T nf_hook\t[nf_tables]\n";
         let test = "host_kallsyms_resolves_its_own_symbols_both_ways";
         let k = match Kallsyms::load() {
             Ok(k) => k,
-            Err(e) => return crate::testkit::skip(test, &e.to_string()),
+            Err(e) => return crate::diag::skip::skip(test, &e.to_string()),
         };
         assert!(k.len() > 10_000, "{k:?}");
         if k.addresses_hidden() {
-            return crate::testkit::skip(test, "kallsyms addresses are hidden (not root?)");
+            return crate::diag::skip::skip(test, "kallsyms addresses are hidden (not root?)");
         }
         let a = k.address_of("vfs_read").expect("vfs_read in kallsyms");
         let (s, off) = k.lookup(a + 3).unwrap();

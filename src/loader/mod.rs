@@ -20,21 +20,20 @@ mod clones;
 pub mod co_re;
 mod data;
 mod detach;
-pub mod expand;
 mod limits;
 mod multi;
 mod pin;
 mod progress;
 mod report;
 pub mod subprogs;
-pub mod symbols;
+/// ELF function symbols and uprobe sites (in `elf`, re-exported for the loader's callers).
+pub use crate::elf::symbols;
 mod type_match;
 
 pub use arming::Arming;
 pub use clones::{load_clones, map_fds_for, module_btf_obj, CloneTarget, LoadOptions};
 pub use data::{create_data_maps, data_map_name, link_data, DataMap};
 pub use detach::{detach, detach_in_background, BackgroundDetach, DetachMode};
-pub use expand::{expand, AttachSpec, ExpandError, Expansion};
 pub use limits::{prepare_limits, LimitReport, DEFAULT_WARN_ABOVE};
 pub use multi::{attach_multi, MultiOptions, MultiTargets, MultiVia};
 pub use pin::{pin_objects, PinError};

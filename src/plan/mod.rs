@@ -161,7 +161,7 @@ pub enum ProbeKind {
     /// addresses to file offsets (through `/proc/PID/root` with `-p`).
     Usdt {
         binary: PathBuf,
-        note: crate::kernel::info::UsdtNote,
+        note: crate::elf::UsdtNote,
     },
     /// `watchpoint:ADDR:LEN:MODE` / `asyncwatchpoint:`: a hardware breakpoint perf event
     /// (`bp_type` is `HW_BREAKPOINT_R|W|X` bits) in the `-p` process, else on every CPU.

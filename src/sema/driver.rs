@@ -625,7 +625,7 @@ fn uprobe_site_errors(kind: ProbeKind, targets: &[Target], unsafe_mode: bool) ->
                 address,
             } if offset.is_some_and(|o| o != 0) || address.is_some() => {
                 std::fs::File::open(path).ok()?;
-                crate::loader::symbols::resolve_uprobe_site(
+                crate::elf::symbols::resolve_uprobe_site(
                     path,
                     path,
                     func,

@@ -9,20 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::KernelInfoError;
 
-/// One USDT probe from an ELF note (`Documentation` of SystemTap's `sdt.h`: note type 3, owner
-/// `stapsdt`; the descriptor holds the probe address, the `.stapsdt.base` address and the
-/// semaphore address as 64-bit words, then provider, name and argument strings).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UsdtNote {
-    pub provider: String,
-    pub name: String,
-    /// The argument description (`-4@%edi 8@%rsi`).
-    pub args: String,
-    pub pc: u64,
-    pub base: u64,
-    /// The semaphore's address, 0 when the probe has none.
-    pub semaphore: u64,
-}
+pub use crate::elf::usdt_note::{parse_stapsdt, UsdtNote};
 
 const LIB_DIRS: &[&str] = &[
     "/lib",
@@ -154,7 +141,7 @@ fn is_probeable_elf(path: &Path) -> bool {
 /// Each wildcard component is matched against one directory listing; `/` is never matched
 /// by a wildcard.
 fn glob_paths(pattern: &str) -> Vec<PathBuf> {
-    use crate::syntax::attach::{glob_match, has_wildcard};
+    use crate::btf::glob::{glob_match, has_wildcard};
     let absolute = pattern.starts_with('/');
     let mut found: Vec<PathBuf> = vec![PathBuf::from(if absolute { "/" } else { "" })];
     for comp in pattern.split('/').filter(|c| !c.is_empty()) {
@@ -192,7 +179,7 @@ fn glob_paths(pattern: &str) -> Vec<PathBuf> {
 /// - a path with wildcards is every probeable ELF file it matches (in order);
 /// - otherwise the one file [`find_binary`] finds.
 pub fn find_binaries(target: &str, pid: Option<u32>) -> Vec<PathBuf> {
-    use crate::syntax::attach::has_wildcard;
+    use crate::btf::glob::has_wildcard;
     if let Some(pid) = pid {
         if target.is_empty() || target == "*" {
             return mapped_objects(pid);
@@ -332,45 +319,9 @@ pub fn read_usdt_notes(path: &Path) -> Result<Vec<UsdtNote>, KernelInfoError> {
     Ok(out)
 }
 
-/// Decodes one stapsdt descriptor (64-bit ELF only, which is all strobe traces).
-pub fn parse_stapsdt(desc: &[u8]) -> Option<UsdtNote> {
-    let word = |i: usize| -> Option<u64> {
-        Some(u64::from_le_bytes(
-            desc.get(i * 8..i * 8 + 8)?.try_into().ok()?,
-        ))
-    };
-    let (pc, base, semaphore) = (word(0)?, word(1)?, word(2)?);
-    let mut strs = desc.get(24..)?.split(|&b| b == 0);
-    let mut next = || Some(String::from_utf8_lossy(strs.next()?).into_owned());
-    Some(UsdtNote {
-        provider: next()?,
-        name: next()?,
-        args: next().unwrap_or_default(),
-        pc,
-        base,
-        semaphore,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn stapsdt_descriptor_decodes_addresses_and_strings() {
-        let mut d = Vec::new();
-        for w in [0x1000u64, 0x2000, 0x3000] {
-            d.extend_from_slice(&w.to_le_bytes());
-        }
-        d.extend_from_slice(b"libc\0setjmp\0-8@%rdi -4@%esi\0");
-        let n = parse_stapsdt(&d).unwrap();
-        assert_eq!(
-            (n.provider.as_str(), n.name.as_str(), n.args.as_str()),
-            ("libc", "setjmp", "-8@%rdi -4@%esi")
-        );
-        assert_eq!((n.pc, n.base, n.semaphore), (0x1000, 0x2000, 0x3000));
-        assert_eq!(parse_stapsdt(&d[..20]), None);
-    }
 
     #[test]
     fn own_test_binary_has_function_symbols() {

@@ -222,11 +222,7 @@ pub enum AttachSpec {
     Iter { name: String, pin: Option<String> },
 }
 
-/// Whether a name is a wildcard pattern rather than one exact name.
-pub fn has_wildcard(s: &str) -> bool {
-    s.contains(['*', '?', '['])
-}
-
 mod spec;
 
-pub use spec::{glob_match, parse_attach_point, parse_attach_uint, usage, AttachError};
+pub use crate::btf::glob::{glob_match, has_wildcard};
+pub use spec::{parse_attach_point, parse_attach_uint, usage, AttachError};

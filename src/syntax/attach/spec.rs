@@ -4,7 +4,7 @@
 //! [`AttachError`] carrying the span of the offending part.
 //! Invariant: pure text processing; nothing here looks at the system.
 
-use super::{has_wildcard, AttachNum, AttachPoint, AttachSpec, ProbeKind, TimeUnit};
+use super::{glob_match, has_wildcard, AttachNum, AttachPoint, AttachSpec, ProbeKind, TimeUnit};
 use crate::diag::Span;
 
 /// An attach point that does not fit its kind: a message and where.
@@ -187,29 +187,6 @@ const KERNEL_KINDS: &[ProbeKind] = &[
     ProbeKind::RawTracepoint,
 ];
 const USER_KINDS: &[ProbeKind] = &[ProbeKind::Uprobe, ProbeKind::Usdt];
-
-/// Shell-style match of `*` (any run) and `?` (any one character).
-pub fn glob_match(pattern: &str, name: &str) -> bool {
-    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
-    let (mut pi, mut ni) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while ni < n.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == n[ni]) {
-            pi += 1;
-            ni += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some((pi, ni));
-            pi += 1;
-        } else if let Some((sp, sn)) = star {
-            pi = sp + 1;
-            ni = sn + 1;
-            star = Some((sp, sn + 1));
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|&c| c == '*')
-}
 
 /// Parses one attach point's raw text, which starts at byte `start` of the source. A wildcard
 /// probe type expands to every kind it matches whose form fits the rest of the text.

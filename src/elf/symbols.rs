@@ -1,6 +1,7 @@
-//! ELF function symbols of a binary for uprobe wildcards: name → file offset. (Kernel symbols
-//! come from `strobe::kernel::kallsyms`, which also maps `bpf_get_func_ip` addresses back to
-//! functions for kprobes.)
+//! ELF function symbols of a binary for uprobe wildcards (name → file offset), and the checks
+//! of a uprobe FUNC+OFFSET site (an offset must start an x86 instruction) that the checker and
+//! the loader share. (Kernel symbols come from `strobe::kernel::kallsyms`, which also maps
+//! `bpf_get_func_ip` addresses back to functions for kprobes.)
 
 use std::path::Path;
 

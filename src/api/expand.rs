@@ -1,4 +1,5 @@
-//! Attach points of `strobe load` → loader targets. What an attach point matches is defined
+//! Attach points of `strobe load` → loader targets (here, above both the checker and the
+//! loader, because it joins the two). What an attach point matches is defined
 //! once, for scripts and objects alike: the text is parsed by the script language's
 //! [`parse_attach_point`] and expanded by [`crate::sema::expand`]; this file only turns those
 //! targets into what the loader loads.
@@ -9,10 +10,9 @@
 //! module's BTF object for module functions) and raw tracepoints, or [`MultiTargets`] for
 //! kprobes and uprobes, plus targets left out with a reason.
 
-use super::clones::CloneTarget;
-use super::multi::MultiTargets;
-use super::symbols::elf_functions;
+use crate::elf::symbols::elf_functions;
 use crate::kernel::info::KernelInfo;
+use crate::loader::{CloneTarget, MultiTargets};
 use crate::sema::expand::{Target, TargetKind};
 use crate::syntax::attach::{parse_attach_point, AttachPoint, AttachSpec as Spec, ProbeKind};
 use crate::template::AttachKind;
@@ -259,7 +259,7 @@ mod tests {
     #[test]
     fn fentry_wildcard_expands_to_vmlinux_btf_ids() {
         if !std::path::Path::new(crate::btf::VMLINUX_PATH).exists() {
-            crate::testkit::skip(
+            crate::diag::skip::skip(
                 "fentry_wildcard_expands_to_vmlinux_btf_ids",
                 "no /sys/kernel/btf/vmlinux",
             );
@@ -294,7 +294,7 @@ mod tests {
             }
             Ok(None) => panic!("the kernel's own BTF object is named vmlinux since 5.11"),
             Err(e) => {
-                crate::testkit::skip(
+                crate::diag::skip::skip(
                     "module_btf_lookup_finds_vmlinux_by_name_and_not_a_missing_module",
                     &format!("BPF_BTF_GET_NEXT_ID: {e}"),
                 );
