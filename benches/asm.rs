@@ -8,8 +8,8 @@
 
 use std::time::Instant;
 
-use strobe::asm::forms::all_forms;
 use strobe::asm::{assemble_insns, disassemble};
+use strobe_testkit::forms::all_forms;
 
 const N: usize = 1_000_000;
 const TARGET: f64 = 5_000_000.0;

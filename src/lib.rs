@@ -22,8 +22,6 @@ pub mod sema;
 pub mod syntax;
 pub mod sys;
 pub mod template;
-#[doc(hidden)]
-pub mod testkit;
 pub mod timings;
 
 pub use api::{Finished, Script, ScriptError, Session};

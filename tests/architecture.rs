@@ -39,7 +39,6 @@ const LAYERS: &[(&str, u32)] = &[
     ("runtime", 10),
     ("api", 11),
     ("cli", 12),
-    ("testkit", 13),
 ];
 
 /// Same-layer edges that are allowed.

@@ -1,7 +1,7 @@
 //! Disassembler: decoding is strict, printing never panics, and every form decodes back.
 
-use strobe::asm::forms::all_forms;
 use strobe::asm::{decode, disassemble, Decoded};
+use strobe_testkit::forms::all_forms;
 
 #[test]
 fn every_form_decodes_to_itself() {

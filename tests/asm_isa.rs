@@ -3,12 +3,12 @@
 
 use std::collections::BTreeSet;
 
-use strobe::asm::forms::all_forms;
 use strobe::asm::isa::{
     AluOp, AluSpecial, AtomicOp, CallKind, Endian, Helper, JmpOp, JmpSpecial, MovsxWidth, Pseudo,
     Size,
 };
 use strobe::asm::{Call, Decoded};
+use strobe_testkit::forms::all_forms;
 
 /// `(id, name)` from the header's `__BPF_FUNC_MAPPER` list, in either of its two spellings:
 /// `FN(name),` (ids by position, before kernel 6.2) or `FN(name, id, ##ctx)`.
@@ -38,7 +38,7 @@ fn header_helpers(h: &str) -> Vec<(u32, String)> {
 fn helper_table_matches_the_installed_uapi_header() {
     let path = "/usr/include/linux/bpf.h";
     let Ok(h) = std::fs::read_to_string(path) else {
-        strobe::testkit::skip(
+        strobe_testkit::skip(
             "helper_table_matches_the_installed_uapi_header",
             "no /usr/include/linux/bpf.h (install linux-libc-dev)",
         );
@@ -178,7 +178,7 @@ fn form_corpus_covers_every_row_of_the_opcode_tables() {
 fn x86_64_kprobe_offsets_match_the_installed_pt_regs() {
     let path = "/usr/include/x86_64-linux-gnu/asm/ptrace.h";
     let Ok(h) = std::fs::read_to_string(path) else {
-        strobe::testkit::skip(
+        strobe_testkit::skip(
             "x86_64_kprobe_offsets_match_the_installed_pt_regs",
             "no x86_64 asm/ptrace.h (install linux-libc-dev)",
         );

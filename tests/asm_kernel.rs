@@ -43,7 +43,7 @@ fn kernel_available(test: &str) -> bool {
     match load(&[Insn::mov64_imm(Reg::R0, 0), Insn::exit()]) {
         Ok(_) => true,
         Err(e) => {
-            strobe::testkit::skip(test, &format!("cannot load a socket filter: {e}"));
+            strobe_testkit::skip(test, &format!("cannot load a socket filter: {e}"));
             false
         }
     }

@@ -2,9 +2,9 @@
 //! instructions; and neither side panics on arbitrary input.
 
 use proptest::prelude::*;
-use strobe::asm::forms::all_forms;
 use strobe::asm::insn::insns_from_bytes;
 use strobe::asm::{assemble_insns, decode, disassemble, Decoded, Insn};
+use strobe_testkit::forms::all_forms;
 
 #[test]
 fn every_isa_form_reassembles_from_its_disassembly() {

@@ -4,7 +4,7 @@
 use strobe::btf::encode::{BtfBuilder, MemberDef};
 use strobe::btf::{Btf, IntInfo, Linkage, TypeKind};
 use strobe::sys::BtfObj;
-use strobe::testkit::skip;
+use strobe_testkit::skip;
 
 /// Loads `blob` through `strobe::sys`; Ok(fd) or Err((errno, BTF verifier log)).
 fn btf_load(blob: &[u8]) -> Result<BtfObj, (i32, String)> {

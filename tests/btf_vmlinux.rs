@@ -4,7 +4,7 @@
 use std::sync::{Arc, OnceLock};
 
 use strobe::btf::{Btf, Glob, Kind, TypeKind};
-use strobe::testkit::skip;
+use strobe_testkit::skip;
 
 fn vmlinux(test: &str) -> Option<&'static Arc<Btf>> {
     static BTF: OnceLock<Option<Arc<Btf>>> = OnceLock::new();

@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use strobe::testkit;
+use strobe_testkit as testkit;
 
 /// Scripts whose whole output must be equal. Times are compared to the hour (both tools turn
 /// boot nanoseconds into wall time); kernel memory through `kaddr` is the same kernel text.

@@ -1,14 +1,57 @@
-//! The `strobe-cases` binary end to end on the host: case files parse, cases run against the
-//! real `strobe` binary, and the machine-readable lines that scripts/vmtest reads from the VM
-//! serial console keep their shape.
+//! The `strobe-cases` command end to end on the host (run in-process: the binary, in the
+//! dev-only `strobe-testkit` crate, is a thin wrapper around `cases_cli::run`): case files
+//! parse, cases run against the real `strobe` binary, and the machine-readable lines that
+//! scripts/vmtest reads from the VM serial console keep their shape.
 
+use std::ffi::OsString;
 use std::path::Path;
-use std::process::Command;
 
-fn strobe_cases() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_strobe-cases"));
-    c.arg("--strobe").arg(env!("CARGO_BIN_EXE_strobe"));
-    c
+/// What one `strobe-cases` run printed and its exit status.
+struct Output {
+    status: Status,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+struct Status(u8);
+
+impl Status {
+    fn code(&self) -> Option<i32> {
+        Some(i32::from(self.0))
+    }
+}
+
+/// `strobe-cases --strobe STROBE ARGS…`, collected as a process's output would be.
+struct StrobeCases(Vec<OsString>);
+
+fn strobe_cases() -> StrobeCases {
+    StrobeCases(vec![
+        "strobe-cases".into(),
+        "--strobe".into(),
+        env!("CARGO_BIN_EXE_strobe").into(),
+    ])
+}
+
+impl StrobeCases {
+    fn args<const N: usize>(mut self, args: [&str; N]) -> Self {
+        self.0.extend(args.map(OsString::from));
+        self
+    }
+
+    fn arg(mut self, arg: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.0.push(arg.as_ref().to_owned());
+        self
+    }
+
+    fn output(self) -> std::io::Result<Output> {
+        let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+        let code = strobe_testkit::cases_cli::run(self.0, &mut stdout, &mut stderr);
+        Ok(Output {
+            status: Status(code),
+            stdout,
+            stderr,
+        })
+    }
 }
 
 #[test]
@@ -18,7 +61,7 @@ fn every_vm_case_file_parses() {
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "case") {
-            let cases = strobe::testkit::cases::parse_file(&path)
+            let cases = strobe_testkit::cases::parse_file(&path)
                 .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             assert!(!cases.is_empty(), "{} holds no case", path.display());
             files += 1;

@@ -452,7 +452,7 @@ fn a_tracepoint_wildcard_skips_a_target_the_kernel_refuses() {
         return;
     }
     if !std::path::Path::new("/sys/kernel/tracing/events/ftrace/function/id").exists() {
-        strobe::testkit::skip(
+        strobe_testkit::skip(
             "a_tracepoint_wildcard_skips_a_target_the_kernel_refuses",
             "no ftrace:function tracepoint here",
         );
@@ -520,7 +520,7 @@ fn unreadable_tracefs_is_not_called_unmounted() {
             "tracepoint:syscalls:sys_enter_getpid { }",
         ],
     ) else {
-        strobe::testkit::skip(
+        strobe_testkit::skip(
             "unreadable_tracefs_is_not_called_unmounted",
             "no tracefs or no setpriv here",
         );
@@ -539,7 +539,7 @@ fn unreadable_tracefs_is_not_called_unmounted() {
 #[test]
 fn listing_what_cannot_be_read_says_why() {
     let Some(o) = run_unprivileged(None, &["-l", "tracepoint:syscalls:*"]) else {
-        strobe::testkit::skip(
+        strobe_testkit::skip(
             "listing_what_cannot_be_read_says_why",
             "no tracefs or no setpriv here",
         );

@@ -141,7 +141,7 @@ fn signed_division_with_isa_v4_sdiv_smod_matches_rust() {
         return;
     }
     if !strobe::kernel::features::signed_division() {
-        strobe::testkit::skip(test, "the kernel refuses ISA v4 sdiv/smod (before 6.6)");
+        strobe_testkit::skip(test, "the kernel refuses ISA v4 sdiv/smod (before 6.6)");
         return;
     }
     let env = Env::new();

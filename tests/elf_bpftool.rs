@@ -63,7 +63,7 @@ fn bpftool(test: &str) -> Option<PathBuf> {
         .map(|d| d.join("bpftool"))
         .find(|p| p.is_file());
     if found.is_none() {
-        strobe::testkit::skip(
+        strobe_testkit::skip(
             test,
             "bpftool not found (Debian package `bpftool`; scripts/setup installs it)",
         );
@@ -239,7 +239,7 @@ fn bpffs(test: &str) -> Option<PathBuf> {
         // Another test process may have mounted it meanwhile (EBUSY): look again.
         if !mounted() {
             let why = res.err().map_or("no error".to_string(), |e| e.to_string());
-            strobe::testkit::skip(test, &format!("cannot mount bpffs at /sys/fs/bpf: {why}"));
+            strobe_testkit::skip(test, &format!("cannot mount bpffs at /sys/fs/bpf: {why}"));
             return None;
         }
     }
@@ -273,7 +273,7 @@ fn bpftool_loads_pins_and_runs_an_assembled_object() {
         ..Default::default()
     };
     if let Err(e) = Map::create(MapType::Array, &probe) {
-        strobe::testkit::skip(test, &format!("cannot create a BPF map: {e}"));
+        strobe_testkit::skip(test, &format!("cannot create a BPF map: {e}"));
         return;
     }
     let Some(root) = bpffs(test) else { return };

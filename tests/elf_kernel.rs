@@ -54,7 +54,7 @@ fn assembled_elf_loads_through_aya_obj_and_runs_in_the_kernel() {
     let map = match Map::create(MapType::Array, &opts) {
         Ok(map) => map,
         Err(e) => {
-            strobe::testkit::skip(test, &format!("cannot create a BPF map: {e}"));
+            strobe_testkit::skip(test, &format!("cannot create a BPF map: {e}"));
             return;
         }
     };

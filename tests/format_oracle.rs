@@ -12,7 +12,7 @@ use strobe::runtime::format::stack::{Frame, Stack, StackMode};
 use strobe::runtime::format::{
     FormatString, MapSnapshot, MapValue, OutputFormat, Printer, TextStyle, Value,
 };
-use strobe::testkit;
+use strobe_testkit as testkit;
 
 fn run_bpftrace(flags: &[String], program: &str) -> Option<Vec<u8>> {
     let out = Command::new("timeout")

@@ -261,7 +261,7 @@ fn llvm_assembles_strobe_disassembly_of_every_isa_form_to_its_encoding() {
         return;
     };
     let dir = TempDir::new("oracle-forms");
-    let forms: Vec<_> = strobe::asm::forms::all_forms()
+    let forms: Vec<_> = strobe_testkit::forms::all_forms()
         .into_iter()
         .filter(llvm_can_express)
         .collect();

@@ -45,7 +45,7 @@ fn core_relocated_program_reads_the_kernels_layout() {
         return;
     }
     let Ok(vmlinux) = Btf::from_vmlinux() else {
-        strobe::testkit::skip(test, "no /sys/kernel/btf/vmlinux");
+        strobe_testkit::skip(test, "no /sys/kernel/btf/vmlinux");
         return;
     };
     let bytes = std::fs::read(FIXTURE).unwrap();
@@ -118,14 +118,14 @@ fn bitfield_relocations_and_type_matches_follow_the_kernels_btf() {
         return;
     }
     let Ok(vmlinux) = Btf::from_vmlinux() else {
-        strobe::testkit::skip(test, "no /sys/kernel/btf/vmlinux");
+        strobe_testkit::skip(test, "no /sys/kernel/btf/vmlinux");
         return;
     };
     let task = vmlinux.find_struct("task_struct").unwrap();
     let member = |name: &str| vmlinux.find_member(task, name).unwrap().unwrap();
     let (reset, iowait) = (member("sched_reset_on_fork"), member("in_iowait"));
     if reset.bitfield_size == 0 || iowait.bitfield_size == 0 {
-        strobe::testkit::skip(test, "task_struct has no such bitfields on this kernel");
+        strobe_testkit::skip(test, "task_struct has no such bitfields on this kernel");
         return;
     }
     let bytes = std::fs::read(BITFIELDS).unwrap();

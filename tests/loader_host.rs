@@ -269,7 +269,7 @@ fn uprobe_wildcard(test: &str, use_multi: bool) {
         return;
     }
     if strobe::sys::perf::pmu_type("uprobe").is_none() {
-        strobe::testkit::skip(test, "no uprobe PMU");
+        strobe_testkit::skip(test, "no uprobe PMU");
         return;
     }
     let exe = std::fs::read_link("/proc/self/exe").unwrap();
@@ -299,7 +299,7 @@ fn uprobe_wildcard(test: &str, use_multi: bool) {
     let (a, via) = match attach_multi(&t, &fds, &targets, &opts) {
         Ok(x) => x,
         Err(e) if use_multi => {
-            strobe::testkit::skip(test, &format!("uprobe_multi unavailable: {e}"));
+            strobe_testkit::skip(test, &format!("uprobe_multi unavailable: {e}"));
             return;
         }
         Err(e) => panic!("{e}"),

@@ -14,7 +14,7 @@ fn updates_to_a_full_map_are_counted_and_reported_at_exit() {
         .map(|o| o.status.success())
         .unwrap_or(false);
     if !ok {
-        strobe::testkit::skip(
+        strobe_testkit::skip(
             "updates_to_a_full_map_are_counted_and_reported_at_exit",
             "cannot load BPF programs here (need root with CAP_BPF)",
         );

@@ -43,7 +43,7 @@ fn verifier_rejection_is_reported_at_the_script_line_with_a_caret() {
     );
     if !is_load {
         // No BPF here at all (maps or the arming flag could not be created).
-        strobe::testkit::skip(test, &format!("cannot load programs here: {err}"));
+        strobe_testkit::skip(test, &format!("cannot load programs here: {err}"));
         return;
     }
     let (probe, load) = err.refused_load().expect("a refused load");

@@ -101,7 +101,7 @@ fn prometheus_scrapes_counter_and_histogram_the_workload_implies() {
     }
     let (Some(prometheus), Some(promtool)) = (find_binary("prometheus"), find_binary("promtool"))
     else {
-        strobe::testkit::skip(
+        strobe_testkit::skip(
             "prometheus_scrapes_counter_and_histogram_the_workload_implies",
             "no `prometheus`/`promtool` binary (Debian package prometheus; scripts/setup installs it)",
         );
@@ -362,7 +362,7 @@ fn a_probe_whose_binary_disappears_is_reported_lost() {
     }
     let libc = PathBuf::from("/lib/x86_64-linux-gnu/libc.so.6");
     if !libc.exists() {
-        strobe::testkit::skip(
+        strobe_testkit::skip(
             "a_probe_whose_binary_disappears_is_reported_lost",
             "no /lib/x86_64-linux-gnu/libc.so.6 to copy",
         );

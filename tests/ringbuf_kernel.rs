@@ -277,7 +277,7 @@ fn ring_waits_for_a_record_the_kernel_has_reserved_but_not_committed() {
         }
     }
     if caught == 0 {
-        strobe::testkit::skip(
+        strobe_testkit::skip(
             test,
             "never caught a record in flight in 50 attempts (scheduling); correctness was still checked",
         );

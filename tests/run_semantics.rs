@@ -1210,7 +1210,7 @@ fn can_run_bpf(test: &str) -> bool {
         .map(|o| o.status.success())
         .unwrap_or(false);
     if !ok {
-        strobe::testkit::skip(
+        strobe_testkit::skip(
             test,
             "cannot load BPF programs here (need root with CAP_BPF)",
         );
@@ -1258,7 +1258,7 @@ fn same_output_as_bpftrace() {
         return;
     }
     if Command::new("bpftrace").arg("--version").output().is_err() {
-        strobe::testkit::skip(test, "bpftrace is not installed");
+        strobe_testkit::skip(test, "bpftrace is not installed");
         return;
     }
     let mut failures = Vec::new();
@@ -1269,7 +1269,7 @@ fn same_output_as_bpftrace() {
         };
         compared += 1;
         // bpftrace 0.17 prints its banner on stdout; strobe prints current bpftrace's on stderr.
-        let theirs = strobe::testkit::oracle::as_current(&strip_017_banner(
+        let theirs = strobe_testkit::oracle::as_current(&strip_017_banner(
             &theirs.replace("bpftrace", "strobe"),
         ));
         let (_, ours, _) = run(strobe(), c.script).expect("strobe runs");

@@ -25,7 +25,7 @@ fn usable(test: &str) -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !bpf {
-        strobe::testkit::skip(
+        strobe_testkit::skip(
             test,
             "cannot load BPF programs here (need root with CAP_BPF)",
         );
@@ -36,7 +36,7 @@ fn usable(test: &str) -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !py {
-        strobe::testkit::skip(test, "python3 with ctypes is not installed");
+        strobe_testkit::skip(test, "python3 with ctypes is not installed");
     }
     py
 }

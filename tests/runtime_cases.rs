@@ -1,12 +1,12 @@
 //! Runs every `tests/runtime/*.case` (bpftrace's declarative runtime-test format, parsed and
-//! run by `strobe::testkit`) against the built binary on this host. Cases need root with
+//! run by `strobe_testkit`) against the built binary on this host. Cases need root with
 //! CAP_BPF; without it the whole test is skipped loudly.
 
 use std::path::Path;
 
-use strobe::testkit::cases::parse_file;
-use strobe::testkit::report::human;
-use strobe::testkit::runner::{run_case, RunOptions, Verdict};
+use strobe_testkit::cases::parse_file;
+use strobe_testkit::report::human;
+use strobe_testkit::runner::{run_case, RunOptions, Verdict};
 
 #[test]
 fn host_runtime_cases_pass() {
@@ -15,7 +15,7 @@ fn host_runtime_cases_pass() {
         .args(["-e", "BEGIN { exit(); }"])
         .output();
     if !probe.map(|o| o.status.success()).unwrap_or(false) {
-        strobe::testkit::skip(
+        strobe_testkit::skip(
             "host_runtime_cases_pass",
             "cannot load BPF programs here (need root with CAP_BPF)",
         );
@@ -42,7 +42,7 @@ fn host_runtime_cases_pass() {
                 Verdict::Pass => passed += 1,
                 Verdict::Skip(why) => {
                     skipped += 1;
-                    strobe::testkit::skip(&r.id, why);
+                    strobe_testkit::skip(&r.id, why);
                 }
                 Verdict::Fail(_) => failed.push(human(&r).join("\n")),
             }

@@ -161,7 +161,7 @@ fn tracepoint_counts_the_getpid_calls_of_the_traced_command() {
         return;
     }
     if strobe::kernel::tracefs::Tracefs::open().is_err() {
-        strobe::testkit::skip(
+        strobe_testkit::skip(
             "tracepoint_counts_the_getpid_calls_of_the_traced_command",
             "no tracefs",
         );

@@ -1,11 +1,11 @@
 //! The checker and `-l` on this host's kernel: every example passes `--dry-run` with the host's
 //! BTF and tracefs, and listings match bpftrace's where bpftrace is installed and can list.
-//! Skips (loudly, through `strobe::testkit::skip`) when BTF or tracefs is absent.
+//! Skips (loudly, through `strobe_testkit::skip`) when BTF or tracefs is absent.
 
 use std::path::Path;
 use std::process::Command;
 
-use strobe::testkit::skip;
+use strobe_testkit::skip;
 
 fn strobe(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_strobe"))

@@ -112,14 +112,14 @@ fn uprobe_target(test: &str, sym: &str) -> Option<(PathBuf, u64)> {
         return None;
     }
     if pmu_type("uprobe").is_none() {
-        strobe::testkit::skip(test, "no uprobe PMU (kernel without CONFIG_UPROBE_EVENTS)");
+        strobe_testkit::skip(test, "no uprobe PMU (kernel without CONFIG_UPROBE_EVENTS)");
         return None;
     }
     let exe = std::fs::read_link("/proc/self/exe").ok()?;
     match symbol_file_offset(&exe, sym) {
         Some(off) => Some((exe, off)),
         None => {
-            strobe::testkit::skip(test, "test binary has no symbol table (stripped?)");
+            strobe_testkit::skip(test, "test binary has no symbol table (stripped?)");
             None
         }
     }
@@ -186,7 +186,7 @@ fn uprobe_multi_link_fires_on_own_function() {
     let link = match Link::create(&prog, &target) {
         Ok(l) => l,
         Err(e) => {
-            strobe::testkit::skip(test, &format!("uprobe_multi unavailable: {e}"));
+            strobe_testkit::skip(test, &format!("uprobe_multi unavailable: {e}"));
             return;
         }
     };
@@ -202,7 +202,7 @@ fn uprobe_multi_link_fires_on_own_function() {
 #[test]
 fn kprobe_without_kprobe_pmu_names_the_missing_config() {
     if Path::new("/sys/bus/event_source/devices/kprobe").exists() {
-        strobe::testkit::skip(
+        strobe_testkit::skip(
             "kprobe_without_kprobe_pmu_names_the_missing_config",
             "this kernel has kprobes; the test checks the diagnosis of their absence",
         );

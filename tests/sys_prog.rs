@@ -76,7 +76,7 @@ fn tracing_load_under_lockdown_names_lockdown() {
     }
     let mode = lockdown();
     if !matches!(mode, Some(Lockdown::Confidentiality | Lockdown::Integrity)) {
-        strobe::testkit::skip(
+        strobe_testkit::skip(
             "tracing_load_under_lockdown_names_lockdown",
             &format!("kernel lockdown is {mode:?}, this test checks the lockdown diagnosis"),
         );
@@ -87,7 +87,7 @@ fn tracing_load_under_lockdown_names_lockdown() {
     o.expected_attach_type = Some(AttachType::TraceFentry);
     o.attach_btf_id = 1;
     match Prog::load(&o) {
-        Ok(_) => strobe::testkit::skip(
+        Ok(_) => strobe_testkit::skip(
             "tracing_load_under_lockdown_names_lockdown",
             "this kernel accepts tracing programs despite lockdown",
         ),

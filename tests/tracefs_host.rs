@@ -2,7 +2,7 @@
 //! parsed for events every supported kernel has. Skips loudly when tracefs cannot be had.
 
 use strobe::kernel::tracefs::{FieldLayout, Tracefs};
-use strobe::testkit::skip;
+use strobe_testkit::skip;
 
 fn tracefs(test: &str) -> Option<Tracefs> {
     match Tracefs::open() {

@@ -122,7 +122,7 @@ fn listing_matches_bpftrace_sorted_once_per_probe() {
             s.push('\n');
             s
         }),
-        None => strobe::testkit::skip(
+        None => strobe_testkit::skip(
             "listing_matches_bpftrace_sorted_once_per_probe (bpftrace part)",
             "bpftrace cannot run here",
         ),
@@ -306,7 +306,7 @@ fn watchpoint_counts_writes_to_a_variable_of_the_process() {
     let Some(o) = o else {
         // Seen on the Firecracker/PVM build hosts: the kernel accepts the breakpoint events
         // but they never fire (bpftrace 0.17 counts no hits on the same address either).
-        strobe::testkit::skip(
+        strobe_testkit::skip(
             "watchpoint_counts_writes_to_a_variable_of_the_process",
             "hardware breakpoints are accepted but never fire on this machine",
         );

@@ -9,7 +9,6 @@ pub mod builder;
 mod cursor;
 pub mod decode;
 pub mod disasm;
-pub mod forms;
 pub mod insn;
 pub mod isa;
 mod lex;

@@ -34,7 +34,7 @@ pub fn available(test: &str) -> bool {
     ) {
         Ok(_) => {}
         Err(e) => {
-            strobe::testkit::skip(test, &format!("cannot create BPF maps: {e}"));
+            strobe_testkit::skip(test, &format!("cannot create BPF maps: {e}"));
             return false;
         }
     }
@@ -45,7 +45,7 @@ pub fn available(test: &str) -> bool {
     match Prog::load(&ProgLoadOptions::new(ProgType::RawTracepoint, &insns)) {
         Ok(_) => true,
         Err(e) => {
-            strobe::testkit::skip(test, &format!("cannot load raw_tp programs: {e}"));
+            strobe_testkit::skip(test, &format!("cannot load raw_tp programs: {e}"));
             false
         }
     }

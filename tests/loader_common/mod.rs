@@ -14,7 +14,7 @@ pub fn can_bpf(test: &str) -> bool {
     let ok = (has_capability(Capability::Bpf) && has_capability(Capability::Perfmon))
         || has_capability(Capability::SysAdmin);
     if !ok {
-        strobe::testkit::skip(test, "needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)");
+        strobe_testkit::skip(test, "needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)");
     }
     ok
 }
@@ -99,7 +99,7 @@ pub fn pin_dir(test: &str, stem: &str) -> Option<std::path::PathBuf> {
     }
     let bpffs = std::path::Path::new("/sys/fs/bpf");
     if !is_bpffs(bpffs) {
-        strobe::testkit::skip(test, "/sys/fs/bpf is not a bpffs mount");
+        strobe_testkit::skip(test, "/sys/fs/bpf is not a bpffs mount");
         return None;
     }
     Some(bpffs.join(format!("{stem}_{}", std::process::id())))

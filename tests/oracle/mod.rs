@@ -1,6 +1,6 @@
 //! LLVM as a test-only oracle: finds the `ziglang` Python package's bundled clang (which
 //! assembles ISA v4) and `llvm-objdump`, and runs them. A missing tool makes the calling test
-//! skip loudly through `strobe::testkit::skip`, never pass silently.
+//! skip loudly through `strobe_testkit::skip`, never pass silently.
 //!
 //! The oracle's Python is `$STROBE_ORACLE_PYTHON` when that file exists, else the repository's
 //! `.cache/oracle-venv/bin/python` (which `scripts/setup` creates with `pip install ziglang`).
@@ -38,7 +38,7 @@ impl Oracle {
                 return Some(Oracle { python });
             }
         }
-        strobe::testkit::skip(
+        strobe_testkit::skip(
             test,
             "LLVM oracle missing: no python with the `ziglang` package at $STROBE_ORACLE_PYTHON \
              or .cache/oracle-venv/bin/python (run scripts/setup)",
@@ -95,7 +95,7 @@ pub fn llvm_objdump(test: &str) -> Option<PathBuf> {
             return Some(PathBuf::from(name));
         }
     }
-    strobe::testkit::skip(
+    strobe_testkit::skip(
         test,
         "llvm-objdump not found on PATH (Debian package `llvm`; scripts/setup installs it)",
     );

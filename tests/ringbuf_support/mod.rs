@@ -33,7 +33,7 @@ pub fn ring_map(test: &str, size: u32) -> Option<Map> {
     match create(MapType::Ringbuf, 0, 0, size) {
         Ok(map) => Some(map),
         Err(e) => {
-            strobe::testkit::skip(test, &format!("cannot create a BPF ring buffer map: {e}"));
+            strobe_testkit::skip(test, &format!("cannot create a BPF ring buffer map: {e}"));
             None
         }
     }
@@ -45,7 +45,7 @@ pub fn perf_array(test: &str) -> Option<Map> {
     match create(MapType::PerfEventArray, 4, 4, slots) {
         Ok(map) => Some(map),
         Err(e) => {
-            strobe::testkit::skip(test, &format!("cannot create a perf event array: {e}"));
+            strobe_testkit::skip(test, &format!("cannot create a perf event array: {e}"));
             None
         }
     }
@@ -63,7 +63,7 @@ pub fn load(test: &str, emit: Emit, map: &Map, lost: &Map, lost_slot: u32) -> Op
     match Prog::load(&ProgLoadOptions::new(ProgType::RawTracepoint, &insns)) {
         Ok(prog) => Some(prog),
         Err(e) => {
-            strobe::testkit::skip(test, &format!("cannot load a raw_tracepoint program: {e}"));
+            strobe_testkit::skip(test, &format!("cannot load a raw_tracepoint program: {e}"));
             None
         }
     }
@@ -105,7 +105,7 @@ pub fn perf_buf_with(test: &str, array: &Map, pages: usize, wakeup_events: u32) 
     match PerfBuf::open_with(array.as_fd(), &opts) {
         Ok(buf) => Some(buf),
         Err(e @ PerfBufError::Open { .. }) => {
-            strobe::testkit::skip(test, &format!("cannot open a BPF output perf event: {e}"));
+            strobe_testkit::skip(test, &format!("cannot open a BPF output perf event: {e}"));
             None
         }
         Err(e) => panic!("perf buffer: {e}"),
@@ -144,7 +144,7 @@ pub fn load_busy(test: &str, map: &Map) -> Option<Prog> {
     match Prog::load(&ProgLoadOptions::new(ProgType::RawTracepoint, &insns)) {
         Ok(prog) => Some(prog),
         Err(e) => {
-            strobe::testkit::skip(test, &format!("cannot load a raw_tracepoint program: {e}"));
+            strobe_testkit::skip(test, &format!("cannot load a raw_tracepoint program: {e}"));
             None
         }
     }

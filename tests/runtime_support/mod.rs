@@ -15,7 +15,7 @@ pub fn have_bpf(test: &str) -> bool {
     )
     .is_ok();
     if !ok {
-        strobe::testkit::skip(test, "cannot create BPF ring buffers (needs CAP_BPF)");
+        strobe_testkit::skip(test, "cannot create BPF ring buffers (needs CAP_BPF)");
     }
     ok
 }

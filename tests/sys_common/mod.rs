@@ -15,7 +15,7 @@ pub fn can_bpf(test: &str) -> bool {
     let ok = (has_capability(Capability::Bpf) && has_capability(Capability::Perfmon))
         || has_capability(Capability::SysAdmin);
     if !ok {
-        strobe::testkit::skip(test, "needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)");
+        strobe_testkit::skip(test, "needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)");
     }
     ok
 }
@@ -86,7 +86,7 @@ pub fn tracepoint_id(test: &str, cat: &str, name: &str) -> Option<u64> {
     match Tracefs::open().and_then(|t| t.id(cat, name)) {
         Ok(id) => Some(u64::from(id)),
         Err(e) => {
-            strobe::testkit::skip(test, &format!("cannot read the id of {cat}:{name}: {e}"));
+            strobe_testkit::skip(test, &format!("cannot read the id of {cat}:{name}: {e}"));
             None
         }
     }

@@ -29,7 +29,7 @@ use super::kernels::{KernelFilter, KernelFilterError};
 
 /// The line strobe prints once its probes are attached, when the environment variable of the
 /// same name is set; the runner starts `AFTER` workloads when it sees it.
-pub use crate::runtime::driver::NOTIFY_ATTACHED;
+pub use strobe::runtime::driver::NOTIFY_ATTACHED;
 
 /// bpftrace's default case timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -357,7 +357,7 @@ fn parse_block(suite: &str, block: &[(usize, &str)]) -> Result<Case, CaseError> 
             "MAX_KERNEL" => kernel_terms.push(format!("<= {}", d.value)),
             "KERNELS" => kernel_terms.push(d.value),
             other => {
-                let suggestion = crate::diag::nearest(other, DIRECTIVES.iter().copied());
+                let suggestion = strobe::diag::nearest(other, DIRECTIVES.iter().copied());
                 return Err(at(CaseErrorKind::UnknownDirective {
                     name: other.to_string(),
                     suggestion: suggestion.map(str::to_string),

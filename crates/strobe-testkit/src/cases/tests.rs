@@ -106,7 +106,7 @@ fn all_directives_are_read() {
     );
     assert!(c.will_fail);
     let k = c.kernels.unwrap();
-    use crate::testkit::kernels::KernelVersion;
+    use crate::kernels::KernelVersion;
     assert!(k.matches(&KernelVersion::parse("6.12.117").unwrap()));
     assert!(!k.matches(&KernelVersion::parse("5.10.0").unwrap()));
 }

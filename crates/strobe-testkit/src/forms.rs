@@ -3,9 +3,9 @@
 //! source, every call kind, with boundary immediates and offsets. Used by round-trip tests and
 //! by the LLVM differential test as the corpus; never by the tracer itself.
 
-use super::decode::{Call, Decoded, Operand};
-use super::isa::{AluOp, AtomicOp, Endian, JmpOp, MovsxWidth, Pseudo, Size};
-use super::Reg;
+use strobe::asm::decode::{Call, Decoded, Operand};
+use strobe::asm::isa::{AluOp, AtomicOp, Endian, JmpOp, MovsxWidth, Pseudo, Size};
+use strobe::asm::Reg;
 
 const IMMS: [i32; 5] = [0, 1, -1, i32::MAX, i32::MIN];
 const OFFS: [i16; 4] = [0, -8, i16::MAX, i16::MIN];

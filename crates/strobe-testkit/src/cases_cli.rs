@@ -1,18 +1,19 @@
-//! `strobe-cases`: runs declarative runtime test cases (bpftrace's runtime test format, see
-//! `strobe::testkit::cases`) against a strobe binary. The VM harness runs it inside each guest
-//! with `--machine STROBE-VMTEST`; host-side runtime tests can run it on tests/ directories.
-//! It is a test tool, kept out of the `strobe` binary and its help.
+//! The `strobe-cases` command: runs declarative runtime test cases (bpftrace's runtime test
+//! format, see [`crate::cases`]) against a strobe binary. The VM harness runs the binary inside
+//! each guest with `--machine STROBE-VMTEST`; tests run [`run`] in-process on case directories.
+//! It is a test tool, kept out of the `strobe` package (`cargo install` does not install it).
 //!
 //! Exit codes: 0 no case failed, 1 some case failed, 2 usage error or unreadable case file.
 
+use std::ffi::OsString;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
+use crate::cases::{parse_file, Case};
+use crate::kernels::KernelVersion;
+use crate::report::{self, Summary};
+use crate::runner::{run_case, RunOptions};
 use clap::Parser;
-use strobe::testkit::cases::{parse_file, Case};
-use strobe::testkit::kernels::KernelVersion;
-use strobe::testkit::report::{self, Summary};
-use strobe::testkit::runner::{run_case, RunOptions};
 
 #[derive(Parser)]
 #[command(version, about = "Run strobe's declarative runtime test cases")]
@@ -37,15 +38,32 @@ struct Args {
     machine: Option<String>,
 }
 
-fn main() -> ExitCode {
-    let args = Args::parse();
-    let machine = args.machine.as_deref();
-    let usage_error = |msg: String| {
-        eprintln!("strobe-cases: {msg}");
-        if let Some(p) = machine {
-            println!("{p}-ERROR\t{}", msg.replace(['\t', '\n'], " "));
+/// Runs `strobe-cases` with `args` (the program name first), writing what the binary prints
+/// to `out` and `err`; returns the exit code.
+pub fn run(
+    args: impl IntoIterator<Item = OsString>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
+    let args = match Args::try_parse_from(args) {
+        Ok(a) => a,
+        Err(e) => {
+            let text = e.render().ansi().to_string();
+            if e.use_stderr() {
+                let _ = write!(err, "{text}");
+            } else {
+                let _ = write!(out, "{text}");
+            }
+            return u8::try_from(e.exit_code()).unwrap_or(2);
         }
-        ExitCode::from(2)
+    };
+    let machine = args.machine.as_deref();
+    let mut usage_error = |msg: String| {
+        let _ = writeln!(err, "strobe-cases: {msg}");
+        if let Some(p) = machine {
+            let _ = writeln!(out, "{p}-ERROR\t{}", msg.replace(['\t', '\n'], " "));
+        }
+        2
     };
 
     let filter = match args
@@ -96,21 +114,23 @@ fn main() -> ExitCode {
                 None => report::human(&r),
             };
             for l in lines {
-                println!("{l}");
+                let _ = writeln!(out, "{l}");
             }
         }
     }
     match machine {
-        Some(p) => println!("{}", report::machine_result(p, &summary)),
-        None => println!(
+        Some(p) => writeln!(out, "{}", report::machine_result(p, &summary)),
+        None => writeln!(
+            out,
             "cases: {} passed, {} failed, {} skipped",
             summary.passed, summary.failed, summary.skipped
         ),
     }
+    .ok();
     if summary.failed == 0 {
-        ExitCode::SUCCESS
+        0
     } else {
-        ExitCode::from(1)
+        1
     }
 }
 

@@ -2,7 +2,7 @@
 //! need only /bin/sh.
 
 use super::*;
-use crate::testkit::cases::parse_str;
+use crate::cases::parse_str;
 
 fn opts(strobe: &str) -> RunOptions {
     RunOptions {

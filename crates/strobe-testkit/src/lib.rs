@@ -1,3 +1,8 @@
+//! strobe's test support, a dev-only crate of the workspace (never part of the product):
+//! the declarative case format and its runner (and the `strobe-cases` binary the VM harness
+//! runs), process helpers, kernel-version filters, the instruction-form corpus and oracle
+//! plumbing.
+//!
 //! Support for tests that need a kernel capability: they check for it at run time and, when it
 //! is missing, say loudly which test was skipped and why. `scripts/test` collects every skip
 //! (through `STROBE_SKIP_LOG`) and prints the list at the end of the run, so a skipped test is
@@ -22,6 +27,8 @@ pub fn skip(test: &str, reason: &str) {
 }
 
 pub mod cases;
+pub mod cases_cli;
+pub mod forms;
 pub mod kernels;
 pub mod oracle;
 pub mod process;
