@@ -1,5 +1,7 @@
 //! Helpers for runtime tests: capability checks and the kernel's view of our objects.
 
+#![allow(dead_code)] // each tier uses some of them
+
 use std::os::fd::AsFd;
 use strobe::sys::info::{all_ids, prog_fd_by_id, prog_info, ObjKind};
 
