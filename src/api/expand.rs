@@ -1,6 +1,7 @@
-//! Attach points of `strobe load` → loader targets (here, above both the checker and the
-//! loader, because it joins the two). What an attach point matches is defined
-//! once, for scripts and objects alike: the text is parsed by the script language's
+//! Attach points of `strobe load` → loader targets, and the library path that loads and
+//! attaches a BPF object the way `strobe load` does. It sits in `api`, above both the checker
+//! and the loader, because it joins the two. What an attach point matches is defined once, for
+//! scripts and objects alike: the text is parsed by the script language's
 //! [`parse_attach_point`] and expanded by [`crate::sema::expand`]; this file only turns those
 //! targets into what the loader loads.
 //!
@@ -9,6 +10,39 @@
 //! [`KernelInfo`]. Output: an [`Expansion`]: [`CloneTarget`]s for fentry/fexit (with the
 //! module's BTF object for module functions) and raw tracepoints, or [`MultiTargets`] for
 //! kprobes and uprobes, plus targets left out with a reason.
+//!
+//! Loading an object (here one without maps, as `strobe asm` or clang writes it) on every
+//! target of a wildcard, as `strobe load OBJ --attach SPEC` does; dropping the
+//! [`Attached`](crate::loader::Attached) value detaches everything:
+//!
+//! ```no_run
+//! use strobe::api::expand::{expand, AttachSpec, Expansion};
+//! use strobe::kernel::info::HostKernel;
+//! use strobe::loader::{attach_multi, load_clones, map_fds_for, Arming};
+//! use strobe::template::Template;
+//!
+//! let obj = strobe::elf::read_object(&std::fs::read("prog.o")?)?;
+//! let section = &obj.sections[0];
+//! let spec = AttachSpec::parse("rawtracepoint:sched_*")?;
+//! let expansion = expand(&spec, &HostKernel::new())?;
+//! let license = obj.license.clone().unwrap_or_else(|| "GPL".into());
+//! // The arming guard keeps every clone silent until all are attached.
+//! let template = Template::from_section(section, &[], spec.kind, &license)?.with_arming_guard();
+//! let arming = Arming::create()?;
+//! let map_fds = map_fds_for(&template, &[arming.map_entry()])?;
+//! let attached = match expansion {
+//!     Expansion::Clones { targets, .. } => {
+//!         load_clones(&template, &map_fds, &targets, &Default::default())?
+//!     }
+//!     Expansion::Multi { targets } => {
+//!         attach_multi(&template, &map_fds, &targets, &Default::default())?.0
+//!     }
+//! };
+//! arming.arm()?;
+//! println!("{}", attached.summary_line());
+//! drop(attached); // detaches
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use crate::elf::symbols::elf_functions;
 use crate::kernel::info::KernelInfo;
