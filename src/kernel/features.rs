@@ -136,6 +136,12 @@ pub enum Helper {
     MapLookupPercpuElem,
     #[doc(alias = "BPF_FUNC_ktime_get_tai_ns")]
     KtimeGetTaiNs,
+    #[doc(alias = "BPF_FUNC_get_ns_current_pid_tgid")]
+    GetNsCurrentPidTgid,
+    #[doc(alias = "BPF_FUNC_send_signal_thread")]
+    SendSignalThread,
+    #[doc(alias = "BPF_FUNC_probe_write_user")]
+    ProbeWriteUser,
 }
 
 /// The program context a helper is probed in.
@@ -147,7 +153,7 @@ enum ProbeCtx {
 }
 
 impl Helper {
-    pub const ALL: [Helper; 33] = {
+    pub const ALL: [Helper; 36] = {
         use Helper::*;
         [
             ProbeRead,
@@ -183,6 +189,9 @@ impl Helper {
             GetAttachCookie,
             MapLookupPercpuElem,
             KtimeGetTaiNs,
+            GetNsCurrentPidTgid,
+            SendSignalThread,
+            ProbeWriteUser,
         ]
     };
 
@@ -224,6 +233,9 @@ impl Helper {
             GetFuncRet => (184, "get_func_ret", Fentry),
             MapLookupPercpuElem => (195, "map_lookup_percpu_elem", RawTp),
             KtimeGetTaiNs => (208, "ktime_get_tai_ns", RawTp),
+            GetNsCurrentPidTgid => (120, "get_ns_current_pid_tgid", RawTp),
+            SendSignalThread => (117, "send_signal_thread", RawTp),
+            ProbeWriteUser => (36, "probe_write_user", RawTp),
         }
     }
 

@@ -497,7 +497,9 @@ impl Checker<'_> {
                     let t = self.maps.entries[idx].value.clone().unwrap_or(Type::I64);
                     self.set(a, t)
                 }
-                (ExprKind::Ident(_), _) if matches!(b.name, "kstack" | "ustack" | "nsecs") => {
+                (ExprKind::Ident(_), _)
+                    if matches!(b.name, "kstack" | "ustack" | "nsecs" | "pid" | "tid") =>
+                {
                     Type::None
                 }
                 (ExprKind::Str(_), _) if b.format && i == 0 => {

@@ -97,6 +97,13 @@ pub(crate) fn lower_call(
     if crate::builtins::value_call(name, args.len()) {
         return super::builtins::lower_value(lw, e, name);
     }
+    if matches!(name, "pid" | "tid") {
+        let init = matches!(args.first().map(|a| &a.kind), Some(ExprKind::Ident(m)) if m == "init");
+        return super::builtins::pid_tid(lw, e, name == "tid", init);
+    }
+    if name == "comm" && args.is_empty() {
+        return super::builtins::lower_value(lw, e, name);
+    }
     let t = lw.type_of(e.id);
     match name {
         n if super::funcs::NAMES.contains(&n) => super::funcs::lower_call(lw, e, name, args),
