@@ -8,7 +8,7 @@
 //! for fentry targets. Output: [`Features`], rendered by `strobe info`.
 //! Invariant: probing leaves nothing behind (every trial object is dropped at once).
 
-mod trial;
+pub(crate) mod trial;
 
 use std::path::Path;
 use std::sync::OnceLock;

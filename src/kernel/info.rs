@@ -131,6 +131,13 @@ pub trait KernelInfo {
     fn pid_namespace(&self) -> Option<(u64, u64)> {
         None
     }
+
+    /// Whether programs of type `prog` may call kfunc `name` (`kfunc_allowed()`): the
+    /// verifier's answer to a trial load; `false` when the kernel has no such kfunc or
+    /// cannot be asked.
+    fn kfunc_allowed(&self, _name: &str, _prog: crate::asm::isa::ProgType) -> bool {
+        false
+    }
 }
 
 /// The inode number of the initial PID namespace (`PROC_PID_INIT_INO` in the kernel).
@@ -396,5 +403,13 @@ impl KernelInfo for HostKernel {
 
     fn pid_namespace(&self) -> Option<(u64, u64)> {
         own_pid_namespace()
+    }
+
+    fn kfunc_allowed(&self, name: &str, prog: crate::asm::isa::ProgType) -> bool {
+        let Ok(btf) = self.btf(None) else {
+            return false;
+        };
+        btf.find_func(name)
+            .is_some_and(|id| crate::kernel::features::trial::kfunc_allowed(name, id, prog))
     }
 }

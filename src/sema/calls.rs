@@ -599,7 +599,10 @@ impl Checker<'_> {
             r => r,
         };
         match r {
-            Ok(t) => t,
+            Ok(t) => {
+                self.fold_meta(e, b.name, args, &ts);
+                t
+            }
             Err(err) => {
                 let span = err.arg.and_then(|i| args.get(i)).map_or(e.span, |a| a.span);
                 self.error(span, err.message);
