@@ -330,10 +330,21 @@ pub fn signed_division() -> bool {
 pub fn helper_support(h: Helper) -> Support {
     let _ = crate::sys::raise_memlock_rlimit();
     let (id, _, ctx) = h.entry();
-    match ctx {
+    let s = match ctx {
         ProbeCtx::RawTp => trial::helper(id, ProgType::RawTracepoint, None),
         ProbeCtx::Kprobe => trial::helper(id, ProgType::Kprobe, None),
         ProbeCtx::Fentry => features().helper(h),
+    };
+    // The kernel hides bpf_probe_write_user from the verifier under lockdown (integrity and
+    // above: LOCKDOWN_BPF_WRITE_USER), which then reads as an unknown helper.
+    match (s, h, env::lockdown()) {
+        (Support::No(why), Helper::ProbeWriteUser, Some(l)) if l != env::Lockdown::None => {
+            Support::No(format!(
+                "the kernel is locked down ({}), which withholds it from BPF programs; {why}",
+                l.name()
+            ))
+        }
+        (s, _, _) => s,
     }
 }
 
