@@ -90,6 +90,48 @@ enum Literal {
     Str(String),
 }
 
+/// Whether every value assigned to `$name` anywhere in the program is a stack builtin
+/// (`kstack`, `ustack(3)`), so `len($name)` may count the frames of a fresh capture.
+pub(super) fn var_holds_fresh_stacks(p: &crate::syntax::ast::Program, name: &str) -> bool {
+    use crate::syntax::ast::{LValue, Stmt, StmtKind};
+    use crate::syntax::visit::{walk_stmt, Visitor};
+    struct V<'a> {
+        name: &'a str,
+        ok: bool,
+    }
+    impl Visitor for V<'_> {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            let value = match &s.kind {
+                StmtKind::Let {
+                    var, init: Some(v), ..
+                } if var.name == self.name => Some(v),
+                StmtKind::Assign {
+                    target: LValue::Var(var),
+                    value,
+                    ..
+                } if var.name == self.name => Some(value),
+                _ => None,
+            };
+            if let Some(v) = value {
+                self.ok &= is_stack_builtin(v);
+            }
+            walk_stmt(self, s)
+        }
+    }
+    let mut v = V { name, ok: true };
+    crate::syntax::visit::walk_program(&mut v, p);
+    v.ok
+}
+
+/// `kstack`, `ustack`, `kstack(…)`, `ustack(…)`.
+pub(super) fn is_stack_builtin(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Ident(n) => n == "kstack" || n == "ustack",
+        ExprKind::Call { name, .. } => name.name == "kstack" || name.name == "ustack",
+        _ => false,
+    }
+}
+
 impl Checker<'_> {
     /// The value of `e` when it is known now: literals, folded constants, and the arithmetic,
     /// comparisons and logic of such values (`static_assert(sizeof(x) == 8, …)`).
@@ -224,6 +266,24 @@ impl Checker<'_> {
                     Ok(msg) | Err(msg) => {
                         self.error(e.span, msg);
                     }
+                }
+                return;
+            }
+            "len" if matches!(ts[0], Type::KStack { .. } | Type::UStack { .. }) => {
+                // bpf_get_stackid's map cannot be read by programs, so len() counts the
+                // frames of a capture of its own, which matches only a stack taken in the
+                // same run of the probe.
+                let fresh = match &args[0].kind {
+                    ExprKind::Var(v) => var_holds_fresh_stacks(self.program, v),
+                    _ => is_stack_builtin(&args[0]),
+                };
+                if !fresh {
+                    self.error(
+                        args[0].span,
+                        "len() counts the frames of a stack taken in this probe (kstack, \
+                         ustack, or a $variable assigned only from them): the kernel's stack \
+                         map cannot be read back by BPF programs",
+                    );
                 }
                 return;
             }

@@ -396,6 +396,39 @@ pub(crate) fn stack(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, Lower
     Ok(Val::Mem(p))
 }
 
+/// `len(stack)`: the frames of a capture of the stack (`bpf_get_stack` into scratch memory of
+/// `limit` frames: bytes written / 8; 0 when it fails). The checker allows it only for stacks
+/// taken in the same run of the probe, which this capture repeats.
+pub(crate) fn stack_len(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, LowerError> {
+    let (user, limit) = match t {
+        Type::KStack { limit, .. } => (false, *limit),
+        Type::UStack { limit, .. } => (true, *limit),
+        _ => return Err(LowerError::unsupported("len() of this stack", e.span)),
+    };
+    if limit == 0 {
+        return Ok(Val::Int(Value::Imm(0), IntTy::I64));
+    }
+    let bytes = (limit * 8) as u32;
+    let p = lw.scratch(bytes, e.span)?;
+    let buf = p.arg(&mut lw.b);
+    let ctx = lw.b.ctx();
+    let n = lw.b.call(
+        crate::asm::isa::Helper::GetStack,
+        &[
+            crate::codegen::Arg::Reg(ctx),
+            buf,
+            crate::codegen::Arg::Imm(bytes as i64),
+            crate::codegen::Arg::Imm(if user { BPF_F_USER_STACK } else { 0 }),
+        ],
+    );
+    let done = lw.b.label();
+    lw.b.jmp64(crate::asm::isa::JmpOp::Jsge, n, 0, done);
+    lw.b.mov(n, 0);
+    lw.b.bind(done);
+    lw.b.alu(true, crate::asm::isa::AluOp::Rsh, n, 3);
+    Ok(Val::Int(Value::Reg(n), IntTy::I64))
+}
+
 /// `usym` layout: `u64 addr, i32 pid, i32 probe` (`runtime::format::decode`).
 pub(crate) fn usym(lw: &mut Lower<'_>, e: &Expr, addr: Value) -> Result<Val, LowerError> {
     let p = lw.place(16, e.span)?;
