@@ -334,6 +334,53 @@ fn nsecs(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(Type::U64)
 }
 
+/// `pid([curr_ns|init])`, `tid([curr_ns|init])`: the namespace the id is seen from.
+fn pid_ns(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    if let Some(a) = c.args.first() {
+        match &a.kind {
+            crate::syntax::ast::ExprKind::Ident(m) if m == "curr_ns" || m == "init" => {}
+            // bpftrace's words.
+            crate::syntax::ast::ExprKind::Ident(m) => {
+                return Err(RuleError::arg(
+                    0,
+                    format!("Invalid PID namespace mode: {m} (expects: curr_ns or init)"),
+                ))
+            }
+            _ => {
+                return Err(RuleError::call(format!(
+                    "{}() only supports curr_ns and init as the argument",
+                    c.name
+                )))
+            }
+        }
+    }
+    Ok(Type::U32)
+}
+
+/// `comm([pid])`: with a pid, the name of that process, which bpftrace reads through the
+/// `bpf_task_from_pid` kfunc. Kernels allow that kfunc only in tracing programs
+/// (fentry/fexit/iter), and strobe does not call it yet: refused with the reason.
+fn comm_of(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    if let Some(t) = c.arg_types.first() {
+        if !t.is_integer() {
+            return Err(RuleError::arg(0, "Only integer supported for comm()'s pid"));
+        }
+        use ProbeKind as K;
+        if !matches!(c.probe, K::Fentry | K::Fexit | K::Iter) {
+            // bpftrace's words: the kfunc is not allowed in this program type.
+            return Err(RuleError::call(format!(
+                "Syntax comm(PID) is not supported in this probe type yet. Type: {}",
+                c.probe.name()
+            )));
+        }
+        return Err(RuleError::call(
+            "comm(PID) reads the task through the bpf_task_from_pid kfunc, which strobe does \
+             not call yet",
+        ));
+    }
+    Ok(Type::Str { size: 16 })
+}
+
 fn bswap(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(c.want_int(0, false)?.clone())
 }
@@ -474,6 +521,27 @@ pub const BUILTINS: &[Builtin] = &[
     func("ustack", 0, 2, stack, "user stack with mode/limit"),
     func("nsecs", 0, 1, nsecs, "time in nanoseconds of a clock"),
     func("bswap", 1, 1, bswap, "reverse byte order"),
+    func(
+        "pid",
+        0,
+        1,
+        pid_ns,
+        "process id, seen from strobe's PID namespace (curr_ns) or the initial one (init)",
+    ),
+    func(
+        "tid",
+        0,
+        1,
+        pid_ns,
+        "thread id, seen from strobe's PID namespace (curr_ns) or the initial one (init)",
+    ),
+    func(
+        "comm",
+        0,
+        1,
+        comm_of,
+        "name of the current task, or of the process with a pid",
+    ),
     func("kptr", 1, 1, kptr, "mark a pointer as kernel"),
     func("uptr", 1, 1, kptr, "mark a pointer as user"),
     func("strerror", 1, 1, strerror, "errno as text"),

@@ -13,10 +13,16 @@
 mod agg;
 mod funcs;
 mod maps;
+mod meta;
 mod output;
 mod values;
 
 pub use funcs::pton_bytes;
+
+/// strobe's own `stdlib/base.bt` (name, text): the macro `assert` behaves as; a failed
+/// assert's run-time error points at its `errorf` call there, as bpftrace's points into its
+/// stdlib.
+pub const STDLIB_BASE: (&str, &str) = ("stdlib/base.bt", include_str!("stdlib/base.bt"));
 pub use output::{signal_number, SIGNALS};
 
 use crate::sema::context::ProbeContext;
@@ -215,6 +221,7 @@ pub const REGISTRY: &[&[Builtin]] = &[
     output::BUILTINS,
     funcs::BUILTINS,
     maps::BUILTINS,
+    meta::BUILTINS,
 ];
 
 /// Every builtin.

@@ -122,6 +122,24 @@ fn signal(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(Type::None)
 }
 
+/// `write_user(dst, src, len)` (`bool`: the write succeeded): `dst` a user address, `src` a
+/// string or an array value, `len` an integer.
+fn write_user(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    c.want_int(0, true)?;
+    let t = &c.arg_types[1];
+    // bpf_probe_write_user reads its source from the program's own memory.
+    if !(t.is_string() || matches!(t, Type::Array { .. })) {
+        return Err(RuleError::arg(
+            1,
+            format!(
+                "write_user() writes a string or an array value (memory of the program), got {t}"
+            ),
+        ));
+    }
+    c.want_int(2, false)?;
+    Ok(Type::Bool)
+}
+
 fn override_(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     c.want_int(0, false)?;
     Ok(Type::None)
@@ -187,6 +205,35 @@ pub const BUILTINS: &[Builtin] = &[
             "send a signal to the current task",
         ))
     },
+    Builtin {
+        // bpftrace's list for `signal_thread` (its stdlib's `__signal`).
+        probes: Probes::Only(&[
+            ProbeKind::Kprobe,
+            ProbeKind::Kretprobe,
+            ProbeKind::Uprobe,
+            ProbeKind::Uretprobe,
+            ProbeKind::Usdt,
+            ProbeKind::Tracepoint,
+            ProbeKind::RawTracepoint,
+            ProbeKind::Profile,
+            ProbeKind::Fentry,
+            ProbeKind::Fexit,
+        ]),
+        ..unsafe_(func(
+            "signal_thread",
+            1,
+            1,
+            signal,
+            "send a signal to the current thread",
+        ))
+    },
+    unsafe_(func(
+        "write_user",
+        3,
+        3,
+        write_user,
+        "write bytes to the current task's user memory",
+    )),
     Builtin {
         probes: Probes::Only(&[ProbeKind::Kprobe]),
         ..unsafe_(func(

@@ -8,7 +8,7 @@
 //! for fentry targets. Output: [`Features`], rendered by `strobe info`.
 //! Invariant: probing leaves nothing behind (every trial object is dropped at once).
 
-mod trial;
+pub(crate) mod trial;
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -136,6 +136,12 @@ pub enum Helper {
     MapLookupPercpuElem,
     #[doc(alias = "BPF_FUNC_ktime_get_tai_ns")]
     KtimeGetTaiNs,
+    #[doc(alias = "BPF_FUNC_get_ns_current_pid_tgid")]
+    GetNsCurrentPidTgid,
+    #[doc(alias = "BPF_FUNC_send_signal_thread")]
+    SendSignalThread,
+    #[doc(alias = "BPF_FUNC_probe_write_user")]
+    ProbeWriteUser,
 }
 
 /// The program context a helper is probed in.
@@ -147,7 +153,7 @@ enum ProbeCtx {
 }
 
 impl Helper {
-    pub const ALL: [Helper; 33] = {
+    pub const ALL: [Helper; 36] = {
         use Helper::*;
         [
             ProbeRead,
@@ -183,6 +189,9 @@ impl Helper {
             GetAttachCookie,
             MapLookupPercpuElem,
             KtimeGetTaiNs,
+            GetNsCurrentPidTgid,
+            SendSignalThread,
+            ProbeWriteUser,
         ]
     };
 
@@ -224,6 +233,9 @@ impl Helper {
             GetFuncRet => (184, "get_func_ret", Fentry),
             MapLookupPercpuElem => (195, "map_lookup_percpu_elem", RawTp),
             KtimeGetTaiNs => (208, "ktime_get_tai_ns", RawTp),
+            GetNsCurrentPidTgid => (120, "get_ns_current_pid_tgid", RawTp),
+            SendSignalThread => (117, "send_signal_thread", RawTp),
+            ProbeWriteUser => (36, "probe_write_user", RawTp),
         }
     }
 
@@ -318,10 +330,21 @@ pub fn signed_division() -> bool {
 pub fn helper_support(h: Helper) -> Support {
     let _ = crate::sys::raise_memlock_rlimit();
     let (id, _, ctx) = h.entry();
-    match ctx {
+    let s = match ctx {
         ProbeCtx::RawTp => trial::helper(id, ProgType::RawTracepoint, None),
         ProbeCtx::Kprobe => trial::helper(id, ProgType::Kprobe, None),
         ProbeCtx::Fentry => features().helper(h),
+    };
+    // The kernel hides bpf_probe_write_user from the verifier under lockdown (integrity and
+    // above: LOCKDOWN_BPF_WRITE_USER), which then reads as an unknown helper.
+    match (s, h, env::lockdown()) {
+        (Support::No(why), Helper::ProbeWriteUser, Some(l)) if l != env::Lockdown::None => {
+            Support::No(format!(
+                "the kernel is locked down ({}), which withholds it from BPF programs; {why}",
+                l.name()
+            ))
+        }
+        (s, _, _) => s,
     }
 }
 

@@ -124,6 +124,30 @@ pub trait KernelInfo {
     fn helper_unavailable(&self, _h: crate::kernel::features::Helper) -> Option<String> {
         None
     }
+
+    /// strobe's own PID namespace as `(device, inode)` of `/proc/self/ns/pid` when it is not
+    /// the initial one, `None` in the initial namespace (or when it cannot be told): `pid` and
+    /// `tid` are then as seen from that namespace, as bpftrace's `curr_ns` are.
+    fn pid_namespace(&self) -> Option<(u64, u64)> {
+        None
+    }
+
+    /// Whether programs of type `prog` may call kfunc `name` (`kfunc_allowed()`): the
+    /// verifier's answer to a trial load; `false` when the kernel has no such kfunc or
+    /// cannot be asked.
+    fn kfunc_allowed(&self, _name: &str, _prog: crate::asm::isa::ProgType) -> bool {
+        false
+    }
+}
+
+/// The inode number of the initial PID namespace (`PROC_PID_INIT_INO` in the kernel).
+pub const PROC_PID_INIT_INO: u64 = 0xEFFF_FFFC;
+
+/// `(device, inode)` of this process's PID namespace, `None` when it is the initial one.
+pub fn own_pid_namespace() -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata("/proc/self/ns/pid").ok()?;
+    (m.ino() != PROC_PID_INIT_INO).then(|| (m.dev(), m.ino()))
 }
 
 /// The running system. Answers are cached for the life of the value (one run of strobe):
@@ -375,5 +399,17 @@ impl KernelInfo for HostKernel {
             crate::kernel::features::Support::No(why) => Some(why),
             _ => None,
         }
+    }
+
+    fn pid_namespace(&self) -> Option<(u64, u64)> {
+        own_pid_namespace()
+    }
+
+    fn kfunc_allowed(&self, name: &str, prog: crate::asm::isa::ProgType) -> bool {
+        let Ok(btf) = self.btf(None) else {
+            return false;
+        };
+        btf.find_func(name)
+            .is_some_and(|id| crate::kernel::features::trial::kfunc_allowed(name, id, prog))
     }
 }

@@ -315,20 +315,30 @@ pub struct PrintfDiag {
     pub expansion_text: String,
 }
 
+impl PrintfDiag {
+    /// Sets the location fields to `span` of `src`.
+    pub fn set_location(&mut self, src: &crate::diag::SourceFile, span: crate::diag::Span) {
+        let (line, col) = src.line_col(span.start);
+        let (end_line, end_col) = src.line_col(span.end);
+        self.filename = src.name.clone();
+        self.line = line;
+        self.col = col;
+        self.location = if end_line == line {
+            format!("{}:{line}:{col}-{end_col}", self.filename)
+        } else {
+            format!("{}:{line}:{col}-{end_line}:{end_col}", self.filename)
+        };
+    }
+}
+
 impl EventTable {
     /// Fills in the source locations of `errorf`/`warnf` calls from their spans.
     pub fn locate(&mut self, src: &crate::diag::SourceFile) {
         for d in &mut self.printf_diag {
-            let (line, col) = src.line_col(d.span.start);
-            let (end_line, end_col) = src.line_col(d.span.end);
-            d.filename = src.name.clone();
-            d.line = line;
-            d.col = col;
-            d.location = if end_line == line {
-                format!("{}:{line}:{col}-{end_col}", d.filename)
-            } else {
-                format!("{}:{line}:{col}-{end_line}:{end_col}", d.filename)
-            };
+            // Calls in strobe's own stdlib text come located (`assert`'s errorf).
+            if d.location.is_empty() {
+                d.set_location(src, d.span);
+            }
             d.expansion_text = d
                 .expanded_from
                 .iter()

@@ -280,11 +280,14 @@ impl Checker<'_> {
     /// the `--unsafe` it needs); reports otherwise.
     pub(super) fn builtin_allowed(&mut self, b: &builtins::Builtin, span: Span) -> bool {
         if b.needs_unsafe && !self.opts.unsafe_mode {
-            self.error_help(
-                span,
-                format!("{}() is an unsafe function being used in safe mode", b.name),
-                "run with --unsafe to allow it".into(),
-            );
+            // Current bpftrace's words for its stdlib's unsafe macros; its older ones for the
+            // others.
+            let msg = if matches!(b.name, "write_user" | "signal_thread") {
+                format!("{}() is unsafe. To use you need the --unsafe flag", b.name)
+            } else {
+                format!("{}() is an unsafe function being used in safe mode", b.name)
+            };
+            self.error_help(span, msg, "run with --unsafe to allow it".into());
             return false;
         }
         if b.name == "debugf" {
@@ -497,7 +500,9 @@ impl Checker<'_> {
                     let t = self.maps.entries[idx].value.clone().unwrap_or(Type::I64);
                     self.set(a, t)
                 }
-                (ExprKind::Ident(_), _) if matches!(b.name, "kstack" | "ustack" | "nsecs") => {
+                (ExprKind::Ident(_), _)
+                    if matches!(b.name, "kstack" | "ustack" | "nsecs" | "pid" | "tid") =>
+                {
                     Type::None
                 }
                 (ExprKind::Str(_), _) if b.format && i == 0 => {
@@ -597,7 +602,10 @@ impl Checker<'_> {
             r => r,
         };
         match r {
-            Ok(t) => t,
+            Ok(t) => {
+                self.fold_meta(e, b.name, args, &ts);
+                t
+            }
             Err(err) => {
                 let span = err.arg.and_then(|i| args.get(i)).map_or(e.span, |a| a.span);
                 self.error(span, err.message);

@@ -44,6 +44,7 @@ mod fields;
 pub mod getopt;
 pub mod imports;
 pub mod list;
+mod meta;
 pub mod program;
 mod resolve;
 mod resources;

@@ -45,6 +45,25 @@ pub fn tid(b: &mut Builder) -> Value {
     Value::Reg(r)
 }
 
+/// `pid`/`tid` as seen from the PID namespace `(dev, ino)` (bpftrace's `curr_ns` when it
+/// runs in a namespace of its own): `get_ns_current_pid_tgid` fills a `struct bpf_pidns_info`
+/// (`u32 pid` — the thread id — then `u32 tgid`), zeroed first so a failed call reads 0.
+pub fn ns_pid_tid(b: &mut Builder, ns: (u64, u64), tid: bool) -> Value {
+    let slot = b.slot(8, 8);
+    let p = Place::new(slot, 0);
+    super::mem::zero(b, p, 8);
+    b.call(
+        Helper::GetNsCurrentPidTgid,
+        &[
+            Arg::Imm(ns.0 as i64),
+            Arg::Imm(ns.1 as i64),
+            Arg::Slot(slot, 0),
+            Arg::Imm(8),
+        ],
+    );
+    load_int(b, Place::new(slot, if tid { 0 } else { 4 }), IntTy::U32)
+}
+
 /// `uid` (lower half of `get_current_uid_gid`).
 pub fn uid(b: &mut Builder) -> Value {
     let r = call0(b, Helper::GetCurrentUidGid);

@@ -20,6 +20,47 @@ fn pt_regs(role: &str, name: &str) -> i32 {
     i32::from(off.expect("internal error: isa/kprobe_regs.txt lacks an x86_64 register"))
 }
 
+/// `pid`/`tid`, as bpftrace's `curr_ns` (the default) sees them: from strobe's own PID
+/// namespace (the initial one's ids when strobe runs there), or with `init` from the initial
+/// namespace (`pid(init)`, `tid(init)`).
+pub(crate) fn pid_tid(
+    lw: &mut Lower<'_>,
+    e: &Expr,
+    tid: bool,
+    init: bool,
+) -> Result<Val, LowerError> {
+    let ns = if init {
+        None
+    } else {
+        lw.kernel.pid_namespace()
+    };
+    // bpftrace runs begin/end in its main thread, so their `tid` is its pid. strobe runs
+    // them (BPF_PROG_TEST_RUN) from the worker thread that holds its large stack; the id
+    // they report is the main thread's, as bpftrace's.
+    use crate::syntax::ast::ProbeKind as K;
+    let tid = tid && !matches!(lw.probe_kind, K::Begin | K::End);
+    let v = match ns {
+        None if tid => bi::tid(&mut lw.b),
+        None => bi::pid(&mut lw.b),
+        Some(ns) => {
+            use crate::kernel::features::Helper as H;
+            if let Some(why) = lw.kernel.helper_unavailable(H::GetNsCurrentPidTgid) {
+                return Err(LowerError::Kernel {
+                    what: format!(
+                        "strobe runs in a PID namespace of its own, and the ids seen from it \
+                         need BPF_FUNC_get_ns_current_pid_tgid (kernel 5.7+): {why}; use \
+                         {}(init) for the initial namespace's",
+                        if tid { "tid" } else { "pid" }
+                    ),
+                    span: e.span,
+                });
+            }
+            bi::ns_pid_tid(&mut lw.b, ns, tid)
+        }
+    };
+    Ok(Val::Int(v, crate::codegen::emit::IntTy::U32))
+}
+
 /// A builtin value `name`.
 pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Val, LowerError> {
     let t = lw.type_of(e.id);
@@ -33,10 +74,11 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
     if matches!(name, "ppid" | "pcomm" | "leader_tid" | "leader_comm") {
         return super::task::parent(lw, e, name, None);
     }
+    if matches!(name, "pid" | "tid") {
+        return pid_tid(lw, e, name == "tid", false);
+    }
     let b = &mut lw.b;
     let v = match name {
-        "pid" => bi::pid(b),
-        "tid" => bi::tid(b),
         "uid" => bi::uid(b),
         "gid" => bi::gid(b),
         "cpu" => bi::cpu(b),
@@ -352,6 +394,39 @@ pub(crate) fn stack(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, Lower
         lw.b.store(Size::Dw, p.mem(), p.off, id);
     }
     Ok(Val::Mem(p))
+}
+
+/// `len(stack)`: the frames of a capture of the stack (`bpf_get_stack` into scratch memory of
+/// `limit` frames: bytes written / 8; 0 when it fails). The checker allows it only for stacks
+/// taken in the same run of the probe, which this capture repeats.
+pub(crate) fn stack_len(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, LowerError> {
+    let (user, limit) = match t {
+        Type::KStack { limit, .. } => (false, *limit),
+        Type::UStack { limit, .. } => (true, *limit),
+        _ => return Err(LowerError::unsupported("len() of this stack", e.span)),
+    };
+    if limit == 0 {
+        return Ok(Val::Int(Value::Imm(0), IntTy::I64));
+    }
+    let bytes = (limit * 8) as u32;
+    let p = lw.scratch(bytes, e.span)?;
+    let buf = p.arg(&mut lw.b);
+    let ctx = lw.b.ctx();
+    let n = lw.b.call(
+        crate::asm::isa::Helper::GetStack,
+        &[
+            crate::codegen::Arg::Reg(ctx),
+            buf,
+            crate::codegen::Arg::Imm(bytes as i64),
+            crate::codegen::Arg::Imm(if user { BPF_F_USER_STACK } else { 0 }),
+        ],
+    );
+    let done = lw.b.label();
+    lw.b.jmp64(crate::asm::isa::JmpOp::Jsge, n, 0, done);
+    lw.b.mov(n, 0);
+    lw.b.bind(done);
+    lw.b.alu(true, crate::asm::isa::AluOp::Rsh, n, 3);
+    Ok(Val::Int(Value::Reg(n), IntTy::I64))
 }
 
 /// `usym` layout: `u64 addr, i32 pid, i32 probe` (`runtime::format::decode`).

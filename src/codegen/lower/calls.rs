@@ -40,7 +40,7 @@ fn map_by_name<'c>(
 
 /// An empty record of `kind`/`id` for arguments of `fields`: on the stack, or in the
 /// scratch buffer when large.
-fn new_record(
+pub(crate) fn new_record(
     lw: &mut Lower<'_>,
     span: Span,
     kind: EventKind,
@@ -56,7 +56,7 @@ fn new_record(
     })
 }
 
-fn submit_record(lw: &mut Lower<'_>, rec: &Record) {
+pub(crate) fn submit_record(lw: &mut Lower<'_>, rec: &Record) {
     let ring = lw.ringbuf();
     let lost = lw.lost();
     submit(&mut lw.b, ring, rec, Some(lost));
@@ -81,6 +81,27 @@ fn emit_record(
     Ok(())
 }
 
+/// `exit(code)`: the code and the flag in the exit map first (a record can be lost in a full
+/// buffer, this write cannot), then the record (it wakes the runtime and keeps the output's
+/// order), then disarm so no probe adds records after it (`runtime::exit_flag`), then leave.
+pub(crate) fn lower_exit(lw: &mut Lower<'_>, span: Span, code: Value) -> Result<Val, LowerError> {
+    let code = code.src(&mut lw.b);
+    let map = lw.b.map(crate::template::EXIT_MAP_NAME);
+    let p = lw.b.vreg();
+    lw.b.ld_map_value(p, map, 0);
+    lw.b.store(Size::W, p, 0, code);
+    lw.b.store(Size::W, p, 4, 1);
+    emit_record(lw, span, EventKind::Exit, 0, &[], &[])?;
+    let arm = lw.b.map(crate::template::ARM_MAP_NAME);
+    let a = lw.b.vreg();
+    lw.b.ld_map_value(a, arm, 0);
+    lw.b.store(Size::W, a, 0, 0);
+    let exit = lw.exit;
+    lw.b.ja(exit);
+    // Code after exit() is unreachable; give it a fresh block so later binds work.
+    Ok(Val::None)
+}
+
 /// A call `name(args)`.
 pub(crate) fn lower_call(
     lw: &mut Lower<'_>,
@@ -95,6 +116,13 @@ pub(crate) fn lower_call(
         return v;
     }
     if crate::builtins::value_call(name, args.len()) {
+        return super::builtins::lower_value(lw, e, name);
+    }
+    if matches!(name, "pid" | "tid") {
+        let init = matches!(args.first().map(|a| &a.kind), Some(ExprKind::Ident(m)) if m == "init");
+        return super::builtins::pid_tid(lw, e, name == "tid", init);
+    }
+    if name == "comm" && args.is_empty() {
         return super::builtins::lower_value(lw, e, name);
     }
     let t = lw.type_of(e.id);
@@ -323,30 +351,15 @@ pub(crate) fn lower_call(
             Ok(Val::Int(v, IntTy::U64))
         }
         "exit" => {
-            // The code and the flag in the exit map first (a record can be lost in a full
-            // buffer, this write cannot), then the record (it wakes the runtime and keeps the
-            // output's order), then disarm so no probe adds records after it
-            // (`runtime::exit_flag`).
             let code = match args.first() {
                 Some(a) => lower_expr(lw, a)?.value(),
                 None => Value::Imm(0),
             };
-            let code = code.src(&mut lw.b);
-            let map = lw.b.map(crate::template::EXIT_MAP_NAME);
-            let p = lw.b.vreg();
-            lw.b.ld_map_value(p, map, 0);
-            lw.b.store(Size::W, p, 0, code);
-            lw.b.store(Size::W, p, 4, 1);
-            emit_record(lw, e.span, EventKind::Exit, 0, &[], &[])?;
-            let arm = lw.b.map(crate::template::ARM_MAP_NAME);
-            let a = lw.b.vreg();
-            lw.b.ld_map_value(a, arm, 0);
-            lw.b.store(Size::W, a, 0, 0);
-            let exit = lw.exit;
-            lw.b.ja(exit);
-            // Code after exit() is unreachable; give it a fresh block so later binds work.
-            Ok(Val::None)
+            lower_exit(lw, e.span, code)
         }
+        "assert" => super::asserts::assert(lw, e, args),
+        // Checked when compiling (`sema::meta`); nothing runs.
+        "static_assert" | "assert_str" | "fail" => Ok(Val::None),
         "time" => {
             let fmt = match args.first() {
                 Some(a) => match &a.kind {

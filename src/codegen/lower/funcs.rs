@@ -29,6 +29,8 @@ pub(crate) const NAMES: &[&str] = &[
     "uaddr",
     "reg",
     "signal",
+    "signal_thread",
+    "write_user",
     "override",
     "strerror",
     "syscall_name",
@@ -130,13 +132,21 @@ pub(crate) fn lower_call(
             lw.b.load(Size::Dw, v, ctx, off as i32);
             Ok(Val::Int(Value::Reg(v), IntTy::U64))
         }
-        "signal" => {
+        "write_user" => write_user(lw, e, args),
+        "signal" | "signal_thread" => {
             use crate::kernel::features::Helper as H;
-            if let Some(why) = lw.kernel.helper_unavailable(H::SendSignal) {
+            let (h, fh, hname) = if name == "signal" {
+                (Helper::SendSignal, H::SendSignal, "send_signal")
+            } else {
+                (
+                    Helper::SendSignalThread,
+                    H::SendSignalThread,
+                    "send_signal_thread",
+                )
+            };
+            if let Some(why) = lw.kernel.helper_unavailable(fh) {
                 return Err(LowerError::Kernel {
-                    what: format!(
-                        "BPF_FUNC_send_signal not available for your kernel version ({why})"
-                    ),
+                    what: format!("BPF_FUNC_{hname} not available for your kernel version ({why})"),
                     span: e.span,
                 });
             }
@@ -156,7 +166,7 @@ pub(crate) fn lower_call(
                 Value::Imm(n) => Arg::Imm(n),
                 Value::Reg(r) => Arg::Reg(r),
             };
-            lw.b.call(Helper::SendSignal, &[a]);
+            lw.b.call(h, &[a]);
             Ok(Val::None)
         }
         "override" => {
@@ -189,6 +199,63 @@ pub(crate) fn lower_call(
             e.span,
         )),
     }
+}
+
+/// `write_user(dst, src, len)`: bpf_probe_write_user of `len` bytes of the value `src` (a
+/// string or an array in the program's memory) to user address `dst`; true when the helper
+/// returned 0. The length must be a constant within the value, which the verifier checks.
+fn write_user(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
+    let size = lw.type_of(args[1].id).size() as i64;
+    let len = match lw
+        .cp
+        .consts
+        .get(&args[2].id)
+        .copied()
+        .or(match &args[2].kind {
+            ExprKind::Int(l) => Some(l.value as i64),
+            _ => None,
+        }) {
+        Some(n) if (1..=size).contains(&n) => n,
+        _ => {
+            return Err(LowerError::Kernel {
+                what: format!(
+                    "write_user(): the length must be a constant from 1 to the source's size \
+                     ({size} bytes)"
+                ),
+                span: args[2].span,
+            })
+        }
+    };
+    use crate::kernel::features::Helper as H;
+    if let Some(why) = lw.kernel.helper_unavailable(H::ProbeWriteUser) {
+        return Err(LowerError::Kernel {
+            what: format!("write_user(): BPF_FUNC_probe_write_user is not available: {why}"),
+            span: e.span,
+        });
+    }
+    let dst = match lower_expr(lw, &args[0])?.value() {
+        Value::Imm(n) => Arg::Imm(n),
+        Value::Reg(r) => Arg::Reg(r),
+    };
+    let src = match lower_expr(lw, &args[1])? {
+        Val::Mem(p) => p.arg(&mut lw.b),
+        _ => {
+            return Err(LowerError::unsupported(
+                "write_user() of this source",
+                e.span,
+            ))
+        }
+    };
+    let r =
+        lw.b.call(Helper::ProbeWriteUser, &[dst, src, Arg::Imm(len)]);
+    let ok = crate::codegen::emit::arith::compare(
+        &mut lw.b,
+        crate::codegen::emit::arith::CmpOp::Eq,
+        Value::Reg(r),
+        Value::Imm(0),
+        false,
+    );
+    Ok(Val::Int(ok, IntTy::U8))
 }
 
 /// `path(p)`: bpf_d_path into a zeroed buffer of the result's size (the helper's buffer must be

@@ -26,6 +26,12 @@ pub(crate) fn lower_call(
     if name != "len" && name != "has_key" {
         return None;
     }
+    if name == "len" {
+        let t = lw.type_of(args.first()?.id);
+        if matches!(t, Type::KStack { .. } | Type::UStack { .. }) {
+            return Some(super::builtins::stack_len(lw, e, &t));
+        }
+    }
     let ExprKind::Map { name: m, keys } = &args.first()?.kind else {
         return None;
     };

@@ -17,6 +17,7 @@
 //! value laid out as its [`Type::field_type`]). An unsupported construct is a [`LowerError`]
 //! with the span, never a panic.
 
+pub mod asserts;
 pub mod builtins;
 pub mod callback;
 pub mod calls;

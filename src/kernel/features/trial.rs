@@ -313,3 +313,25 @@ pub fn helper(id: i32, prog_type: ProgType, attach: Option<(AttachType, Option<u
     // The verifier reached the call and complained about our zero arguments: it knows it.
     Support::Yes
 }
+
+/// Whether a `prog_type` program may call kfunc `name` (BTF id `btf_id` in vmlinux): a trial
+/// load of `call name; r0 = 0; exit`. The verifier checks the kfunc's registration for the
+/// program type before its arguments, so a refusal that does not name it as not allowed (our
+/// zero arguments) still means allowed, as bpftrace reads it. A program type the kernel
+/// refuses to load at all (tracing programs under lockdown) cannot call it.
+pub fn kfunc_allowed(name: &str, btf_id: u32, prog_type: ProgType) -> bool {
+    let insns = [
+        Insn::call_kfunc(btf_id as i32, 0),
+        Insn::mov64_imm(Reg::R0, 0),
+        Insn::exit(),
+    ];
+    match load(prog_type, &insns) {
+        Ok(_) => true,
+        Err(e) => {
+            let log = e.log.as_str();
+            !log.trim().is_empty()
+                && !log.contains(&format!("calling kernel function {name} is not allowed"))
+                && !log.contains("cannot call kernel function")
+        }
+    }
+}

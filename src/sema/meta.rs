@@ -1,0 +1,320 @@
+//! The compile-time builtins of `builtins::meta`, once their arguments are checked: type
+//! predicates and `kfunc_exist`/`kfunc_allowed` fold to constants; `static_assert` and `fail`
+//! report their message when the checker reaches them; `assert` gets the format site of its
+//! run-time error (`assert failed: %s`).
+//!
+//! Input: the call, its arguments and their types. Output: constants in the checker's tables,
+//! diagnostics, a format site.
+
+use super::resolve::Checker;
+use super::types::Type;
+use crate::asm::isa::ProgType;
+use crate::syntax::ast::{Expr, ExprKind, ProbeKind, UnaryOp};
+
+/// The run-time message of a failed `assert` (its format; the message is the argument).
+pub const ASSERT_FORMAT: &str = "assert failed: %s";
+
+/// Whether `e` is a literal (`1`, `-1`, `true`, `"s"`).
+fn is_literal(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Int(_) | ExprKind::Bool(_) | ExprKind::Str(_) => true,
+        ExprKind::Unary {
+            op: UnaryOp::Neg,
+            expr,
+        } => matches!(expr.kind, ExprKind::Int(_)),
+        _ => false,
+    }
+}
+
+/// The program type strobe loads a probe kind as (what `kfunc_allowed` asks the kernel about).
+fn prog_type(k: ProbeKind) -> ProgType {
+    use ProbeKind as K;
+    match k {
+        K::Begin | K::End | K::SelfEvent | K::RawTracepoint => ProgType::RawTracepoint,
+        K::Kprobe | K::Kretprobe | K::Uprobe | K::Uretprobe | K::Usdt => ProgType::Kprobe,
+        K::Tracepoint => ProgType::Tracepoint,
+        K::Fentry | K::Fexit | K::Iter => ProgType::Tracing,
+        K::Profile | K::Interval | K::Software | K::Hardware => ProgType::PerfEvent,
+        K::Watchpoint | K::AsyncWatchpoint => ProgType::PerfEvent,
+        K::Test | K::Bench => ProgType::Xdp,
+    }
+}
+
+/// `fmt` with literal `args` in place of its conversions (`fail`'s message).
+fn format_literals(fmt: &str, args: &[Literal]) -> Result<String, String> {
+    let mut out = String::new();
+    let mut it = args.iter();
+    let mut chars = fmt.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        if chars.peek() == Some(&'%') {
+            chars.next();
+            out.push('%');
+            continue;
+        }
+        // Flags, width, precision and length modifiers are read and dropped.
+        let mut conv = None;
+        for c in chars.by_ref() {
+            if c.is_ascii_alphabetic() && !matches!(c, 'l' | 'h' | 'z' | 'j' | 't') {
+                conv = Some(c);
+                break;
+            }
+        }
+        let Some(conv) = conv else {
+            return Err("fail(): incomplete conversion at the end of the format".into());
+        };
+        let Some(a) = it.next() else {
+            return Err("fail(): the format has more conversions than arguments".into());
+        };
+        match (conv, a) {
+            ('s', Literal::Str(s)) => out.push_str(s),
+            ('d' | 'i' | 'u', Literal::Int(n)) => out.push_str(&n.to_string()),
+            ('x', Literal::Int(n)) => out.push_str(&format!("{n:x}")),
+            ('X', Literal::Int(n)) => out.push_str(&format!("{n:X}")),
+            ('c', Literal::Int(n)) => out.push(char::from(*n as u8)),
+            ('s', Literal::Int(n)) => out.push_str(&n.to_string()),
+            (c, _) => return Err(format!("fail(): %{c} does not fit its literal argument")),
+        }
+    }
+    if it.next().is_some() {
+        return Err("fail(): more arguments than the format has conversions".into());
+    }
+    Ok(out)
+}
+
+enum Literal {
+    Int(i64),
+    Str(String),
+}
+
+/// Whether every value assigned to `$name` anywhere in the program is a stack builtin
+/// (`kstack`, `ustack(3)`), so `len($name)` may count the frames of a fresh capture.
+pub(super) fn var_holds_fresh_stacks(p: &crate::syntax::ast::Program, name: &str) -> bool {
+    use crate::syntax::ast::{LValue, Stmt, StmtKind};
+    use crate::syntax::visit::{walk_stmt, Visitor};
+    struct V<'a> {
+        name: &'a str,
+        ok: bool,
+    }
+    impl Visitor for V<'_> {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            let value = match &s.kind {
+                StmtKind::Let {
+                    var, init: Some(v), ..
+                } if var.name == self.name => Some(v),
+                StmtKind::Assign {
+                    target: LValue::Var(var),
+                    value,
+                    ..
+                } if var.name == self.name => Some(value),
+                _ => None,
+            };
+            if let Some(v) = value {
+                self.ok &= is_stack_builtin(v);
+            }
+            walk_stmt(self, s)
+        }
+    }
+    let mut v = V { name, ok: true };
+    crate::syntax::visit::walk_program(&mut v, p);
+    v.ok
+}
+
+/// `kstack`, `ustack`, `kstack(…)`, `ustack(…)`.
+pub(super) fn is_stack_builtin(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Ident(n) => n == "kstack" || n == "ustack",
+        ExprKind::Call { name, .. } => name.name == "kstack" || name.name == "ustack",
+        _ => false,
+    }
+}
+
+impl Checker<'_> {
+    /// The value of `e` when it is known now: literals, folded constants, and the arithmetic,
+    /// comparisons and logic of such values (`static_assert(sizeof(x) == 8, …)`).
+    fn const_eval(&self, e: &Expr) -> Option<i64> {
+        use crate::syntax::ast::BinaryOp as B;
+        if let Some(c) = self.consts.get(&e.id) {
+            return Some(*c);
+        }
+        match &e.kind {
+            ExprKind::Int(lit) => Some(lit.value as i64),
+            ExprKind::Bool(b) => Some(*b as i64),
+            ExprKind::Unary { op, expr } => {
+                let v = self.const_eval(expr)?;
+                match op {
+                    UnaryOp::Not => Some((v == 0) as i64),
+                    UnaryOp::Neg => Some(v.wrapping_neg()),
+                    UnaryOp::BitNot => Some(!v),
+                    _ => None,
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let a = self.const_eval(lhs)?;
+                if *op == B::And && a == 0 {
+                    return Some(0);
+                }
+                if *op == B::Or && a != 0 {
+                    return Some(1);
+                }
+                let b = self.const_eval(rhs)?;
+                Some(match op {
+                    B::Add => a.wrapping_add(b),
+                    B::Sub => a.wrapping_sub(b),
+                    B::Mul => a.wrapping_mul(b),
+                    B::Div | B::Mod if b == 0 => return None,
+                    B::Div => a.wrapping_div(b),
+                    B::Mod => a.wrapping_rem(b),
+                    B::Shl => a.wrapping_shl(b as u32),
+                    B::Shr => a.wrapping_shr(b as u32),
+                    B::BitAnd => a & b,
+                    B::BitOr => a | b,
+                    B::BitXor => a ^ b,
+                    B::Eq => (a == b) as i64,
+                    B::Ne => (a != b) as i64,
+                    B::Lt => (a < b) as i64,
+                    B::Le => (a <= b) as i64,
+                    B::Gt => (a > b) as i64,
+                    B::Ge => (a >= b) as i64,
+                    B::And | B::Or => (b != 0) as i64,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// Folds or checks call `e` of compile-time builtin `name` (no-op for other builtins).
+    pub(super) fn fold_meta(&mut self, e: &Expr, name: &str, args: &[Expr], ts: &[Type]) {
+        let fold = match name {
+            "is_str" => ts[0].is_string(),
+            "is_ptr" => ts[0].is_pointer(),
+            "is_array" => matches!(ts[0], Type::Array { .. }),
+            "is_integer" => ts[0].is_integer() && !matches!(ts[0], Type::Bool),
+            "is_unsigned_integer" => {
+                ts[0].is_integer() && !matches!(ts[0], Type::Bool) && !ts[0].is_signed()
+            }
+            "is_literal" => {
+                is_literal(&args[0])
+                    || matches!(&args[0].kind, ExprKind::Ident(n)
+                        if self.frames.iter().rev().find_map(|f| f.idents.get(n))
+                            .is_some_and(|(_, c, s)| c.is_some() || s.is_some()))
+            }
+            "kfunc_exist" => {
+                let n = self
+                    .str_consts
+                    .get(&args[0].id)
+                    .cloned()
+                    .unwrap_or_default();
+                let n = String::from_utf8_lossy(&n).into_owned();
+                self.vmlinux().is_some_and(|b| b.find_func(&n).is_some())
+            }
+            "kfunc_allowed" => {
+                let n = self
+                    .str_consts
+                    .get(&args[0].id)
+                    .cloned()
+                    .unwrap_or_default();
+                let n = String::from_utf8_lossy(&n).into_owned();
+                let kinds = self.cx.kinds.clone();
+                !kinds.is_empty()
+                    && kinds
+                        .iter()
+                        .all(|k| self.kernel.kfunc_allowed(&n, prog_type(*k)))
+            }
+            "static_assert" => {
+                match self.const_eval(&args[0]) {
+                    None => {
+                        self.error(
+                            args[0].span,
+                            "static_assert() needs a condition known when compiling",
+                        );
+                    }
+                    Some(0) => {
+                        let msg = self
+                            .str_consts
+                            .get(&args[1].id)
+                            .cloned()
+                            .unwrap_or_default();
+                        self.error(e.span, String::from_utf8_lossy(&msg).into_owned());
+                    }
+                    Some(_) => {}
+                }
+                return;
+            }
+            "fail" => {
+                let fmt = self
+                    .str_consts
+                    .get(&args[0].id)
+                    .cloned()
+                    .unwrap_or_default();
+                let fmt = String::from_utf8_lossy(&fmt).into_owned();
+                let mut lits = Vec::new();
+                for a in &args[1..] {
+                    if let Some(s) = self.str_consts.get(&a.id) {
+                        lits.push(Literal::Str(String::from_utf8_lossy(s).into_owned()));
+                    } else if let Some(n) = self.consts.get(&a.id) {
+                        lits.push(Literal::Int(*n));
+                    } else {
+                        self.error(a.span, "fail(): arguments must be literals");
+                        return;
+                    }
+                }
+                match format_literals(&fmt, &lits) {
+                    Ok(msg) | Err(msg) => {
+                        self.error(e.span, msg);
+                    }
+                }
+                return;
+            }
+            "len" if matches!(ts[0], Type::KStack { .. } | Type::UStack { .. }) => {
+                // bpf_get_stackid's map cannot be read by programs, so len() counts the
+                // frames of a capture of its own, which matches only a stack taken in the
+                // same run of the probe.
+                let fresh = match &args[0].kind {
+                    ExprKind::Var(v) => var_holds_fresh_stacks(self.program, v),
+                    _ => is_stack_builtin(&args[0]),
+                };
+                if !fresh {
+                    self.error(
+                        args[0].span,
+                        "len() counts the frames of a stack taken in this probe (kstack, \
+                         ustack, or a $variable assigned only from them): the kernel's stack \
+                         map cannot be read back by BPF programs",
+                    );
+                }
+                return;
+            }
+            "assert" => {
+                match super::resources::format_site(e.id, "errorf", ASSERT_FORMAT, &ts[1..]) {
+                    Ok(site) if self.report => self.formats.push(site),
+                    Ok(_) => {}
+                    Err((_, msg)) => {
+                        self.error(args[1].span, msg);
+                    }
+                }
+                return;
+            }
+            _ => return,
+        };
+        self.consts.insert(e.id, fold as i64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fail_formats_its_literals() {
+        let a = [Literal::Int(3), Literal::Str("x".into())];
+        assert_eq!(
+            format_literals("got %d, %s; 100%%", &a).unwrap(),
+            "got 3, x; 100%"
+        );
+        assert!(format_literals("%d %d", &a[..1]).is_err());
+        assert!(format_literals("none", &a[..1]).is_err());
+    }
+}
