@@ -93,6 +93,8 @@ pub struct RunOptions {
     pub no_debug_info: bool,
     /// `--serve`: answer Prometheus scrapes of the maps while running; no map dump at exit.
     pub serve: Option<Arc<crate::runtime::serve::ServeConfig>>,
+    /// `--no-feature`: attach mechanisms not to use.
+    pub disabled: super::probes::DisabledFeatures,
 }
 
 /// Why the run ended.
@@ -432,6 +434,7 @@ pub fn run(
         maps: &map_fds,
         pid,
         unsafe_mode: opts.unsafe_mode,
+        disabled: opts.disabled,
     };
 
     // Load and attach everything, still disarmed.

@@ -97,6 +97,9 @@ pub struct CheckOptions {
     pub dummy_ts_map: Option<String>,
     /// Text printed after a string that filled its buffer (`str_trunc_trailer`, default `..`).
     pub str_trunc_trailer: String,
+    /// `-k`: the generated code reports failed probe reads and map lookups of absent keys at
+    /// run time (`codegen::lower::helper_error`).
+    pub helper_warnings: bool,
 }
 
 /// bpftrace's `missing_probes` config: an attach point matching nothing is an error (the
@@ -124,6 +127,7 @@ impl Default for CheckOptions {
             missing_probes: MissingProbes::Error,
             dummy_ts_map: None,
             str_trunc_trailer: "..".into(),
+            helper_warnings: false,
         }
     }
 }

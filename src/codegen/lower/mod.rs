@@ -24,6 +24,7 @@ pub mod deref;
 pub mod elapsed;
 pub mod expr;
 pub mod funcs;
+pub mod helper_error;
 pub mod inline;
 pub mod listing;
 pub mod loops;
@@ -219,6 +220,8 @@ pub(crate) struct Lower<'a> {
     pub user_anchors: Vec<Option<u64>>,
     /// Targets of the attach point being lowered.
     pub target_count: usize,
+    /// `-k`: helper failures are reported at run time ([`helper_error`]).
+    pub helper_warnings: bool,
 }
 
 impl Lower<'_> {

@@ -98,6 +98,7 @@ pub(crate) fn lower_probe(
                 _ => None,
             }),
             target_count: at.targets.len(),
+            helper_warnings: opts.helper_warnings,
             user_anchors: at
                 .targets
                 .iter()
