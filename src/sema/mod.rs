@@ -43,6 +43,7 @@ pub mod expand;
 mod fields;
 pub mod getopt;
 pub mod imports;
+mod incomplete;
 pub mod list;
 pub mod program;
 mod resolve;
@@ -83,6 +84,10 @@ pub struct CheckOptions {
     /// holds this many 4 KiB pages (rounded up to a power of two, at least 64 KiB); `None`
     /// sizes it by what the script writes (`codegen::lower`).
     pub perf_rb_pages: Option<u64>,
+    /// `on_stack_limit` (config or `STROBE_`/`BPFTRACE_ON_STACK_LIMIT`): values larger than
+    /// this many bytes live in the per-CPU scratch buffer, not on the BPF stack; `None` keeps
+    /// strobe's own bound (`codegen::lower::STACK_VALUE_MAX`, also the most it honours).
+    pub on_stack_limit: Option<u64>,
     /// Default `kstack`/`ustack` layout; `config = { stack_mode = perf }` overrides it.
     pub stack_mode: crate::plan::layout::StackMode,
     /// `-p PID` or `-c CMD`: kernel probes get a process filter (`codegen::lower::pid_filter`).
@@ -121,6 +126,7 @@ impl Default for CheckOptions {
             max_strlen: DEFAULT_MAX_STRLEN,
             max_map_keys: DEFAULT_MAX_MAP_KEYS,
             perf_rb_pages: None,
+            on_stack_limit: None,
             stack_mode: Default::default(),
             pid_filter: false,
             child_command: false,
@@ -164,6 +170,7 @@ impl CheckOptions {
         if let Some(n) = get(["STROBE_PERF_RB_PAGES", "BPFTRACE_PERF_RB_PAGES"]) {
             o.perf_rb_pages = Some(n.max(1));
         }
+        o.on_stack_limit = get(["STROBE_ON_STACK_LIMIT", "BPFTRACE_ON_STACK_LIMIT"]);
         let mode = ["STROBE_STACK_MODE", "BPFTRACE_STACK_MODE"]
             .iter()
             .find_map(|n| std::env::var(n).ok());

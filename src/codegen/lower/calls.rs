@@ -48,7 +48,7 @@ fn new_record(
     fields: &[FieldType],
 ) -> Result<Record, LowerError> {
     let size = crate::codegen::emit::output::record_size(fields) as u32;
-    Ok(if size <= super::STACK_VALUE_MAX {
+    Ok(if size <= lw.stack_value_max {
         Record::new(&mut lw.b, kind, id, fields).map_err(|s| codegen_err(lw, span, s))?
     } else {
         let p = lw.scratch(size, span)?;
@@ -623,7 +623,7 @@ fn new_key(
     span: Span,
 ) -> Result<Key, LowerError> {
     let size = FieldType::Tuple(fields.to_vec()).size() as u32;
-    if size <= super::STACK_VALUE_MAX {
+    if size <= lw.stack_value_max {
         return Ok(Key::new_filled(&mut lw.b, fields, filled));
     }
     let place = lw.scratch(size, span)?;

@@ -99,6 +99,7 @@ pub(crate) fn lower_probe(
             }),
             target_count: at.targets.len(),
             helper_warnings: opts.helper_warnings,
+            stack_value_max: super::stack_value_max(cp.on_stack_limit),
             user_anchors: at
                 .targets
                 .iter()
