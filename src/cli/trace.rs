@@ -963,12 +963,16 @@ fn run_checked(
         }
         return EXIT_INPUT;
     }
+    let log_size = program
+        .log_size
+        .map(|n| n.clamp(1, u32::MAX as u64 >> 2) as u32);
     let run_opts = match super::trace_run::run_options(opts) {
         Ok(o) => crate::runtime::driver::RunOptions {
             no_exit_maps: !config_flag(&program.program, "print_maps_on_exit"),
             no_debug_info: !config_flag(&program.program, "show_debug_info"),
             no_warnings: opts.no_warnings,
             disabled,
+            log_size,
             ..o
         },
         Err(msg) if msg.starts_with("ERROR: ") => {
@@ -994,6 +998,12 @@ fn run_checked(
         Ok(o) => o.exit_code.unwrap_or(EXIT_OK),
         Err(e) if e.is_quiet() => super::run_exit_code(&e),
         Err(e) => {
+            if let Some(msg) = e.refused_load().and_then(|(probe, load)| {
+                super::trace_run::sized_log_failure(&script, probe, load, log_size, opts.verbose)
+            }) {
+                eprintln!("{msg}");
+                return super::run_exit_code(&e);
+            }
             let refusal = match &e {
                 crate::runtime::driver::RunError::Probe(p) => p.bpftrace_message(),
                 _ => None,

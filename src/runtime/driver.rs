@@ -95,6 +95,8 @@ pub struct RunOptions {
     pub serve: Option<Arc<crate::runtime::serve::ServeConfig>>,
     /// `--no-feature`: attach mechanisms not to use.
     pub disabled: super::probes::DisabledFeatures,
+    /// `log_size`: programs load with a verifier log of this many bytes.
+    pub log_size: Option<u32>,
 }
 
 /// Why the run ended.
@@ -435,6 +437,7 @@ pub fn run(
         pid,
         unsafe_mode: opts.unsafe_mode,
         disabled: opts.disabled,
+        log_size: opts.log_size,
     };
 
     // Load and attach everything, still disarmed.

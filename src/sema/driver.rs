@@ -88,6 +88,7 @@ fn config_overrides(program: &Program, opts: &mut CheckOptions, diags: &mut Vec<
             ("max_map_keys", ConfigValue::Int(n)) => opts.max_map_keys = (*n).max(1),
             ("perf_rb_pages", ConfigValue::Int(n)) => opts.perf_rb_pages = Some((*n).max(1)),
             ("on_stack_limit", ConfigValue::Int(n)) => opts.on_stack_limit = Some(*n),
+            ("log_size", ConfigValue::Int(n)) => opts.log_size = Some(*n),
             ("str_trunc_trailer", ConfigValue::Str(t) | ConfigValue::Ident(t)) => {
                 opts.str_trunc_trailer = t.clone()
             }
@@ -199,6 +200,7 @@ pub(super) fn run(program: &Program, kernel: &dyn KernelInfo, opts: &CheckOption
             str_trunc_size: second.opts.max_strlen,
             perf_rb_pages: second.opts.perf_rb_pages,
             on_stack_limit: second.opts.on_stack_limit,
+            log_size: second.opts.log_size,
             warnings: diagnostics
                 .iter()
                 .filter(|d| !d.is_error())

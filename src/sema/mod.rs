@@ -88,6 +88,9 @@ pub struct CheckOptions {
     /// this many bytes live in the per-CPU scratch buffer, not on the BPF stack; `None` keeps
     /// strobe's own bound (`codegen::lower::STACK_VALUE_MAX`, also the most it honours).
     pub on_stack_limit: Option<u64>,
+    /// `log_size` (config or `STROBE_`/`BPFTRACE_LOG_SIZE`): programs load with a verifier
+    /// log of this many bytes, as bpftrace's (`sys::ProgLoadOptions::log_size`).
+    pub log_size: Option<u64>,
     /// Default `kstack`/`ustack` layout; `config = { stack_mode = perf }` overrides it.
     pub stack_mode: crate::plan::layout::StackMode,
     /// `-p PID` or `-c CMD`: kernel probes get a process filter (`codegen::lower::pid_filter`).
@@ -127,6 +130,7 @@ impl Default for CheckOptions {
             max_map_keys: DEFAULT_MAX_MAP_KEYS,
             perf_rb_pages: None,
             on_stack_limit: None,
+            log_size: None,
             stack_mode: Default::default(),
             pid_filter: false,
             child_command: false,
@@ -171,6 +175,7 @@ impl CheckOptions {
             o.perf_rb_pages = Some(n.max(1));
         }
         o.on_stack_limit = get(["STROBE_ON_STACK_LIMIT", "BPFTRACE_ON_STACK_LIMIT"]);
+        o.log_size = get(["STROBE_LOG_SIZE", "BPFTRACE_LOG_SIZE"]);
         let mode = ["STROBE_STACK_MODE", "BPFTRACE_STACK_MODE"]
             .iter()
             .find_map(|n| std::env::var(n).ok());

@@ -134,6 +134,8 @@ pub struct CheckedProgram {
     /// config block (see [`super::CheckOptions`]).
     pub perf_rb_pages: Option<u64>,
     pub on_stack_limit: Option<u64>,
+    /// The verifier log size programs load with (`log_size`), when set.
+    pub log_size: Option<u64>,
     /// Map name → index in `maps` as checked (see [`CheckedProgram::map`]).
     pub(crate) map_index: HashMap<String, u32>,
 }

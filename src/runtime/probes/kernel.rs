@@ -24,6 +24,7 @@ pub fn kprobe(
     let targets = MultiTargets::Kernel { funcs };
     let multi = MultiOptions {
         use_multi: ctx.disabled.use_multi(false),
+        log_size: ctx.log_size,
         ..Default::default()
     };
     let (a, via) =

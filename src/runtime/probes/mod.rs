@@ -38,6 +38,8 @@ pub struct AttachContext<'a> {
     pub unsafe_mode: bool,
     /// `--no-feature`: attach mechanisms not to use even where the kernel has them.
     pub disabled: DisabledFeatures,
+    /// `log_size`: programs load with a verifier log of this many bytes.
+    pub log_size: Option<u32>,
 }
 
 /// Kernel features `--no-feature` turns off (bpftrace's names): a probe that would use one
@@ -242,6 +244,7 @@ pub(crate) fn load_program(
     let mut o = ProgLoadOptions::new(probe.kind.prog_type(), &insns);
     o.name = &probe.template.name;
     o.license = &probe.template.license;
+    o.log_size = ctx.log_size;
     let funcs = crate::loader::subprogs::FuncBtfObj::load(&probe.template);
     if let Some(f) = &funcs {
         f.apply(&mut o);

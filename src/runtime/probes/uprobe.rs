@@ -94,6 +94,7 @@ pub fn attach(
     };
     let multi = MultiOptions {
         use_multi: ctx.disabled.use_multi(true),
+        log_size: ctx.log_size,
         ..Default::default()
     };
     let (attached, via) =
