@@ -111,3 +111,71 @@ pub fn verifier_diagnostic(
         None => d,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::info::MockKernel;
+
+    fn compiled(text: &str, opts: &CheckOptions) -> CompiledScript {
+        let src = SourceFile::new("stdin", text.to_string());
+        let out = compile(&src, &MockKernel::fixture(), opts);
+        out.script
+            .unwrap_or_else(|| panic!("{text}: {:?}", out.diagnostics))
+    }
+
+    fn ring_size(s: &CompiledScript) -> u32 {
+        s.maps
+            .iter()
+            .find(|m| m.role == crate::plan::MapRole::RingBuf)
+            .map(|m| m.max_entries)
+            .unwrap()
+    }
+
+    #[test]
+    fn config_perf_rb_pages_sizes_the_ring_buffer() {
+        let opts = CheckOptions::default();
+        let s = compiled(
+            "config = { perf_rb_pages = 512 } BEGIN { printf(\"x\\n\"); }",
+            &opts,
+        );
+        assert_eq!(ring_size(&s), 512 * 4096);
+        let s = compiled("BEGIN { printf(\"x\\n\"); }", &opts);
+        assert_ne!(ring_size(&s), 512 * 4096);
+    }
+
+    #[test]
+    fn on_stack_limit_moves_values_to_the_scratch_buffer() {
+        let text = |limit: &str| format!("{limit} BEGIN {{ $t = (1, 2, \"abcdef\"); print($t); }}");
+        let scratch = |s: &CompiledScript| {
+            s.probes
+                .iter()
+                .any(|p| p.template.maps.iter().any(|m| m == "scratch"))
+        };
+        let opts = CheckOptions::default();
+        assert!(!scratch(&compiled(&text(""), &opts)));
+        assert!(scratch(&compiled(
+            &text("config = { on_stack_limit = 0 }"),
+            &opts
+        )));
+    }
+
+    #[test]
+    fn helper_warnings_add_checked_sites_only_with_k() {
+        let text = "BEGIN { @m[1] = 1; $p = (int8 *)8; printf(\"%d %d\\n\", @m[2], *$p); }";
+        let s = compiled(text, &CheckOptions::default());
+        assert!(s.events.helper_errors.is_empty());
+        let k = CheckOptions {
+            helper_warnings: true,
+            ..CheckOptions::default()
+        };
+        let s = compiled(text, &k);
+        let helpers: Vec<&str> = s
+            .events
+            .helper_errors
+            .iter()
+            .map(|h| h.helper.name())
+            .collect();
+        assert_eq!(helpers, ["map_lookup_elem", "probe_read_kernel"]);
+    }
+}

@@ -57,6 +57,19 @@ fn sarg(_: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(Type::I64)
 }
 
+/// Probe kinds with `ctx`: iterators (typed from BTF), and the perf-event kinds, where it is
+/// the address of the kernel's perf event data (an integer, read through a cast as bpftrace
+/// reads it: `((struct x *)ctx).x`).
+const CTX_KINDS: &[ProbeKind] = &[
+    ProbeKind::Iter,
+    ProbeKind::Interval,
+    ProbeKind::Profile,
+    ProbeKind::Software,
+    ProbeKind::Hardware,
+    ProbeKind::Watchpoint,
+    ProbeKind::AsyncWatchpoint,
+];
+
 const fn only(b: Builtin, kinds: &'static [ProbeKind]) -> Builtin {
     Builtin {
         probes: Probes::Only(kinds),
@@ -117,8 +130,12 @@ pub const BUILTINS: &[Builtin] = &[
         "the run's configuration, read by field: config.max_strlen",
     ),
     only(
-        value("ctx", ctx, "the iterator's context"),
-        &[ProbeKind::Iter],
+        value(
+            "ctx",
+            ctx,
+            "the program's context: the iterator's, or perf event data",
+        ),
+        CTX_KINDS,
     ),
     only(
         value("retval", retval, "the return value of the traced function"),

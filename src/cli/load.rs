@@ -224,6 +224,7 @@ fn load_and_run(
                 use_multi: if args.no_multi { Some(false) } else { None },
                 strict: args.strict,
                 threads: args.load_threads,
+                log_size: None,
             };
             let (a, via) = crate::timings::time("attach_multi", || {
                 attach_multi(&template, &map_fds, &targets, &opts)

@@ -9,6 +9,7 @@ use std::ffi::OsString;
 pub mod aot;
 pub mod asm;
 pub mod disasm;
+mod flags;
 pub mod info;
 pub mod load;
 pub mod trace;

@@ -81,6 +81,39 @@ pub struct TraceArgs {
     #[arg(long = "no-warnings")]
     pub no_warnings: bool,
 
+    /// Warn at run time when a probe read fails or a map lookup finds no element (the
+    /// generated code checks each helper's result and reports its error and script location).
+    #[arg(short = 'k', long = "warnings", action = clap::ArgAction::Count)]
+    pub helper_warnings: u8,
+
+    /// Do not use these kernel features even where the kernel has them (comma-separated:
+    /// kprobe_multi, uprobe_multi, kprobe_session; repeatable).
+    #[arg(long = "no-feature", value_name = "FEATURES")]
+    pub no_feature: Vec<String>,
+
+    /// Read the traceable kernel functions (kprobe targets) from FILE, in the format of
+    /// tracefs' available_filter_functions, instead of from tracefs.
+    #[arg(long = "traceable-functions", value_name = "FILE")]
+    pub traceable_functions: Option<std::path::PathBuf>,
+
+    /// Accepted for bpftrace's compatibility: kernel BTF is always used when present.
+    #[arg(short = 'b', long = "btf", hide = true)]
+    pub btf: bool,
+
+    /// Accepted for bpftrace's compatibility: strobe generates no LLVM IR to verify.
+    #[arg(long = "verify-llvm-ir", hide = true)]
+    pub verify_llvm_ir: bool,
+
+    /// bpftrace options strobe refuses, with the reason ([`super::flags`]).
+    #[arg(long = "fmt", hide = true)]
+    pub fmt: bool,
+    #[arg(long = "emit-elf", value_name = "FILE", hide = true)]
+    pub emit_elf: Option<String>,
+    #[arg(long = "emit-llvm", value_name = "FILE", hide = true)]
+    pub emit_llvm: Option<String>,
+    #[arg(long = "dwarf-pid", value_name = "PID", hide = true)]
+    pub dwarf_pid: Option<String>,
+
     /// List probes matching PATTERN (all when omitted); with -v, show their arguments.
     #[arg(short = 'l', long = "list")]
     pub list: bool,
@@ -302,7 +335,7 @@ fn read_script(r: impl Read, what: &str) -> Result<Vec<u8>, String> {
 }
 
 /// `-l [PATTERN]`, `-lv`: the pattern is the first free argument (or `-e`'s text).
-fn list(opts: &TraceArgs) -> i32 {
+fn list(opts: &TraceArgs, kernel: crate::kernel::info::HostKernel) -> i32 {
     // `-l -e PROGRAM`: the free arguments are all options; else the first is the pattern.
     let skip = usize::from(opts.program.is_none());
     let pattern = match &opts.program {
@@ -335,7 +368,17 @@ fn list(opts: &TraceArgs) -> i32 {
             }
         }
     }
-    let kernel = crate::kernel::info::HostKernel::for_pid(pid);
+    let kernel = if pid == opts.pid {
+        kernel
+    } else {
+        match host_kernel(pid, opts) {
+            Ok(k) => k,
+            Err(msg) => {
+                eprintln!("ERROR: {msg}");
+                return EXIT_USAGE;
+            }
+        }
+    };
     // `-l -e PROGRAM` (or a program file): the probes each attach point matches.
     let patterns: Vec<Option<String>> = match program_attach_points(opts, pattern) {
         Ok(Some(aps)) => aps.into_iter().map(Some).collect(),
@@ -477,6 +520,11 @@ fn split_attached_include_dir(args: &[OsString]) -> Vec<OsString> {
         "--include-dir",
         "--debuginfo",
         "--serve-labels",
+        "--no-feature",
+        "--traceable-functions",
+        "--emit-elf",
+        "--emit-llvm",
+        "--dwarf-pid",
     ];
     let mut out = Vec::with_capacity(args.len());
     let mut value_next = false;
@@ -641,6 +689,13 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
     };
     opts.had_dashes = args.iter().any(|a| a == "--");
     opts.fix_serve_value();
+    let disabled = match super::flags::check(&opts) {
+        Ok(d) => d,
+        Err(msg) => {
+            eprintln!("{msg}");
+            return EXIT_USAGE;
+        }
+    };
     if let Some(text) = &opts.pid_text {
         match parse_pid(text) {
             Ok(pid) => opts.pid = Some(pid),
@@ -656,10 +711,17 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
             return EXIT_USAGE;
         }
     }
+    let kernel = match host_kernel(opts.pid, &opts) {
+        Ok(k) => k,
+        Err(msg) => {
+            eprintln!("ERROR: {msg}");
+            return EXIT_USAGE;
+        }
+    };
     take_debuginfo(&mut opts);
     crate::dwarf::set_search_dirs(opts.debuginfo.clone());
     if opts.list {
-        return list(&opts);
+        return list(&opts, kernel);
     }
     if opts.verbose {
         crate::timings::enable();
@@ -751,13 +813,13 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
             return code;
         }
     }
-    let kernel = crate::kernel::info::HostKernel::for_pid(opts.pid);
     let check_opts = crate::sema::CheckOptions {
         params: input.params.clone(),
         named_params: input.named.clone(),
         unsafe_mode: opts.unsafe_mode,
         pid_filter: opts.pid.is_some() || opts.cmd.is_some(),
         child_command: opts.cmd.is_some(),
+        helper_warnings: opts.helper_warnings > 0,
         ..crate::sema::CheckOptions::from_env()
     };
     let checked = crate::timings::time("check", || {
@@ -826,7 +888,20 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
     if !opts.debug.is_empty() {
         return EXIT_OK;
     }
-    run_checked(&opts, &program, &kernel, &check_opts, &combined)
+    run_checked(&opts, disabled, &program, &kernel, &check_opts, &combined)
+}
+
+/// The running kernel as the flags describe it: seen by `-p`'s process, with
+/// `--traceable-functions`' list of kprobe targets.
+fn host_kernel(
+    pid: Option<u32>,
+    opts: &TraceArgs,
+) -> Result<crate::kernel::info::HostKernel, String> {
+    let kernel = crate::kernel::info::HostKernel::for_pid(pid);
+    match &opts.traceable_functions {
+        Some(path) => kernel.with_traceable_functions(path),
+        None => Ok(kernel),
+    }
 }
 
 /// `--aot FILE`: compiles the script (so that its errors show now) and writes the executable
@@ -864,6 +939,7 @@ fn write_aot(
 /// Lowers a checked script and runs it (the compile stage order lives in [`crate::compile`]).
 fn run_checked(
     opts: &TraceArgs,
+    disabled: crate::runtime::probes::DisabledFeatures,
     program: &crate::sema::CheckedProgram,
     kernel: &dyn crate::kernel::info::KernelInfo,
     check_opts: &crate::sema::CheckOptions,
@@ -887,11 +963,16 @@ fn run_checked(
         }
         return EXIT_INPUT;
     }
+    let log_size = program
+        .log_size
+        .map(|n| n.clamp(1, u32::MAX as u64 >> 2) as u32);
     let run_opts = match super::trace_run::run_options(opts) {
         Ok(o) => crate::runtime::driver::RunOptions {
             no_exit_maps: !config_flag(&program.program, "print_maps_on_exit"),
             no_debug_info: !config_flag(&program.program, "show_debug_info"),
             no_warnings: opts.no_warnings,
+            disabled,
+            log_size,
             ..o
         },
         Err(msg) if msg.starts_with("ERROR: ") => {
@@ -917,6 +998,12 @@ fn run_checked(
         Ok(o) => o.exit_code.unwrap_or(EXIT_OK),
         Err(e) if e.is_quiet() => super::run_exit_code(&e),
         Err(e) => {
+            if let Some(msg) = e.refused_load().and_then(|(probe, load)| {
+                super::trace_run::sized_log_failure(&script, probe, load, log_size, opts.verbose)
+            }) {
+                eprintln!("{msg}");
+                return super::run_exit_code(&e);
+            }
             let refusal = match &e {
                 crate::runtime::driver::RunError::Probe(p) => p.bpftrace_message(),
                 _ => None,

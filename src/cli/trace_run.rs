@@ -155,3 +155,43 @@ pub fn run_canned(a: &TraceArgs, name: &str) -> i32 {
         }
     }
 }
+
+/// A program load refused while `log_size` was set, in bpftrace's words: `Error loading BPF
+/// program for NAME. Error code: -28 (…).`, then with `-v` the verifier log and, when the log
+/// did not fit its buffer, a warning naming the setting to raise. `None` without `log_size`
+/// (strobe's own report then says more).
+pub fn sized_log_failure(
+    script: &CompiledScript,
+    probe: &str,
+    load: &crate::sys::LoadError,
+    log_size: Option<u32>,
+    verbose: bool,
+) -> Option<String> {
+    let size = log_size?;
+    let errno = load.errno();
+    let index = script.probes.iter().position(|p| p.name == probe)?;
+    let kind = probe
+        .split(':')
+        .next()
+        .unwrap_or(probe)
+        .to_ascii_lowercase();
+    let mut msg = format!(
+        "ERROR: Error loading BPF program for {kind}_{}. Error code: -{} ({}).",
+        index + 1,
+        errno.0,
+        errno.meaning()
+    );
+    if !verbose {
+        msg.push_str(" Use -v for full kernel error log.");
+        return Some(msg);
+    }
+    msg.push_str(&format!("\nKernel error log: \n{}\n", load.log));
+    if load.log_truncated {
+        msg.push_str(&format!(
+            "WARNING: Kernel log seems to be trimmed. The verifier log did not fit its buffer \
+             of {size} bytes: raise STROBE_LOG_SIZE (or BPFTRACE_LOG_SIZE), or set \
+             `config = {{ log_size = N }}` in the script."
+        ));
+    }
+    Some(msg)
+}

@@ -148,6 +148,10 @@ pub struct Diagnostic {
     pub labels: Vec<(Span, String)>,
     pub notes: Vec<String>,
     pub help: Option<String>,
+    /// A line printed before the diagnostic, in the words of the tool bpftrace leaves the job
+    /// to (clang's `definitions.h:2:10: fatal error: 'x.h' file not found`), which bpftrace's
+    /// users and tests look for.
+    pub preface: Option<String>,
 }
 
 impl Diagnostic {
@@ -159,6 +163,7 @@ impl Diagnostic {
             labels: Vec::new(),
             notes: Vec::new(),
             help: None,
+            preface: None,
         }
     }
 
@@ -199,6 +204,10 @@ impl Diagnostic {
     /// assembler reports (the `strobe asm` side).
     pub fn render_styled(&self, src: &SourceFile, style: Style) -> String {
         let mut out = String::new();
+        if let Some(p) = &self.preface {
+            out.push_str(p);
+            out.push('\n');
+        }
         if self.span == Span::NOWHERE {
             let sev = self.severity.to_string().to_uppercase();
             out.push_str(&format!("{sev}: {}\n", self.message));

@@ -172,29 +172,53 @@ type ModuleFunc = (Option<String>, String);
 
 impl HostKernel {
     fn read_filter_functions(&self) -> Option<Vec<ModuleFunc>> {
-        let root = self.tracefs().ok()?.root().to_path_buf();
-        let text = crate::timings::time("filter_functions", || {
-            std::fs::read_to_string(root.join("available_filter_functions"))
-        })
-        .ok()?;
-        Some(
-            text.lines()
-                .filter_map(|l| {
-                    let mut parts = l.split_whitespace();
-                    let name = parts.next()?.to_string();
-                    let module = parts
-                        .next()
-                        .map(|m| m.trim_start_matches('[').trim_end_matches(']').to_string());
-                    Some((module, name))
-                })
-                .collect(),
-        )
+        let path = self
+            .tracefs()
+            .ok()?
+            .root()
+            .join("available_filter_functions");
+        let text =
+            crate::timings::time("filter_functions", || std::fs::read_to_string(path)).ok()?;
+        Some(parse_filter_functions(&text))
+    }
+
+    /// Reads the traceable kernel functions from `path` (`--traceable-functions`, in the
+    /// format of `available_filter_functions`: `name` or `name [module]` per line) instead of
+    /// tracefs; a file that cannot be read is an error naming it.
+    pub fn with_traceable_functions(self, path: &Path) -> Result<HostKernel, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            format!(
+                "cannot read the traceable functions from '{}': {}",
+                path.display(),
+                crate::sys::Errno(e.raw_os_error().unwrap_or(libc::EIO)).meaning()
+            )
+        })?;
+        let _ = self
+            .filter_functions
+            .set(Some(parse_filter_functions(&text)));
+        Ok(self)
     }
 
     pub fn new() -> HostKernel {
         HostKernel::default()
     }
+}
 
+/// `available_filter_functions` lines (`name` or `name [module]`) as `(module, name)`.
+fn parse_filter_functions(text: &str) -> Vec<ModuleFunc> {
+    text.lines()
+        .filter_map(|l| {
+            let mut parts = l.split_whitespace();
+            let name = parts.next()?.to_string();
+            let module = parts
+                .next()
+                .map(|m| m.trim_start_matches('[').trim_end_matches(']').to_string());
+            Some((module, name))
+        })
+        .collect()
+}
+
+impl HostKernel {
     /// The running system as seen by process `pid` (`-p PID`): uprobe and usdt targets are
     /// resolved among its objects and in its mount namespace.
     pub fn for_pid(pid: Option<u32>) -> HostKernel {

@@ -68,6 +68,8 @@ pub struct MultiOptions {
     pub strict: bool,
     /// Worker threads opening perf events; 0 = one per CPU.
     pub threads: usize,
+    /// `log_size`: the program loads with a verifier log of this many bytes.
+    pub log_size: Option<u32>,
 }
 
 /// Loads `template` once and attaches it to every target.
@@ -109,6 +111,7 @@ pub fn attach_multi(
         o.name = &template.name;
         o.license = &template.license;
         o.expected_attach_type = expected;
+        o.log_size = opts.log_size;
         let funcs = super::subprogs::FuncBtfObj::load(template);
         if let Some(f) = &funcs {
             f.apply(&mut o);

@@ -22,6 +22,7 @@
 use std::path::PathBuf;
 
 pub mod agg;
+pub mod helper_error;
 pub mod layout;
 pub mod printf;
 pub mod record;
@@ -293,6 +294,8 @@ pub struct EventTable {
     pub str_trunc_trailer: String,
     /// The size of a `str()` buffer (`max_strlen`): the trailer is for strings of that size.
     pub str_trunc_size: usize,
+    /// Helper calls checked at run time (`-k`), by [`record::EventKind::HelperError`] id.
+    pub helper_errors: Vec<helper_error::HelperErrorSite>,
 }
 
 /// An `errorf(fmt, …)` or `warnf(fmt, …)` call: its printf record `id` is printed as
@@ -332,8 +335,12 @@ impl PrintfDiag {
 }
 
 impl EventTable {
-    /// Fills in the source locations of `errorf`/`warnf` calls from their spans.
+    /// Fills in the source locations of `errorf`/`warnf` calls and checked helper calls from
+    /// their spans.
     pub fn locate(&mut self, src: &crate::diag::SourceFile) {
+        for h in &mut self.helper_errors {
+            h.locate(src);
+        }
         for d in &mut self.printf_diag {
             // Calls in strobe's own stdlib text come located (`assert`'s errorf).
             if d.location.is_empty() {

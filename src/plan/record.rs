@@ -23,6 +23,9 @@ pub enum EventKind {
     Strftime = 8,
     Clear = 9,
     Zero = 10,
+    /// A helper failed (`-k`): the argument is the helper's `i64` result (0 for a map lookup
+    /// that found nothing); `id` indexes [`super::EventTable::helper_errors`].
+    HelperError = 11,
 }
 
 /// Bytes of a record with arguments `args`.

@@ -93,6 +93,10 @@ pub struct RunOptions {
     pub no_debug_info: bool,
     /// `--serve`: answer Prometheus scrapes of the maps while running; no map dump at exit.
     pub serve: Option<Arc<crate::runtime::serve::ServeConfig>>,
+    /// `--no-feature`: attach mechanisms not to use.
+    pub disabled: super::probes::DisabledFeatures,
+    /// `log_size`: programs load with a verifier log of this many bytes.
+    pub log_size: Option<u32>,
 }
 
 /// Why the run ended.
@@ -432,6 +436,8 @@ pub fn run(
         maps: &map_fds,
         pid,
         unsafe_mode: opts.unsafe_mode,
+        disabled: opts.disabled,
+        log_size: opts.log_size,
     };
 
     // Load and attach everything, still disarmed.

@@ -46,7 +46,7 @@ pub struct EventSink<'a> {
     warned: HashSet<(u32, u32)>,
 }
 
-const KINDS: [EventKind; 10] = [
+const KINDS: [EventKind; 11] = [
     EventKind::Printf,
     EventKind::Print,
     EventKind::Time,
@@ -57,6 +57,7 @@ const KINDS: [EventKind; 10] = [
     EventKind::Strftime,
     EventKind::Clear,
     EventKind::Zero,
+    EventKind::HelperError,
 ];
 
 impl<'a> EventSink<'a> {
@@ -119,6 +120,33 @@ impl<'a> EventSink<'a> {
         }
     }
 
+    /// A helper failure reported with `-k`: bpftrace's warning on stderr, or its JSON object
+    /// on the output.
+    fn helper_error(
+        &mut self,
+        out: &mut Vec<u8>,
+        site: &crate::plan::helper_error::HelperErrorSite,
+        data: &[u8],
+    ) {
+        let Some(bytes) = data.get(..crate::plan::helper_error::HELPER_ERROR_ARG_SIZE) else {
+            self.warn(EventKind::HelperError as u32, 0, "record too short");
+            return;
+        };
+        let mut ret = [0u8; 8];
+        ret.copy_from_slice(bytes);
+        let ret = i64::from_le_bytes(ret);
+        match self.printer.format {
+            super::format::OutputFormat::Text => {
+                use std::io::Write;
+                let _ = std::io::stderr().write_all(site.text(ret).as_bytes());
+            }
+            super::format::OutputFormat::Json => {
+                out.extend_from_slice(site.json(ret).as_bytes());
+                out.push(b'\n');
+            }
+        }
+    }
+
     /// Handles one record, appending its output to `out`.
     pub fn handle(&mut self, rec: &[u8], out: &mut Vec<u8>) -> Step {
         if rec.len() < RECORD_HEADER_SIZE {
@@ -137,6 +165,13 @@ impl<'a> EventSink<'a> {
         let missing = "no such entry in the event table";
         match k {
             EventKind::Exit => return Step::Exit,
+            EventKind::HelperError => match ev.helper_errors.get(id as usize) {
+                Some(site) => {
+                    let site = site.clone();
+                    self.helper_error(out, &site, data);
+                }
+                None => self.warn(kind, id, missing),
+            },
             EventKind::Printf => match ev.printf.get(id as usize) {
                 Some(call) => match call.render(data, self.resolver, style) {
                     Ok(text) if ev.diag_of(id).is_some() => {

@@ -636,6 +636,12 @@ impl Checker<'_> {
                 }
             }
             Err((arg, msg)) => {
+                // An argument of no type comes from an error already reported (an incomplete
+                // member type, an unknown field): one error per cause.
+                let untyped = arg.is_some_and(|i| ts.get(i + 1) == Some(&Type::None));
+                if untyped && self.diags.iter().any(crate::diag::Diagnostic::is_error) {
+                    return;
+                }
                 let span = arg.and_then(|i| args.get(i + 1)).map_or(e.span, |a| a.span);
                 self.error(span, msg);
             }

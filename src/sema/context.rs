@@ -220,6 +220,26 @@ fn tracepoint_field_type(
         },
         _ => return None,
     };
+    if let (Some(name), Some(b), Type::Int { bytes, signed }) =
+        (t.strip_prefix("enum "), btf, &scalar)
+    {
+        // `enum skb_drop_reason reason`: printed by enumerator name when the kernel's BTF has
+        // the enum; the record's size and signedness stay tracefs'.
+        if let Some(Type::Enum {
+            name, ty, variants, ..
+        }) = b
+            .find_enum(name.trim())
+            .and_then(|id| btf_to_type(b, None, id, space))
+        {
+            return Some(Type::Enum {
+                name,
+                ty,
+                bytes: *bytes,
+                signed: *signed,
+                variants,
+            });
+        }
+    }
     Some(if t == "bool" { Type::Bool } else { scalar })
 }
 

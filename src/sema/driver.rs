@@ -86,6 +86,9 @@ fn config_overrides(program: &Program, opts: &mut CheckOptions, diags: &mut Vec<
                 opts.max_strlen = (*n).clamp(1, 1 << 20) as usize
             }
             ("max_map_keys", ConfigValue::Int(n)) => opts.max_map_keys = (*n).max(1),
+            ("perf_rb_pages", ConfigValue::Int(n)) => opts.perf_rb_pages = Some((*n).max(1)),
+            ("on_stack_limit", ConfigValue::Int(n)) => opts.on_stack_limit = Some(*n),
+            ("log_size", ConfigValue::Int(n)) => opts.log_size = Some(*n),
             ("str_trunc_trailer", ConfigValue::Str(t) | ConfigValue::Ident(t)) => {
                 opts.str_trunc_trailer = t.clone()
             }
@@ -195,6 +198,9 @@ pub(super) fn run(program: &Program, kernel: &dyn KernelInfo, opts: &CheckOption
             options: second.getopts,
             str_trunc_trailer: second.opts.str_trunc_trailer.clone(),
             str_trunc_size: second.opts.max_strlen,
+            perf_rb_pages: second.opts.perf_rb_pages,
+            on_stack_limit: second.opts.on_stack_limit,
+            log_size: second.opts.log_size,
             warnings: diagnostics
                 .iter()
                 .filter(|d| !d.is_error())
@@ -231,6 +237,8 @@ impl<'a> Checker<'a> {
             let _ = vmlinux.set(kernel.btf(None).ok());
         }
         let btf = vmlinux.get().and_then(|b: &Option<Arc<Btf>>| b.as_deref());
+        let member_btf = super::incomplete::member_btf(program, btf);
+        diags.extend(super::incomplete::incomplete_members(program, member_btf));
         // A header's struct is used when neither the script nor the kernel defines one of
         // that name (the kernel's layout is the one probes read).
         let script_tags: std::collections::HashSet<(CTypeKind, &str)> = program
@@ -247,7 +255,7 @@ impl<'a> Checker<'a> {
         });
         let script_types = ScriptTypes::build(
             from_headers.chain(program.type_defs()),
-            btf,
+            member_btf,
             opts.max_strlen,
         );
         let defines = HashMap::new();
@@ -455,7 +463,8 @@ impl<'a> Checker<'a> {
                 }
             }
             for why in uprobe_site_errors(*kind, targets, self.opts.unsafe_mode) {
-                self.error(ap.span, why);
+                // bpftrace finds these when it attaches: its message has no script location.
+                self.error(Span::NOWHERE, why);
             }
         }
         if skipped > 0
@@ -611,8 +620,8 @@ impl<'a> Checker<'a> {
 }
 
 /// Why uprobe targets at an offset or an address cannot be attached (outside the function,
-/// inside an instruction, a uretprobe), checked here so the error names the script location;
-/// binaries that cannot be read are left to the attach step.
+/// inside an instruction, a uretprobe), checked here so that nothing is loaded for a script
+/// that cannot run; binaries that cannot be read are left to the attach step.
 fn uprobe_site_errors(kind: ProbeKind, targets: &[Target], unsafe_mode: bool) -> Vec<String> {
     let retprobe = kind == ProbeKind::Uretprobe;
     targets

@@ -43,6 +43,7 @@ pub mod expand;
 mod fields;
 pub mod getopt;
 pub mod imports;
+mod incomplete;
 pub mod list;
 mod meta;
 pub mod program;
@@ -84,6 +85,13 @@ pub struct CheckOptions {
     /// holds this many 4 KiB pages (rounded up to a power of two, at least 64 KiB); `None`
     /// sizes it by what the script writes (`codegen::lower`).
     pub perf_rb_pages: Option<u64>,
+    /// `on_stack_limit` (config or `STROBE_`/`BPFTRACE_ON_STACK_LIMIT`): values larger than
+    /// this many bytes live in the per-CPU scratch buffer, not on the BPF stack; `None` keeps
+    /// strobe's own bound (`codegen::lower::STACK_VALUE_MAX`, also the most it honours).
+    pub on_stack_limit: Option<u64>,
+    /// `log_size` (config or `STROBE_`/`BPFTRACE_LOG_SIZE`): programs load with a verifier
+    /// log of this many bytes, as bpftrace's (`sys::ProgLoadOptions::log_size`).
+    pub log_size: Option<u64>,
     /// Default `kstack`/`ustack` layout; `config = { stack_mode = perf }` overrides it.
     pub stack_mode: crate::plan::layout::StackMode,
     /// `-p PID` or `-c CMD`: kernel probes get a process filter (`codegen::lower::pid_filter`).
@@ -98,6 +106,9 @@ pub struct CheckOptions {
     pub dummy_ts_map: Option<String>,
     /// Text printed after a string that filled its buffer (`str_trunc_trailer`, default `..`).
     pub str_trunc_trailer: String,
+    /// `-k`: the generated code reports failed probe reads and map lookups of absent keys at
+    /// run time (`codegen::lower::helper_error`).
+    pub helper_warnings: bool,
 }
 
 /// bpftrace's `missing_probes` config: an attach point matching nothing is an error (the
@@ -119,12 +130,15 @@ impl Default for CheckOptions {
             max_strlen: DEFAULT_MAX_STRLEN,
             max_map_keys: DEFAULT_MAX_MAP_KEYS,
             perf_rb_pages: None,
+            on_stack_limit: None,
+            log_size: None,
             stack_mode: Default::default(),
             pid_filter: false,
             child_command: false,
             missing_probes: MissingProbes::Error,
             dummy_ts_map: None,
             str_trunc_trailer: "..".into(),
+            helper_warnings: false,
         }
     }
 }
@@ -161,6 +175,8 @@ impl CheckOptions {
         if let Some(n) = get(["STROBE_PERF_RB_PAGES", "BPFTRACE_PERF_RB_PAGES"]) {
             o.perf_rb_pages = Some(n.max(1));
         }
+        o.on_stack_limit = get(["STROBE_ON_STACK_LIMIT", "BPFTRACE_ON_STACK_LIMIT"]);
+        o.log_size = get(["STROBE_LOG_SIZE", "BPFTRACE_LOG_SIZE"]);
         let mode = ["STROBE_STACK_MODE", "BPFTRACE_STACK_MODE"]
             .iter()
             .find_map(|n| std::env::var(n).ok());

@@ -130,6 +130,12 @@ pub struct CheckedProgram {
     /// The size of `str()`'s buffers (`max_strlen`): only a string that filled one of those
     /// was cut short; a char array that fills its own size without a NUL is whole.
     pub str_trunc_size: usize,
+    /// Ring buffer pages and the stack bound of values, from the environment or the script's
+    /// config block (see [`super::CheckOptions`]).
+    pub perf_rb_pages: Option<u64>,
+    pub on_stack_limit: Option<u64>,
+    /// The verifier log size programs load with (`log_size`), when set.
+    pub log_size: Option<u64>,
     /// Map name → index in `maps` as checked (see [`CheckedProgram::map`]).
     pub(crate) map_index: HashMap<String, u32>,
 }

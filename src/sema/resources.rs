@@ -41,6 +41,20 @@ fn list(ts: &[Type]) -> String {
         .join(", ")
 }
 
+/// A map's key type as bpftrace prints it: the type of one key, `(a,b)` for several.
+fn key_type(ts: &[Type]) -> String {
+    match ts {
+        [t] => t.to_string(),
+        _ => format!(
+            "({})",
+            ts.iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+    }
+}
+
 impl Maps {
     pub fn id(&mut self, name: &str, span: Span) -> usize {
         if let Some(&i) = self.index.get(name) {
@@ -97,10 +111,11 @@ impl Maps {
                         list(have)
                     )),
                     None => Err(format!(
-                        "Argument mismatch for {}: trying to access with arguments: [{}] when map expects arguments: [{}]",
+                        "Argument mismatch for {}: trying to access with arguments: '{}' when map \
+                         expects arguments: '{}'",
                         e.name,
-                        list(keys),
-                        list(have)
+                        key_type(keys),
+                        key_type(have)
                     )),
                 }
             }

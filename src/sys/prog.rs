@@ -132,6 +132,10 @@ pub struct ProgLoadOptions<'a> {
     /// `struct bpf_func_info` records (first instruction, BTF `FUNC` id in `prog_btf_fd`),
     /// one per function; needed by programs with subprograms.
     pub func_info: &'a [[u32; 2]],
+    /// `log_size` (bpftrace's config): load with a level-1 verifier log of exactly this many
+    /// bytes from the first attempt, as bpftrace does; a log that does not fit fails the
+    /// load with ENOSPC. `None`: no log unless the load fails, then one as large as needed.
+    pub log_size: Option<u32>,
 }
 
 impl<'a> ProgLoadOptions<'a> {
@@ -150,6 +154,7 @@ impl<'a> ProgLoadOptions<'a> {
             kern_version: 0,
             fd_array: &[],
             func_info: &[],
+            log_size: None,
         }
     }
 }
@@ -199,6 +204,9 @@ pub struct Prog {
 impl Prog {
     /// BPF_PROG_LOAD, with the verifier log collected on failure.
     pub fn load(opts: &ProgLoadOptions<'_>) -> Result<Prog, LoadError> {
+        if let Some(size) = opts.log_size {
+            return load_sized_log(opts, size);
+        }
         let first = load_once(opts, LogLevel::empty(), &mut []);
         let errno = match first {
             Ok((fd, _)) => return Ok(Prog::from_parts(fd, opts.prog_type)),
@@ -267,6 +275,26 @@ impl From<Prog> for OwnedFd {
     fn from(p: Prog) -> OwnedFd {
         p.fd
     }
+}
+
+/// One load with a level-1 log of `size` bytes ([`ProgLoadOptions::log_size`]).
+fn load_sized_log(opts: &ProgLoadOptions<'_>, size: u32) -> Result<Prog, LoadError> {
+    let mut buf = vec![0u8; size.max(1) as usize];
+    let errno = match load_once(opts, LogLevel::LEVEL1, &mut buf) {
+        Ok((fd, _)) => return Ok(Prog::from_parts(fd, opts.prog_type)),
+        Err(e) => e,
+    };
+    let log = str_until_nul(&buf);
+    let op = Op::ProgLoad {
+        prog_type: opts.prog_type,
+        log_empty: log.trim().is_empty(),
+    };
+    Err(LoadError {
+        sys: sys_error(Cmd::ProgLoad.name(), errno, op),
+        summary: Box::new(summarize(&log)),
+        log,
+        log_truncated: errno == Errno::ENOSPC,
+    })
 }
 
 enum LogOutcome {

@@ -23,11 +23,11 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         r#"BEGIN { @x[1] = 1; @x["a"] = 2; }"#,
-        r#"1:20: Argument mismatch for @x: trying to access with arguments: [string[2]] when map expects arguments: [int64]"#,
+        r#"1:20: Argument mismatch for @x: trying to access with arguments: 'string[2]' when map expects arguments: 'int64'"#,
     ),
     (
         r#"BEGIN { @x[1] = 1; @x[1, 2] = 2; }"#,
-        r#"1:20: Argument mismatch for @x: trying to access with arguments: [int64, int64] when map expects arguments: [int64]"#,
+        r#"1:20: Argument mismatch for @x: trying to access with arguments: '(int64,int64)' when map expects arguments: 'int64'"#,
     ),
     (
         r#"BEGIN { @x = 1; @x[1] = 2; }"#,
@@ -342,11 +342,11 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         r#"BEGIN { @x[1] = 1; delete(@x, "a"); }"#,
-        r#"1:31: Argument mismatch for @x: trying to access with arguments: [string[2]] when map expects arguments: [int64]"#,
+        r#"1:31: Argument mismatch for @x: trying to access with arguments: 'string[2]' when map expects arguments: 'int64'"#,
     ),
     (
         r#"BEGIN { @x[1, 2] = 1; delete(@x, 1); }"#,
-        r#"1:34: Argument mismatch for @x: trying to access with arguments: [int64] when map expects arguments: [int64, int64]"#,
+        r#"1:34: Argument mismatch for @x: trying to access with arguments: 'int64' when map expects arguments: '(int64,int64)'"#,
     ),
     (
         r#"BEGIN { @x[1, 2] = 1; delete(@x); }"#,
@@ -354,11 +354,11 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         r#"BEGIN { $t = (1, "a"); @x[$t] = 1; @y = @x[1, 2]; }"#,
-        r#"1:41: Argument mismatch for @x: trying to access with arguments: [int64, int64] when map expects arguments: [int64, string[2]]"#,
+        r#"1:41: Argument mismatch for @x: trying to access with arguments: '(int64,int64)' when map expects arguments: '(int64,string[2])'"#,
     ),
     (
         r#"BEGIN { @x[1, 2] = 1; @y = @x[(1, 2, 3)]; }"#,
-        r#"1:28: Argument mismatch for @x: trying to access with arguments: [int64, int64, int64] when map expects arguments: [int64, int64]"#,
+        r#"1:28: Argument mismatch for @x: trying to access with arguments: '(int64,int64,int64)' when map expects arguments: '(int64,int64)'"#,
     ),
     (
         r#"BEGIN { @x = ppid(1); }"#,
@@ -370,7 +370,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         r#"BEGIN { @x[1] = 1; @y = has_key(@x, "a"); }"#,
-        r#"1:37: Argument mismatch for @x: trying to access with arguments: [string[2]] when map expects arguments: [int64]"#,
+        r#"1:37: Argument mismatch for @x: trying to access with arguments: 'string[2]' when map expects arguments: 'int64'"#,
     ),
     (
         r#"fentry:nosuchfunc { }"#,
@@ -510,7 +510,7 @@ const CASES: &[(&str, &str)] = &[
 kretprobe:vfs_read {
   @lat = hist(nsecs - @start[pid, 1]);
 }"#,
-        r#"5:23: Argument mismatch for @start: trying to access with arguments: [uint32, int64] when map expects arguments: [uint32]"#,
+        r#"5:23: Argument mismatch for @start: trying to access with arguments: '(uint32,int64)' when map expects arguments: 'uint32'"#,
     ),
     // `&` of what has no address (the parser accepts any operand, as for `*`).
     (

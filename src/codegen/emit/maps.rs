@@ -172,6 +172,11 @@ pub fn lookup(b: &mut Builder, map: usize, key: Place) -> VReg {
 /// The integer value under `key`, or 0 when absent.
 pub fn lookup_or_zero(b: &mut Builder, map: usize, key: Place, ty: IntTy) -> Value {
     let p = lookup(b, map, key);
+    load_or_zero(b, p, ty)
+}
+
+/// The integer a lookup's result `p` points to, or 0 when it is null.
+pub fn load_or_zero(b: &mut Builder, p: VReg, ty: IntTy) -> Value {
     let out = b.constant(0);
     let done = b.label();
     b.jmp64(JmpOp::Jeq, p, 0, done);

@@ -31,11 +31,12 @@ pub fn read_str(b: &mut Builder, user: bool, dst: Place, size: u32, src: Value) 
 /// buffer without a NUL is printed with the truncation trailer). When the read filled the
 /// buffer (the helper returned `size`), byte `size - 1` is read again from the source: a NUL
 /// when the string had exactly `size - 1` characters, else the character the NUL replaced.
-/// The extra read costs a compare on strings that do not fill the buffer.
-pub fn read_str_full(b: &mut Builder, user: bool, dst: Place, size: u32, src: Value) {
+/// The extra read costs a compare on strings that do not fill the buffer. Returns the first
+/// read's result.
+pub fn read_str_full(b: &mut Builder, user: bool, dst: Place, size: u32, src: Value) -> VReg {
     let n = read_str(b, user, dst, size, src);
     if size < 2 {
-        return;
+        return n;
     }
     let done = b.label();
     b.jmp64(JmpOp::Jne, n, size as i32, done);
@@ -55,6 +56,7 @@ pub fn read_str_full(b: &mut Builder, user: bool, dst: Place, size: u32, src: Va
     let d = dst.at(size as i32 - 1).arg(b);
     b.call(helper, &[d, Arg::Imm(1), Arg::Reg(last)]);
     b.bind(done);
+    n
 }
 
 /// `strncmp(a, b, n)`: 0 when the strings agree on their first `n` bytes (or up to a common

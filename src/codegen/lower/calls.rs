@@ -48,7 +48,7 @@ pub(crate) fn new_record(
     fields: &[FieldType],
 ) -> Result<Record, LowerError> {
     let size = crate::codegen::emit::output::record_size(fields) as u32;
-    Ok(if size <= super::STACK_VALUE_MAX {
+    Ok(if size <= lw.stack_value_max {
         Record::new(&mut lw.b, kind, id, fields).map_err(|s| codegen_err(lw, span, s))?
     } else {
         let p = lw.scratch(size, span)?;
@@ -476,7 +476,7 @@ pub(crate) fn lower_call(
             let p = lw.place(size, e.span)?;
             crate::codegen::emit::mem::zero(&mut lw.b, p, size);
             if args.len() == 1 {
-                read_str_typed(lw, user, p, size, v.value());
+                read_str_typed(lw, user, p, size, v.value(), e.span)?;
                 return Ok(Val::Mem(p));
             }
             // `str(p, n)` keeps n - 1 bytes and the NUL, as bpftrace does.
@@ -488,7 +488,8 @@ pub(crate) fn lower_call(
                     None => cut = Some(lower_expr(lw, l)?.value()),
                 }
             }
-            crate::codegen::emit::strings::read_str(&mut lw.b, user, p, n, v.value());
+            let ret = crate::codegen::emit::strings::read_str(&mut lw.b, user, p, n, v.value());
+            lw.check_helper(ret, str_helper(user), e.span)?;
             if let Some(len) = cut {
                 crate::codegen::emit::strings::cut_at(&mut lw.b, p, size, len);
             }
@@ -505,11 +506,29 @@ pub(crate) fn lower_call(
 /// without a NUL (bpftrace reads one byte more than the string type holds, so a longer string
 /// prints with the truncation trailer); from 1024 bytes on it keeps `size - 1` and the NUL,
 /// as bpftrace's does.
-pub(crate) fn read_str_typed(lw: &mut Lower<'_>, user: bool, dst: Place, size: u32, src: Value) {
-    if size < 1024 {
-        crate::codegen::emit::strings::read_str_full(&mut lw.b, user, dst, size, src);
+/// With `-k` a failed read is reported at `span` (the `str()` call).
+pub(crate) fn read_str_typed(
+    lw: &mut Lower<'_>,
+    user: bool,
+    dst: Place,
+    size: u32,
+    src: Value,
+    span: Span,
+) -> Result<(), LowerError> {
+    let ret = if size < 1024 {
+        crate::codegen::emit::strings::read_str_full(&mut lw.b, user, dst, size, src)
     } else {
-        crate::codegen::emit::strings::read_str(&mut lw.b, user, dst, size, src);
+        crate::codegen::emit::strings::read_str(&mut lw.b, user, dst, size, src)
+    };
+    lw.check_helper(ret, str_helper(user), span)
+}
+
+/// The helper a string read through a pointer calls.
+fn str_helper(user: bool) -> crate::asm::isa::Helper {
+    if user {
+        crate::asm::isa::Helper::ProbeReadUserStr
+    } else {
+        crate::asm::isa::Helper::ProbeReadKernelStr
     }
 }
 
@@ -617,7 +636,7 @@ fn new_key(
     span: Span,
 ) -> Result<Key, LowerError> {
     let size = FieldType::Tuple(fields.to_vec()).size() as u32;
-    if size <= super::STACK_VALUE_MAX {
+    if size <= lw.stack_value_max {
         return Ok(Key::new_filled(&mut lw.b, fields, filled));
     }
     let place = lw.scratch(size, span)?;
@@ -668,7 +687,9 @@ pub(crate) fn read_map(
     let map = map_index(lw, id);
     match int_ty(&t) {
         Some(it) => {
-            let v = emaps::lookup_or_zero(&mut lw.b, map, key.place, IntTy::new(64, it.signed));
+            let p = emaps::lookup(&mut lw.b, map, key.place);
+            lw.check_lookup(p, e.span)?;
+            let v = emaps::load_or_zero(&mut lw.b, p, IntTy::new(64, it.signed));
             let v = crate::codegen::emit::arith::cast(&mut lw.b, v, IntTy::new(64, it.signed), it);
             Ok(Val::Int(v, it))
         }
@@ -677,6 +698,7 @@ pub(crate) fn read_map(
             let out = lw.place(size.next_multiple_of(8), e.span)?;
             crate::codegen::emit::mem::zero(&mut lw.b, out, size.next_multiple_of(8));
             let p = emaps::lookup(&mut lw.b, map, key.place);
+            lw.check_lookup(p, e.span)?;
             let absent = lw.b.label();
             lw.b.jmp64(crate::asm::isa::JmpOp::Jeq, p, 0, absent);
             super::store::copy(lw, out, Place::ptr(p, 0), size);

@@ -163,7 +163,9 @@ fn read_bitfield(
         Value::Imm((bit / 8) as i64),
         IntTy::U64,
     );
-    crate::codegen::emit::builtins::read_mem(&mut lw.b, space == AddrSpace::User, p, len, addr);
+    let ret =
+        crate::codegen::emit::builtins::read_mem(&mut lw.b, space == AddrSpace::User, p, len, addr);
+    lw.check_helper(ret, read_helper(space == AddrSpace::User), e.span)?;
     Ok(extract_bits(lw, p, shift, bits, t))
 }
 
@@ -282,9 +284,19 @@ fn read_at(
     // lose the bytes after it, which ntop() and indexing need (a v4-mapped IPv6 address
     // starts with ten zero bytes). Printing still stops at the NUL; stored as a string
     // (a key, a value, a variable) it loses the bytes after the NUL (`mark_raw`).
-    crate::codegen::emit::builtins::read_mem(&mut lw.b, user, p, size, addr);
+    let ret = crate::codegen::emit::builtins::read_mem(&mut lw.b, user, p, size, addr);
+    lw.check_helper(ret, read_helper(user), e.span)?;
     lw.mark_raw(p, size);
     Ok(super::store::load_val(lw, p, t))
+}
+
+/// The helper a read through a pointer calls.
+pub(crate) fn read_helper(user: bool) -> crate::asm::isa::Helper {
+    if user {
+        crate::asm::isa::Helper::ProbeReadUser
+    } else {
+        crate::asm::isa::Helper::ProbeReadKernel
+    }
 }
 
 /// The longest array value a variable index reads (one compare and load per element).

@@ -25,6 +25,7 @@ pub mod deref;
 pub mod elapsed;
 pub mod expr;
 pub mod funcs;
+pub mod helper_error;
 pub mod inline;
 pub mod listing;
 pub mod loops;
@@ -220,6 +221,11 @@ pub(crate) struct Lower<'a> {
     pub user_anchors: Vec<Option<u64>>,
     /// Targets of the attach point being lowered.
     pub target_count: usize,
+    /// `-k`: helper failures are reported at run time ([`helper_error`]).
+    pub helper_warnings: bool,
+    /// Values up to this many bytes live on the stack, larger ones in the scratch buffer:
+    /// `on_stack_limit`, at most [`STACK_VALUE_MAX`].
+    pub stack_value_max: u32,
 }
 
 impl Lower<'_> {
@@ -306,9 +312,9 @@ impl Lower<'_> {
         Ok(())
     }
 
-    /// Stack for values up to `STACK_VALUE_MAX` bytes, the scratch buffer beyond.
+    /// Stack for values up to `stack_value_max` bytes, the scratch buffer beyond.
     pub fn place(&mut self, size: u32, span: Span) -> Result<Place, LowerError> {
-        if size <= STACK_VALUE_MAX {
+        if size <= self.stack_value_max {
             let slot = self.b.slot(size.max(1), 8);
             Ok(Place::new(slot, 0))
         } else {
@@ -333,8 +339,14 @@ impl Lower<'_> {
     }
 }
 
-/// Values larger than this live in the scratch buffer rather than on the stack.
+/// Values larger than this live in the scratch buffer rather than on the stack (a smaller
+/// `on_stack_limit` lowers the bound).
 pub(crate) const STACK_VALUE_MAX: u32 = 192;
+
+/// The stack bound of values for a script's `on_stack_limit`.
+pub(crate) fn stack_value_max(on_stack_limit: Option<u64>) -> u32 {
+    on_stack_limit.map_or(STACK_VALUE_MAX, |n| n.min(STACK_VALUE_MAX as u64) as u32)
+}
 
 /// A ring buffer smaller than the default when the script's output is bounded: only BEGIN and
 /// END submit records and no loop repeats a submission, so one run of each writes at most
@@ -402,7 +414,7 @@ pub fn lower(
     if need_start {
         probes.push(probe::start_only_begin(probes.len())?);
     }
-    let size = match opts.perf_rb_pages {
+    let size = match cp.perf_rb_pages.or(opts.perf_rb_pages) {
         // A power of two that fits a u32, at least 64 KiB (a multiple of any page size).
         Some(pages) => Some(
             pages

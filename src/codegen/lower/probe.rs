@@ -98,6 +98,8 @@ pub(crate) fn lower_probe(
                 _ => None,
             }),
             target_count: at.targets.len(),
+            helper_warnings: opts.helper_warnings,
+            stack_value_max: super::stack_value_max(cp.on_stack_limit),
             user_anchors: at
                 .targets
                 .iter()

@@ -285,7 +285,7 @@ pub(crate) fn write_direct(
             let user = super::calls::reads_user_expr(lw, &args[0]);
             let v = super::expr::lower_expr(lw, &args[0])?.value();
             zero(&mut lw.b, dst, *size as u32);
-            super::calls::read_str_typed(lw, user, dst, *size as u32, v);
+            super::calls::read_str_typed(lw, user, dst, *size as u32, v, e.span)?;
             true
         }
         _ => false,

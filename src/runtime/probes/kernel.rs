@@ -22,12 +22,15 @@ pub fn kprobe(
     let fds = map_fds(probe, &template, ctx)?;
     let (funcs, not_injectable) = error_injection_filter(&template, funcs);
     let targets = MultiTargets::Kernel { funcs };
+    let multi = MultiOptions {
+        use_multi: ctx.disabled.use_multi(false),
+        log_size: ctx.log_size,
+        ..Default::default()
+    };
     let (a, via) =
-        attach_multi(&template, &fds, &targets, &MultiOptions::default()).map_err(|source| {
-            ProbeError::Loader {
-                probe: probe.name.clone(),
-                source: Box::new(source),
-            }
+        attach_multi(&template, &fds, &targets, &multi).map_err(|source| ProbeError::Loader {
+            probe: probe.name.clone(),
+            source: Box::new(source),
         })?;
     let mut refused: Vec<String> = a.refused.iter().map(|r| r.to_string()).collect();
     refused.extend(not_injectable);

@@ -36,6 +36,57 @@ pub struct AttachContext<'a> {
     /// `--unsafe`: uprobes inside a function attach where strobe cannot check that the
     /// offset starts an instruction.
     pub unsafe_mode: bool,
+    /// `--no-feature`: attach mechanisms not to use even where the kernel has them.
+    pub disabled: DisabledFeatures,
+    /// `log_size`: programs load with a verifier log of this many bytes.
+    pub log_size: Option<u32>,
+}
+
+/// Kernel features `--no-feature` turns off (bpftrace's names): a probe that would use one
+/// takes its fallback, as on a kernel without it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DisabledFeatures {
+    /// `kprobe_multi`: kprobes attach with one perf event per function.
+    pub kprobe_multi: bool,
+    /// `uprobe_multi`: uprobes attach with one perf event per function.
+    pub uprobe_multi: bool,
+    /// `kprobe_session`: strobe never merges a kprobe and a kretprobe into a session, so
+    /// this changes nothing; accepted as bpftrace accepts it.
+    pub kprobe_session: bool,
+}
+
+impl DisabledFeatures {
+    /// The names `--no-feature` takes, comma-separated.
+    pub const NAMES: &'static str = "kprobe_multi,kprobe_session,uprobe_multi";
+
+    /// Adds the features of a `--no-feature` value (`kprobe_multi,uprobe_multi`); an unknown
+    /// name is an error naming it.
+    pub fn parse(&mut self, list: &str) -> Result<(), String> {
+        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            match name {
+                "kprobe_multi" => self.kprobe_multi = true,
+                "uprobe_multi" => self.uprobe_multi = true,
+                "kprobe_session" => self.kprobe_session = true,
+                other => return Err(other.to_string()),
+            }
+        }
+        Ok(())
+    }
+
+    /// The loader's choice for a probe of this kind: `Some(false)` forces the per-event
+    /// fallback, `None` tries the multi link first.
+    pub fn use_multi(&self, user: bool) -> Option<bool> {
+        let off = if user {
+            self.uprobe_multi
+        } else {
+            self.kprobe_multi
+        };
+        if off {
+            Some(false)
+        } else {
+            None
+        }
+    }
 }
 
 /// The kernel objects of one attached probe.
@@ -193,6 +244,7 @@ pub(crate) fn load_program(
     let mut o = ProgLoadOptions::new(probe.kind.prog_type(), &insns);
     o.name = &probe.template.name;
     o.license = &probe.template.license;
+    o.log_size = ctx.log_size;
     let funcs = crate::loader::subprogs::FuncBtfObj::load(&probe.template);
     if let Some(f) = &funcs {
         f.apply(&mut o);

@@ -92,8 +92,13 @@ pub fn attach(
         funcs: funcs.into_iter().map(|f| (f.name, f.offset)).collect(),
         pid: ctx.pid,
     };
-    let (attached, via) = attach_multi(&template, &fds, &targets, &MultiOptions::default())
-        .map_err(|source| ProbeError::Loader {
+    let multi = MultiOptions {
+        use_multi: ctx.disabled.use_multi(true),
+        log_size: ctx.log_size,
+        ..Default::default()
+    };
+    let (attached, via) =
+        attach_multi(&template, &fds, &targets, &multi).map_err(|source| ProbeError::Loader {
             probe: probe.name.clone(),
             source: Box::new(source),
         })?;

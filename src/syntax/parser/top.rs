@@ -271,7 +271,25 @@ impl Parser<'_> {
             }),
             _ => p.span,
         };
-        self.error(span, e.to_string());
+        let mut d = Diagnostic::error(span, e.to_string());
+        if let CppError::NotFound(_) = e {
+            d.preface = Some(self.clang_not_found(p, e));
+        }
+        self.report(d);
+    }
+
+    /// A header not found as bpftrace reports it, in clang's words: bpftrace hands clang a
+    /// file `definitions.h` holding an include of its BTF header on line 1, then the script's
+    /// C lines (its directives) one per line, so the script's Nth directive is line N + 1 and
+    /// the column is that of the header's name in the directive.
+    fn clang_not_found(&self, p: &Preprocessor, e: &CppError) -> String {
+        let start = p.span.start as usize;
+        let directives = self.src[..start]
+            .lines()
+            .filter(|l| l.trim_start().starts_with('#'))
+            .count();
+        let col = p.text.find(['<', '"']).map_or(1, |i| i + 1);
+        format!("definitions.h:{}:{col}: fatal error: {e}", directives + 2)
     }
 
     fn preprocessor(&mut self) -> Preprocessor {
