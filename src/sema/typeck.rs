@@ -384,7 +384,11 @@ impl Checker<'_> {
                         ..
                     }) if self.is_constant_name(n) => Type::I64,
                     TypeOrExpr::Type(t) => self.type_ref(t),
-                    TypeOrExpr::Expr(x) => self.expr(x),
+                    // `sizeof(1)` is 1: a literal is its smallest type.
+                    TypeOrExpr::Expr(x) => {
+                        let t = self.expr(x);
+                        self.literal_storage_type(x).unwrap_or(t)
+                    }
                 };
                 self.consts.insert(e.id, t.size() as i64);
                 Type::U64
