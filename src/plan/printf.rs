@@ -21,7 +21,7 @@ use super::layout::{tuple_offsets, FieldType};
 /// Why a format string was rejected. `offset` is the byte offset of the `%` in the string.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PrintfError {
-    #[error("unsupported format specifier '%{spec}' at offset {offset}: strobe has no floating point or %n")]
+    #[error("unsupported format specifier '%{spec}' at offset {offset}: floating point and %n are not printf conversions in bpftrace")]
     Unsupported { spec: String, offset: usize },
     #[error("'*' width or precision at offset {offset} is not supported: write the number into the format")]
     StarWidth { offset: usize },
@@ -74,6 +74,8 @@ pub enum Conv {
     BufHex,
     /// `%rh`: every byte as two hex digits, space separated.
     BufHexSpaced,
+    /// `%gr`: an integer as GFP allocation flag names (`GFP_KERNEL|__GFP_ZERO`).
+    GfpFlags,
 }
 
 /// What kind of value a conversion needs, for the checker and the code generator to decide
@@ -244,6 +246,7 @@ fn parse_spec(b: &[u8], start: usize) -> Result<Parsed, PrintfError> {
             Some(b'h') => (Conv::BufHexSpaced, i + 2),
             _ => (Conv::Buf, i + 1),
         },
+        b'g' if b.get(i + 1) == Some(&b'r') => (Conv::GfpFlags, i + 2),
         b'e' | b'E' | b'f' | b'F' | b'g' | b'G' | b'a' | b'A' | b'n' => {
             return Err(PrintfError::Unsupported {
                 spec: String::from_utf8_lossy(&b[start + 1..=i]).into_owned(),

@@ -278,15 +278,12 @@ impl Checker<'_> {
             CTypeRef::Script { index } => {
                 let def = self.script_types.defs.get(index)?;
                 if let Some(m) = def.members.iter().find(|m| m.name == name) {
-                    // A pointer inside a struct in user memory points to user memory.
-                    let ty = match &m.ty {
-                        Type::Pointer { pointee, .. } if space == AddrSpace::User => {
-                            Type::Pointer {
-                                pointee: pointee.clone(),
-                                space,
-                            }
-                        }
-                        t => t.clone(),
+                    // A pointer inside a struct in user memory points to user memory (and so
+                    // do the pointers of an array member: `int *z[4]`).
+                    let ty = if space == AddrSpace::User {
+                        pointers_in(&m.ty, space)
+                    } else {
+                        m.ty.clone()
                     };
                     return Some((ty, m.offset, m.bits));
                 }
@@ -301,5 +298,20 @@ impl Checker<'_> {
                 None
             }
         }
+    }
+}
+
+/// `t` with its pointer (or its array's element pointers) pointing into `space`.
+fn pointers_in(t: &Type, space: AddrSpace) -> Type {
+    match t {
+        Type::Pointer { pointee, .. } => Type::Pointer {
+            pointee: pointee.clone(),
+            space,
+        },
+        Type::Array { elem, len } => Type::Array {
+            elem: Box::new(pointers_in(elem, space)),
+            len: *len,
+        },
+        t => t.clone(),
     }
 }

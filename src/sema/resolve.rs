@@ -219,11 +219,17 @@ impl Checker<'_> {
         }
     }
 
-    fn stmt(&mut self, s: &Stmt) {
+    pub(super) fn stmt(&mut self, s: &Stmt) {
         match &s.kind {
             StmtKind::Let { var, ty, init } => {
                 let declared = ty.as_ref().map(|t| self.type_ref(t));
-                let init_t = init.as_ref().map(|e| self.value_expr(e));
+                let init_t = init.as_ref().map(|e| {
+                    let t = self.value_expr(e);
+                    match ty {
+                        Some(_) => t,
+                        None => self.literal_storage_type(e).unwrap_or(t),
+                    }
+                });
                 if let (Some(d), Some(i), Some(e)) = (&declared, &init_t, init) {
                     self.check_assignable(&var.name, d, i, e);
                 }
@@ -366,6 +372,10 @@ impl Checker<'_> {
         match target {
             LValue::Var(v) => {
                 let vt = self.value_expr(value);
+                let vt = match op {
+                    None => self.literal_storage_type(value).unwrap_or(vt),
+                    Some(_) => vt,
+                };
                 let vt = match op {
                     Some(o) => {
                         let cur = self

@@ -14,7 +14,51 @@ use super::types::{AddrSpace, Pointee, Type};
 use crate::builtins::{self, Form};
 use crate::syntax::ast::*;
 
+/// Whether `e` is a call of an aggregation (`count()`, `avg(x)`…).
+pub(crate) fn is_aggregation_call(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Call { name, .. }
+        if builtins::lookup(&name.name, Form::Function).is_some_and(|b| b.aggregation))
+}
+
+/// The type current bpftrace gives an integer literal (`N` or `-N`) with value `v`: the
+/// smallest signed type holding it, `uint64` past `int64`'s range.
+pub(crate) fn literal_int_type(v: i64, unsigned_big: bool) -> Type {
+    if unsigned_big {
+        return Type::U64;
+    }
+    let bytes = if i8::try_from(v).is_ok() {
+        1
+    } else if i16::try_from(v).is_ok() {
+        2
+    } else if i32::try_from(v).is_ok() {
+        4
+    } else {
+        8
+    };
+    Type::Int {
+        bytes,
+        signed: true,
+    }
+}
+
 impl Checker<'_> {
+    /// The type of `e` where current bpftrace stores a literal at its own size (a scratch
+    /// variable's value, a tuple or record element): `Some` only for an integer literal or
+    /// a negated one; the expression's recorded type becomes that type too.
+    pub(super) fn literal_storage_type(&mut self, e: &Expr) -> Option<Type> {
+        let t = match &e.kind {
+            ExprKind::Int(lit) => literal_int_type(lit.value as i64, lit.value > i64::MAX as u64),
+            ExprKind::Unary {
+                op: UnaryOp::Neg,
+                expr,
+            } if matches!(expr.kind, ExprKind::Int(_)) => {
+                literal_int_type(*self.consts.get(&e.id)?, false)
+            }
+            _ => return None,
+        };
+        Some(self.set(e, t))
+    }
+
     pub(super) fn set(&mut self, e: &Expr, t: Type) -> Type {
         if let Some(slot) = self.types.get_mut(e.id.index()) {
             *slot = t.clone();
@@ -43,6 +87,21 @@ impl Checker<'_> {
 
     /// Types an assigned map value: aggregation calls are allowed here, and only here.
     pub fn map_value_expr(&mut self, e: &Expr) -> Type {
+        // `@x = { let $a = 1; avg($a) }`: the block's value is the aggregation's.
+        if let ExprKind::Block(b) = &e.kind {
+            if b.tail.as_deref().is_some_and(is_aggregation_call) {
+                self.scopes.push(Default::default());
+                for s in &b.stmts {
+                    self.stmt(s);
+                }
+                let t = match &b.tail {
+                    Some(tail) => self.map_value_expr(tail),
+                    None => Type::None,
+                };
+                self.scopes.pop();
+                return self.set(e, t);
+            }
+        }
         if let ExprKind::Call { name, args } = &e.kind {
             if let Some(b) = builtins::lookup(&name.name, Form::Function) {
                 if b.aggregation {
@@ -243,7 +302,8 @@ impl Checker<'_> {
                 }
                 match t {
                     Type::Array { elem, len } => {
-                        if let Some(&i) = self.consts.get(&index.id) {
+                        // A zero-length (flexible) array member is indexed past its end.
+                        if let Some(&i) = self.consts.get(&index.id).filter(|_| len > 0) {
                             if i < 0 || i as usize >= len {
                                 self.error(
                                     index.span,
@@ -289,7 +349,13 @@ impl Checker<'_> {
                 }
             }
             ExprKind::Tuple(items) => {
-                let ts: Vec<Type> = items.iter().map(|i| self.expr(i)).collect();
+                let ts: Vec<Type> = items
+                    .iter()
+                    .map(|i| {
+                        let t = self.expr(i);
+                        self.literal_storage_type(i).unwrap_or(t)
+                    })
+                    .collect();
                 for (i, t) in items.iter().zip(&ts) {
                     if !t.is_storable() {
                         self.error(
@@ -303,7 +369,10 @@ impl Checker<'_> {
             ExprKind::Record(fields) => Type::Record(
                 fields
                     .iter()
-                    .map(|(n, v)| (n.name.clone(), self.expr(v)))
+                    .map(|(n, v)| {
+                        let t = self.expr(v);
+                        (n.name.clone(), self.literal_storage_type(v).unwrap_or(t))
+                    })
                     .collect(),
             ),
             ExprKind::Sizeof(arg) => {
@@ -315,7 +384,11 @@ impl Checker<'_> {
                         ..
                     }) if self.is_constant_name(n) => Type::I64,
                     TypeOrExpr::Type(t) => self.type_ref(t),
-                    TypeOrExpr::Expr(x) => self.expr(x),
+                    // `sizeof(1)` is 1: a literal is its smallest type.
+                    TypeOrExpr::Expr(x) => {
+                        let t = self.expr(x);
+                        self.literal_storage_type(x).unwrap_or(t)
+                    }
                 };
                 self.consts.insert(e.id, t.size() as i64);
                 Type::U64
@@ -429,9 +502,17 @@ impl Checker<'_> {
             if let ExprKind::Var(v) = &x.kind {
                 if let Some(slot) = self.lookup_var(v) {
                     self.unassigned.remove(&slot);
-                    // `let $z; $z++;` makes $z an int64, as an assignment of 0 would.
-                    if self.vars.slots[slot.0 as usize].1.is_none() {
+                    // `let $z; $z++;` makes $z an int64, as an assignment of 0 would. An
+                    // increment's value is 64 bits wide, so a narrower untyped variable
+                    // (`$i = 0`, an int8) widens to 64 bits as bpftrace widens it.
+                    let cur = &self.vars.slots[slot.0 as usize].1;
+                    if cur.is_none() {
                         self.vars.slots[slot.0 as usize].1 = Type::I64;
+                    } else if let Type::Int { bytes, signed } = *cur {
+                        if bytes < 8 && !self.typed_vars.contains(&slot) {
+                            let signed = signed || matches!(op, UnaryOp::PreDec | UnaryOp::PostDec);
+                            self.vars.slots[slot.0 as usize].1 = Type::Int { bytes: 8, signed };
+                        }
                     }
                 }
             }
@@ -653,7 +734,8 @@ impl Checker<'_> {
         // `(int8[])v`: an unsized array cast takes as many elements as `v` has bytes for.
         if let Type::Array { elem, len: 0 } = &to {
             let n = from.size() / elem.size().max(1);
-            if n > 0 && (from.is_integer() || matches!(from, Type::Array { .. })) {
+            if n > 0 && (from.is_integer() || matches!(from, Type::Array { .. } | Type::Str { .. }))
+            {
                 to = Type::Array {
                     elem: elem.clone(),
                     len: n,
@@ -669,6 +751,20 @@ impl Checker<'_> {
                     (v << (64 - bits)) >> (64 - bits)
                 } else {
                     v & ((1i64 << bits) - 1)
+                };
+                self.consts.insert(e.id, v);
+            }
+        }
+        // `(T *)-1`: a negative literal is an integer of its smallest type, which becomes an
+        // address without sign extension (current bpftrace: `(uint8 *)-1` is 0xff).
+        if let (Type::Pointer { .. }, Some(Type::Int { bytes, .. })) =
+            (&to, self.literal_storage_type(x))
+        {
+            if let Some(&v) = self.consts.get(&x.id) {
+                let v = if bytes >= 8 {
+                    v
+                } else {
+                    v & ((1i64 << (bytes as u32 * 8)) - 1)
                 };
                 self.consts.insert(e.id, v);
             }
@@ -699,6 +795,12 @@ impl Checker<'_> {
             (Type::Array { .. }, f) if f.is_integer() && to.size() <= 8 => to,
             (Type::Int { .. } | Type::Array { .. }, Type::Array { .. })
                 if from.size() == to.size() =>
+            {
+                to
+            }
+            // `(int8[])"hello"`: a string's bytes, its NUL included.
+            (Type::Array { elem, .. }, Type::Str { .. })
+                if elem.is_integer() && from.size() == to.size() =>
             {
                 to
             }

@@ -363,8 +363,15 @@ impl Type {
             (Int { .. } | Enum { .. }, Int { .. } | Enum { .. }) => {
                 let (ab, asg) = int_shape(self);
                 let (bb, bsg) = int_shape(other);
+                // Mixed signs take the smallest signed type holding both (`int8` and
+                // `uint8` → `int16`), `int64` when none does (bpftrace's rule).
+                let bytes = match (asg, bsg) {
+                    (true, false) if ab <= bb => (bb * 2).min(8),
+                    (false, true) if bb <= ab => (ab * 2).min(8),
+                    _ => ab.max(bb),
+                };
                 Int {
-                    bytes: ab.max(bb),
+                    bytes,
                     signed: asg || bsg,
                 }
             }
@@ -385,6 +392,20 @@ impl Type {
                     a.iter()
                         .zip(b)
                         .map(|(x, y)| Some((x.0.clone(), x.1.unify(&y.1)?)))
+                        .collect::<Option<_>>()?,
+                )
+            }
+            // The same field names in another order: the first order is kept and values are
+            // stored by name (current bpftrace).
+            (Record(a), Record(b))
+                if a.len() == b.len() && a.iter().all(|x| b.iter().any(|y| y.0 == x.0)) =>
+            {
+                Record(
+                    a.iter()
+                        .map(|x| {
+                            let y = b.iter().find(|y| y.0 == x.0)?;
+                            Some((x.0.clone(), x.1.unify(&y.1)?))
+                        })
                         .collect::<Option<_>>()?,
                 )
             }
@@ -526,6 +547,10 @@ mod tests {
     #[test]
     fn unify_widens_integers_and_strings_but_not_kinds() {
         assert_eq!(Type::U32.unify(&Type::I64), Some(Type::I64));
+        // Mixed signs: a signed type holding both.
+        assert_eq!(Type::I8.unify(&Type::U32), Some(Type::I64));
+        assert_eq!(Type::I8.unify(&Type::U8), Some(Type::I16));
+        assert_eq!(Type::U8.unify(&Type::I32), Some(Type::I32));
         assert_eq!(
             Type::Str { size: 8 }.unify(&Type::Str { size: 64 }),
             Some(Type::Str { size: 64 })

@@ -102,6 +102,27 @@ pub(crate) fn lower_exit(lw: &mut Lower<'_>, span: Span, code: Value) -> Result<
     Ok(Val::None)
 }
 
+/// A warning bpftrace's generated code reports at run time (`FILE:L:C-E: WARNING: text` on
+/// stderr, like `warnf`), emitted where the code reaching it runs.
+pub(crate) fn runtime_warning(
+    lw: &mut Lower<'_>,
+    span: Span,
+    text: &str,
+) -> Result<(), LowerError> {
+    let call = crate::plan::printf::PrintfCall::new(&text.replace('%', "%%"), Vec::new())
+        .map_err(|e| LowerError::unsupported(format!("internal error: warning text: {e}"), span))?;
+    let id = lw.script.events.printf.len() as u32;
+    lw.script.events.printf.push(call);
+    lw.script.events.printf_diag.push(crate::plan::PrintfDiag {
+        id,
+        error: false,
+        span,
+        expanded_from: lw.macros.iter().rev().map(|f| f.call_span()).collect(),
+        ..Default::default()
+    });
+    emit_record(lw, span, EventKind::Printf, id, &[], &[])
+}
+
 /// A call `name(args)`.
 pub(crate) fn lower_call(
     lw: &mut Lower<'_>,
@@ -736,6 +757,21 @@ pub(crate) fn assign_map(
 ) -> Result<(), LowerError> {
     let (id, info) = map_by_name(lw, name, span)?;
     let info = info.clone();
+    if info.agg.is_some() {
+        // `@x = { stmts; avg(v) }`: the statements in their scope, then the aggregation.
+        if let ExprKind::Block(b) = &value.kind {
+            if let Some(tail) = b.tail.as_deref() {
+                lw.scopes.push();
+                let r = b
+                    .stmts
+                    .iter()
+                    .try_for_each(|s| super::stmt::lower_stmt(lw, s))
+                    .and_then(|()| assign_map(lw, name, keys, span, op, tail));
+                lw.scopes.pop();
+                return r;
+            }
+        }
+    }
     let keys: Vec<&Expr> = keys.iter().collect();
     if let Some(agg) = info.agg {
         let arg = match &value.kind {
@@ -789,7 +825,7 @@ pub(crate) fn assign_map(
             let keys_owned: Vec<Expr> = keys.iter().map(|k| (*k).clone()).collect();
             let cur = read_map_as(lw, id, &info, &keys_owned, span)?;
             let t = info.value.clone();
-            (super::expr::arith(lw, o, cur, &t, v, &vt, &t), t)
+            (super::expr::arith(lw, o, cur, &t, v, &vt, &t, span)?, t)
         }
         None => (v, vt),
     };

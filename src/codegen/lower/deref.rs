@@ -11,7 +11,7 @@ use crate::asm::isa::JmpOp;
 use crate::codegen::emit::{IntTy, Place, Value};
 use crate::sema::types::{AddrSpace, CTypeRef, Pointee, StructType};
 use crate::sema::Type;
-use crate::syntax::ast::Expr;
+use crate::syntax::ast::{Expr, ExprKind};
 
 /// The struct a member access goes through, and the address space it lives in.
 fn struct_of(t: &Type) -> Option<(StructType, AddrSpace)> {
@@ -383,8 +383,49 @@ pub(crate) fn index(
         _ => return Err(LowerError::unsupported(format!("indexing a {bt}"), e.span)),
     };
     let size = elem_size(&elem);
+    // A flexible array member (`int y[0]`) reached through a pointer: its elements are read
+    // where they are, past the struct's declared end.
+    if let (
+        Type::Array { len: 0, .. },
+        ExprKind::Field {
+            expr: inner, field, ..
+        },
+    ) = (&bt, &base.kind)
+    {
+        if let Type::Pointer { space, .. } = lw.type_of(inner.id) {
+            let at = member_addr(lw, base, inner, &field.name)?;
+            let i = super::expr::lower_expr(lw, idx)?.value();
+            let off = crate::codegen::emit::arith::binop(
+                &mut lw.b,
+                crate::codegen::emit::arith::BinOp::Mul,
+                i,
+                Value::Imm(size as i64),
+                IntTy::U64,
+            );
+            let addr = crate::codegen::emit::arith::binop(
+                &mut lw.b,
+                crate::codegen::emit::arith::BinOp::Add,
+                at,
+                off,
+                IntTy::U64,
+            );
+            return read_at(lw, e, addr, &t, space);
+        }
+    }
     let b = super::expr::lower_expr(lw, base)?;
     let i = super::expr::lower_expr(lw, idx)?.value();
+    // A run-time index past a sized array's end: bpftrace's warning (the read goes on).
+    if let (Type::Array { len: n @ 1.., .. }, None) = (&bt, i.imm()) {
+        let r = i.reg(&mut lw.b);
+        let ok = lw.b.label();
+        lw.b.jmp64(JmpOp::Jle, r, (*n - 1).min(i32::MAX as usize) as i32, ok);
+        super::calls::runtime_warning(
+            lw,
+            e.span,
+            "Array access out of bounds. This can lead to unexpected results.",
+        )?;
+        lw.b.bind(ok);
+    }
     match b {
         Val::Mem(place) => {
             if let (None, Some(len), Some(it)) = (i.imm(), len, int_ty(&t)) {

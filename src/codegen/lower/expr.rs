@@ -12,6 +12,7 @@ use crate::codegen::emit::arith::{self, BinOp, CmpOp};
 use crate::codegen::emit::control::jump_if_false;
 use crate::codegen::emit::mem::write_str;
 use crate::codegen::emit::{IntTy, Place, Value};
+use crate::diag::Span;
 use crate::plan::layout::{tuple_offsets, FieldType};
 use crate::sema::Type;
 use crate::syntax::ast::{BinaryOp, Expr, ExprKind, UnaryOp};
@@ -63,7 +64,7 @@ fn lower_expr_here(lw: &mut Lower<'_>, e: &Expr) -> Result<Val, LowerError> {
         ExprKind::Ident(name) => super::builtins::lower_value(lw, e, name),
         ExprKind::Call { name, args } => super::calls::lower_call(lw, e, &name.name, args),
         ExprKind::Unary { op, expr } => lower_unary(lw, e, *op, expr, &t),
-        ExprKind::Binary { op, lhs, rhs } => lower_binary(lw, *op, lhs, rhs, &t),
+        ExprKind::Binary { op, lhs, rhs } => lower_binary(lw, *op, lhs, rhs, &t, e.span),
         ExprKind::Ternary {
             cond,
             then,
@@ -359,7 +360,9 @@ fn bin_op(op: BinaryOp) -> Option<BinOp> {
     })
 }
 
-/// `l op r` on values already lowered (compound assignments use it too).
+/// `l op r` on values already lowered (compound assignments use it too); `span` is where a
+/// division or modulo by zero found at run time is reported.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn arith(
     lw: &mut Lower<'_>,
     op: BinaryOp,
@@ -368,7 +371,8 @@ pub(crate) fn arith(
     r: Val,
     rt: &Type,
     t: &Type,
-) -> Val {
+    span: Span,
+) -> Result<Val, LowerError> {
     if let Some(c) = cmp_op(op) {
         if let (Val::Mem(a), Val::Mem(b), Type::Buf { capacity: ca }, Type::Buf { capacity: cb }) =
             (l, r, lt, rt)
@@ -379,7 +383,7 @@ pub(crate) fn arith(
             } else {
                 eq
             };
-            return Val::Int(v, IntTy::U8);
+            return Ok(Val::Int(v, IntTy::U8));
         }
         if let (Val::Mem(a), Val::Mem(b), Type::Array { .. }) = (l, r, lt) {
             let n = lt.size().min(rt.size()) as u32;
@@ -389,7 +393,7 @@ pub(crate) fn arith(
             } else {
                 eq
             };
-            return Val::Int(v, IntTy::U8);
+            return Ok(Val::Int(v, IntTy::U8));
         }
         if let (Val::Mem(a), Val::Mem(b)) = (l, r) {
             let (sa, sb) = (lt.size().max(1) as u32, rt.size().max(1) as u32);
@@ -399,14 +403,14 @@ pub(crate) fn arith(
             } else {
                 eq
             };
-            return Val::Int(v, IntTy::U8);
+            return Ok(Val::Int(v, IntTy::U8));
         }
         let signed = lt.is_signed() && rt.is_signed();
         let v = arith::compare(&mut lw.b, c, l.value(), r.value(), signed);
-        return Val::Int(v, IntTy::U8);
+        return Ok(Val::Int(v, IntTy::U8));
     }
     let Some(bop) = bin_op(op) else {
-        return Val::Int(Value::Imm(0), IntTy::I64);
+        return Ok(Val::Int(Value::Imm(0), IntTy::I64));
     };
     let mut it = ity(t);
     if matches!(bop, BinOp::Div | BinOp::Mod | BinOp::Shr) {
@@ -425,9 +429,42 @@ pub(crate) fn arith(
             *n = arith::binop(&mut lw.b, BinOp::Mul, *n, Value::Imm(s), IntTy::I64);
         }
     }
+    if matches!(bop, BinOp::Div | BinOp::Mod) && rv.imm().is_none() {
+        return checked_divmod(lw, bop, lv, rv, it, ity(t), span);
+    }
     let v = arith::binop(&mut lw.b, bop, lv, rv, it);
-    Val::Int(v, ity(t))
+    Ok(Val::Int(v, ity(t)))
 }
+
+/// `l / r` or `l % r` with a divisor known only at run time: as in current bpftrace, a zero
+/// divisor makes the result 1 and reports a warning at `span` (the event goes on).
+fn checked_divmod(
+    lw: &mut Lower<'_>,
+    bop: BinOp,
+    lv: Value,
+    rv: Value,
+    it: IntTy,
+    result: IntTy,
+    span: Span,
+) -> Result<Val, LowerError> {
+    let out = lw.b.vreg();
+    let (zero, done) = (lw.b.label(), lw.b.label());
+    let r = rv.reg(&mut lw.b);
+    lw.b.jmp64(crate::asm::isa::JmpOp::Jeq, r, 0, zero);
+    let v = arith::binop(&mut lw.b, bop, lv, Value::Reg(r), it);
+    let src = v.src(&mut lw.b);
+    lw.b.mov(out, src);
+    lw.b.ja(done);
+    lw.b.bind(zero);
+    lw.b.mov(out, 1);
+    super::calls::runtime_warning(lw, span, DIVIDE_BY_ZERO)?;
+    lw.b.bind(done);
+    Ok(Val::Int(Value::Reg(out), result))
+}
+
+/// bpftrace's run-time warning for a zero divisor.
+const DIVIDE_BY_ZERO: &str =
+    "Divide or modulo by 0 detected. This can lead to unexpected results. 1 is being used as the result.";
 
 fn lower_binary(
     lw: &mut Lower<'_>,
@@ -435,6 +472,7 @@ fn lower_binary(
     lhs: &Expr,
     rhs: &Expr,
     t: &Type,
+    span: Span,
 ) -> Result<Val, LowerError> {
     if matches!(op, BinaryOp::And | BinaryOp::Or) {
         let is_and = op == BinaryOp::And;
@@ -463,7 +501,7 @@ fn lower_binary(
     }
     let l = lower_expr(lw, lhs)?;
     let r = lower_expr(lw, rhs)?;
-    Ok(arith(lw, op, l, &lt, r, &rt, t))
+    arith(lw, op, l, &lt, r, &rt, t, span)
 }
 
 /// `s == "lit"` / `s != "lit"` (either side) for a string `s`: compared against immediates

@@ -196,7 +196,7 @@ pub(crate) fn read_var(lw: &mut Lower<'_>, slot: VarSlot) -> Val {
     }
 }
 
-fn lower_stmt(lw: &mut Lower<'_>, s: &Stmt) -> Result<(), LowerError> {
+pub(crate) fn lower_stmt(lw: &mut Lower<'_>, s: &Stmt) -> Result<(), LowerError> {
     lw.b.set_span(s.span);
     match &s.kind {
         StmtKind::Let { var, init, .. } => {
@@ -313,7 +313,10 @@ fn lower_assign(
                 Some(o) => {
                     let cur = read_var(lw, slot);
                     let t = lw.var_type(slot);
-                    (super::expr::arith(lw, o, cur, &t, val, &vt, &t), t)
+                    (
+                        super::expr::arith(lw, o, cur, &t, val, &vt, &t, value.span)?,
+                        t,
+                    )
                 }
                 None => (val, vt),
             };

@@ -82,7 +82,18 @@ pub(crate) fn store_val(lw: &mut Lower<'_>, dst: Place, f: &FieldType, v: Val, t
                 _ => Vec::new(),
             };
             let fts: Vec<FieldType> = fs.iter().map(|(_, f)| f.clone()).collect();
-            store_fields(lw, dst, &fts, src, &src_types);
+            match ty {
+                // The same names in another order (`$a = (x=1, y=2); $a = (y=3, x=4)`): each
+                // field goes to the slot of its name.
+                Type::Record(sfs) if sfs.iter().zip(fs).any(|((a, _), (b, _))| a != b) => {
+                    let order: Vec<usize> = fs
+                        .iter()
+                        .map(|(n, _)| sfs.iter().position(|(m, _)| m == n).unwrap_or(usize::MAX))
+                        .collect();
+                    store_fields_in(lw, dst, &fts, src, &src_types, &order);
+                }
+                _ => store_fields(lw, dst, &fts, src, &src_types),
+            }
         }
         (f, Val::Mem(src)) => {
             let n = (f.size() as u32).min(ty.size().max(1) as u32);
@@ -96,6 +107,19 @@ pub(crate) fn store_val(lw: &mut Lower<'_>, dst: Place, f: &FieldType, v: Val, t
 }
 
 fn store_fields(lw: &mut Lower<'_>, dst: Place, fs: &[FieldType], src: Place, src_types: &[Type]) {
+    let order: Vec<usize> = (0..fs.len()).collect();
+    store_fields_in(lw, dst, fs, src, src_types, &order);
+}
+
+/// Stores source field `order[i]` into destination field `i` for every `i`.
+fn store_fields_in(
+    lw: &mut Lower<'_>,
+    dst: Place,
+    fs: &[FieldType],
+    src: Place,
+    src_types: &[Type],
+    order: &[usize],
+) {
     let dst_off = tuple_offsets(fs);
     let src_fts: Vec<FieldType> = src_types
         .iter()
@@ -110,7 +134,8 @@ fn store_fields(lw: &mut Lower<'_>, dst: Place, fs: &[FieldType], src: Place, sr
     // Padding must be defined (keys hash bytewise; helpers read whole records).
     zero(&mut lw.b, dst, FieldType::Tuple(fs.to_vec()).size() as u32);
     for (i, f) in fs.iter().enumerate() {
-        let (Some(st), Some(&so)) = (src_types.get(i), src_off.get(i)) else {
+        let j = order.get(i).copied().unwrap_or(usize::MAX);
+        let (Some(st), Some(&so)) = (src_types.get(j), src_off.get(j)) else {
             continue;
         };
         let sp = src.at(so as i32);

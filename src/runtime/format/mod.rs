@@ -50,6 +50,7 @@
 pub mod agg;
 pub mod call;
 pub mod decode;
+pub mod gfp;
 pub mod hist;
 pub mod json;
 pub mod maps;

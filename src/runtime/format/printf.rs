@@ -100,6 +100,7 @@ pub(crate) fn render_spec(s: &Spec, v: &Value, style: TextStyle, out: &mut Vec<u
             pad_int(s, b"", prefix, &buf[start..], n == 0 && !octal_alt, out);
         }
         (Conv::Char, Some(raw)) => pad(s, &[raw as u8], out),
+        (Conv::GfpFlags, Some(raw)) => pad(s, super::gfp::gfp_flags_text(raw).as_bytes(), out),
         (Conv::Pointer, Some(raw)) => {
             if raw == 0 {
                 pad(s, b"(nil)", out);

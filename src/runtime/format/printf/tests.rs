@@ -206,3 +206,15 @@ fn missing_and_mistyped_arguments_never_panic() {
     assert_eq!(fmt("%ld", &[Value::Int(i64::MIN)]), "-9223372036854775808");
     assert_eq!(fmt("%lu", &[Value::UInt(u64::MAX)]), "18446744073709551615");
 }
+
+#[test]
+fn gr_prints_gfp_flag_names_and_plain_g_stays_refused() {
+    // Current bpftrace: `%gr` names GFP flags; `%g` alone is not a conversion it accepts.
+    assert_eq!(fmt("[%gr]", &[Value::Int(1)]), "[GFP_DMA]");
+    assert_eq!(fmt("[%gr]", &[Value::Int(0xcc0)]), "[GFP_KERNEL]");
+    assert_eq!(fmt("[%-12gr]", &[Value::Int(0)]), "[0           ]");
+    assert!(matches!(
+        FormatString::parse("x %g"),
+        Err(PrintfError::Unsupported { offset: 2, .. })
+    ));
+}
