@@ -233,10 +233,10 @@ pub fn expand(ap: &AttachPoint, k: &dyn KernelInfo) -> Result<Vec<Target>, Expan
         }
         AttachSpec::Uprobe {
             target,
+            lang,
             func,
             offset,
             address,
-            ..
         } => {
             let paths = binaries(k, &probe, target)?;
             if let Some(addr) = address {
@@ -253,7 +253,18 @@ pub fn expand(ap: &AttachPoint, k: &dyn KernelInfo) -> Result<Vec<Target>, Expan
                     })
                     .collect()
             } else {
+                let cpp = lang.as_deref() == Some("cpp");
                 let g = glob(&probe, func)?;
+                let cpp_pattern = if cpp {
+                    Some(crate::elf::cpp::CppPattern::new(func).map_err(|e| {
+                        ExpandError::Pattern {
+                            probe: probe.clone(),
+                            reason: e.to_string(),
+                        }
+                    })?)
+                } else {
+                    None
+                };
                 let several = paths.len() > 1 || has_wildcard(target);
                 let mut out = Vec::new();
                 for path in paths {
@@ -265,8 +276,18 @@ pub fn expand(ap: &AttachPoint, k: &dyn KernelInfo) -> Result<Vec<Target>, Expan
                         Err(e) => return Err(kerr(e)),
                     };
                     let p = path.display().to_string();
-                    out.extend(syms.into_iter().filter(|s| g.matches(s)).map(|s| Target {
-                        name: format!("{kind_name}:{p}:{s}"),
+                    let matches = |s: &String| match &cpp_pattern {
+                        Some(c) => c.matches(s),
+                        None => g.matches(s),
+                    };
+                    out.extend(syms.into_iter().filter(matches).map(|s| Target {
+                        // bpftrace lists a `cpp:` probe by its demangled name, quoted so the
+                        // line is an attach point again.
+                        name: match crate::elf::cpp::demangle(&s).filter(|_| cpp) {
+                            Some(d) => format!("{kind_name}:{p}:cpp:\"{d}\""),
+                            None if cpp => format!("{kind_name}:{p}:cpp:{s}"),
+                            None => format!("{kind_name}:{p}:{s}"),
+                        },
                         kind: TargetKind::User {
                             path: path.clone(),
                             func: s,

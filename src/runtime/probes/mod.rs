@@ -8,6 +8,7 @@
 //! it detaches. Invariant: nothing is left attached when a function here returns an error
 //! (everything opened so far is owned by locals and dropped).
 
+pub mod iter;
 mod kernel;
 mod perf;
 mod rawtracepoint;
@@ -133,6 +134,7 @@ pub fn attach(probe: &ProbeSpec, ctx: &AttachContext<'_>) -> Result<Attachment, 
             retprobe,
             offset,
             address,
+            cpp,
         } => uprobe::attach(
             probe,
             &uprobe::Site {
@@ -140,6 +142,7 @@ pub fn attach(probe: &ProbeSpec, ctx: &AttachContext<'_>) -> Result<Attachment, 
                 func,
                 offset: *offset,
                 address: *address,
+                cpp: *cpp,
             },
             *retprobe,
             ctx,
@@ -152,6 +155,7 @@ pub fn attach(probe: &ProbeSpec, ctx: &AttachContext<'_>) -> Result<Attachment, 
         } => watchpoint::attach(probe, *address, *len, *bp_type, ctx),
         ProbeKind::Kprobe { funcs, retprobe } => kernel::kprobe(probe, funcs, *retprobe, ctx),
         ProbeKind::Fentry { targets, .. } => kernel::fentry(probe, targets, ctx),
+        ProbeKind::Iter { btf_id, .. } => iter::attach(probe, *btf_id, ctx),
         ProbeKind::Unsupported { what } => Err(ProbeError::Unsupported {
             probe: probe.name.clone(),
             what: what.clone(),
