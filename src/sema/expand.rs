@@ -57,6 +57,14 @@ pub enum TargetKind {
         path: PathBuf,
         note: UsdtNote,
     },
+    /// `fentry:bpf:`/`fexit:bpf:`: a function of a loaded BPF program (`btf_id` is its
+    /// `FUNC` in that program's BTF; `params` its parameter count).
+    BpfFunc {
+        prog_id: u32,
+        func: String,
+        btf_id: u32,
+        params: u32,
+    },
 }
 
 /// Why an attach point expanded to nothing.
@@ -144,6 +152,30 @@ pub fn expand(ap: &AttachPoint, k: &dyn KernelInfo) -> Result<Vec<Target>, Expan
     };
     let kind_name = ap.kind.name();
     let out: Vec<Target> = match &ap.spec {
+        // `fentry:bpf:[ID:]NAME`: functions of loaded BPF programs.
+        AttachSpec::Fentry {
+            module: Some(m),
+            func,
+            prog_id,
+        } if m == "bpf" => {
+            let g = glob(&probe, func)?;
+            k.bpf_functions()
+                .map_err(kerr)?
+                .into_iter()
+                .filter(|f| {
+                    prog_id.is_none_or(|id| u64::from(f.prog_id) == id) && g.matches(&f.name)
+                })
+                .map(|f| Target {
+                    name: format!("{kind_name}:bpf:{}:{}", f.prog_id, f.name),
+                    kind: TargetKind::BpfFunc {
+                        prog_id: f.prog_id,
+                        func: f.name,
+                        btf_id: f.btf_id,
+                        params: f.params,
+                    },
+                })
+                .collect()
+        }
         AttachSpec::Fentry { module, func, .. } => {
             let m = module.as_deref();
             let g = glob(&probe, func)?;

@@ -491,6 +491,23 @@ fn with_fentry_targets(
         if skipped.contains(&i) {
             continue;
         }
+        // `fentry:bpf:`: no `args` (bpftrace has none for these either), `retval` after the
+        // function's parameters; the runtime opens the program to attach to.
+        if let TargetKind::BpfFunc {
+            prog_id,
+            btf_id,
+            params,
+            ..
+        } = &target.kind
+        {
+            if t.params.is_empty() {
+                let mut c = crate::plan::target::CloneTarget::named(&target.name, *btf_id);
+                c.ret_slot = Some(8 * i64::from(*params));
+                c.prog = Some(*prog_id);
+                targets.push(c);
+            }
+            continue;
+        }
         let TargetKind::KernelFunc {
             btf_id: Some(id),
             module,
