@@ -91,6 +91,8 @@ pub struct RunOptions {
     pub no_warnings: bool,
     /// `show_debug_info = 0`: user stacks without file:line and inlined frames (DWARF).
     pub no_debug_info: bool,
+    /// `cpp_demangle = 0`: user symbols of C++ functions stay mangled.
+    pub no_cpp_demangle: bool,
     /// `--serve`: answer Prometheus scrapes of the maps while running; no map dump at exit.
     pub serve: Option<Arc<crate::runtime::serve::ServeConfig>>,
 }
@@ -558,6 +560,7 @@ pub fn run(
 
     let mut symbolizer = Symbolizer::new(probe_names);
     symbolizer.no_debug_info = opts.no_debug_info;
+    symbolizer.no_cpp_demangle = opts.no_cpp_demangle;
     for (i, p) in script.probes.iter().enumerate() {
         if let ProbeKind::Uprobe { binary, .. } | ProbeKind::Usdt { binary, .. } = &p.kind {
             symbolizer.add_probe_binary(i as u32, binary);

@@ -96,6 +96,9 @@ pub enum ExpandError {
     /// `uprobe:BIN@FILE:LINE` that the binary's DWARF cannot place (bpftrace's words).
     #[error("{reason}")]
     SourceLine { probe: String, reason: String },
+    /// `iter:NAME` without a `struct bpf_iter__NAME` in the kernel's BTF (bpftrace's words).
+    #[error("iter {name} not available for your kernel version.")]
+    NoIterator { probe: String, name: String },
     /// bpftrace's rule: without a provider, a probe name must be unique in the binary.
     #[error(
         "namespace for {probe} not specified, matched {count} probes ({providers}); name one \
@@ -402,6 +405,19 @@ pub fn expand(ap: &AttachPoint, k: &dyn KernelInfo) -> Result<Vec<Target>, Expan
                     kind: TargetKind::Usdt { path, note: n },
                 })
                 .collect()
+        }
+        AttachSpec::Iter { name, .. } => {
+            let btf = k.btf(None).map_err(kerr)?;
+            if btf.find_struct(&format!("bpf_iter__{name}")).is_none() {
+                return Err(ExpandError::NoIterator {
+                    probe,
+                    name: name.clone(),
+                });
+            }
+            vec![Target {
+                name: canonical_other(ap),
+                kind: TargetKind::Other,
+            }]
         }
         _ => vec![Target {
             name: canonical_other(ap),

@@ -1,8 +1,10 @@
 /* C++ uprobe target of cpp.case: an overloaded member function and a namespaced free function,
  * real calls (noinline, noipa) under mangled names. Per round (argv[1], default 3): add(int)
- * once, add(int, int) twice, square once. */
+ * once, add(int, int) twice, square once; then it sleeps argv[2] seconds (default 0: output
+ * that symbolizes addresses needs the process alive). */
 #include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 
 namespace strobe_cpp {
 struct Counter {
@@ -26,5 +28,6 @@ int main(int argc, char **argv) {
     s += strobe_cpp::square(i);
   }
   printf("%ld %ld\n", c.total, s);
+  if (argc > 2) sleep(atoi(argv[2]));
   return 0;
 }

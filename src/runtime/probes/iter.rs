@@ -24,6 +24,21 @@ pub fn attach(
     btf_id: u32,
     ctx: &AttachContext<'_>,
 ) -> Result<Attachment, ProbeError> {
+    // Before 6.1 the kernel takes the pid in the link's iterator info and ignores it
+    // (kernel/bpf/task_iter.c gained `bpf_iter_attach_task` in 6.1): every task would be
+    // visited, so `-p` is refused there rather than quietly ignored.
+    if ctx.pid.is_some() {
+        let release = crate::sys::env::kernel_release();
+        if crate::sys::env::parse_version(&release) < (6, 1, 0) {
+            return Err(ProbeError::NoTarget {
+                probe: probe.name.clone(),
+                reason: format!(
+                    "iterators limited to one process (-p) need Linux 6.1 (the task iterator's \
+                     pid filter); this kernel is {release}"
+                ),
+            });
+        }
+    }
     let fds = map_fds(probe, &probe.template, ctx)?;
     let insns = instantiate(
         &probe.template,
