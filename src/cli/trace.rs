@@ -970,6 +970,7 @@ fn run_checked(
         Ok(o) => crate::runtime::driver::RunOptions {
             no_exit_maps: !config_flag(&program.program, "print_maps_on_exit"),
             no_debug_info: !config_flag(&program.program, "show_debug_info"),
+            no_cpp_demangle: !config_flag(&program.program, "cpp_demangle"),
             no_warnings: opts.no_warnings,
             disabled,
             log_size,

@@ -10,6 +10,7 @@
 //! the reader never panics, whatever the bytes. This module makes no syscall.
 
 mod btf_maps;
+pub mod cpp;
 mod data;
 mod read;
 pub mod symbols;

@@ -17,11 +17,44 @@ pub struct ElfFunc {
     pub size: u64,
 }
 
+/// A uprobe's function pattern: a glob over symbol names, or with `cpp` (bpftrace's
+/// `uprobe:BIN:cpp:FUNC`) also over their demangled C++ names.
+#[derive(Clone, Copy, Debug)]
+pub struct FuncPattern<'a> {
+    pub text: &'a str,
+    pub cpp: bool,
+}
+
+impl<'a> FuncPattern<'a> {
+    /// A glob over symbol names as the ELF spells them.
+    pub fn glob(text: &'a str) -> FuncPattern<'a> {
+        FuncPattern { text, cpp: false }
+    }
+
+    fn matcher(self) -> Result<Box<dyn Fn(&str) -> bool>, String> {
+        if self.cpp {
+            let p = crate::elf::cpp::CppPattern::new(self.text).map_err(|e| e.to_string())?;
+            Ok(Box::new(move |s| p.matches(s)))
+        } else {
+            let g = Glob::new(self.text).map_err(|e| e.to_string())?;
+            Ok(Box::new(move |s| g.matches(s)))
+        }
+    }
+}
+
 /// Every defined function symbol of the ELF at `path` (`.symtab` and `.dynsym`) whose name
 /// matches `pattern`, with its file offset (address mapped through the PT_LOAD segment that
 /// holds it); sorted by name, one entry per name.
 pub fn elf_functions(path: &Path, pattern: &str) -> Result<Vec<ElfFunc>, String> {
-    let glob = Glob::new(pattern).map_err(|e| e.to_string())?;
+    elf_functions_matching(path, FuncPattern::glob(pattern))
+}
+
+/// [`elf_functions`] for a [`FuncPattern`].
+pub fn elf_functions_matching(
+    path: &Path,
+    pattern: FuncPattern<'_>,
+) -> Result<Vec<ElfFunc>, String> {
+    let matches = pattern.matcher()?;
     let data = std::fs::read(path).map_err(|e| e.to_string())?;
     let elf = goblin::elf::Elf::parse(&data).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
@@ -34,7 +67,7 @@ pub fn elf_functions(path: &Path, pattern: &str) -> Result<Vec<ElfFunc>, String>
             let Some(name) = strs.get_at(s.st_name) else {
                 continue;
             };
-            if !glob.matches(name) {
+            if !matches(name) {
                 continue;
             }
             let seg = elf.program_headers.iter().find(|ph| {
@@ -69,13 +102,21 @@ const HINT_UNSAFE: &str = "\nUse --unsafe to force attachment. WARNING: This opt
 pub fn resolve_uprobe_site(
     path: &Path,
     shown: &Path,
-    func: &str,
+    pattern: FuncPattern<'_>,
     offset: u64,
     address: Option<u64>,
     retprobe: bool,
     unsafe_mode: bool,
 ) -> Result<(Vec<ElfFunc>, Option<String>), String> {
-    let all = match elf_functions(path, if address.is_some() { "*" } else { func }) {
+    let func = pattern.text;
+    let all = match elf_functions_matching(
+        path,
+        if address.is_some() {
+            FuncPattern::glob("*")
+        } else {
+            pattern
+        },
+    ) {
         Ok(all) => all,
         // `--unsafe` attaches an address in a file without symbols (a flat binary, a JIT
         // cache) at that file offset, as bpftrace does.
@@ -96,7 +137,19 @@ pub fn resolve_uprobe_site(
             }
             return Ok((all, None));
         }
-        None => match all.into_iter().find(|f| f.name == func) {
+        // Under `cpp:` the pattern is a demangled name: it must name one function.
+        None if pattern.cpp && all.len() > 1 => {
+            return Err(format!(
+                "{}:cpp:{func} names {} functions ({}); an offset needs exactly one",
+                shown.display(),
+                all.len(),
+                all.iter()
+                    .map(|f| f.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        }
+        None => match all.into_iter().find(|f| f.name == func || pattern.cpp) {
             Some(f) => (f, offset),
             None => {
                 return Err(format!(

@@ -271,6 +271,9 @@ pub struct Features {
     pub stack_trace_map: Support,
     pub map_batch: Support,
     pub fentry: Support,
+    /// A BPF_TRACE_ITER program for `bpf_iter_task` loads (`iter:` probes). Lockdown may
+    /// refuse fentry (trampolines) and still allow iterators.
+    pub iter: Support,
     pub fexit: Support,
     pub kprobes: Support,
     pub kprobe_multi: Support,
@@ -421,6 +424,7 @@ pub fn probe(ids: &dyn FuncIdSource) -> Features {
         map_batch: trial::map_batch(),
         fentry: trial::tracing(AttachType::TraceFentry, target_id),
         fexit: trial::tracing(AttachType::TraceFexit, target_id),
+        iter: trial::tracing(AttachType::TraceIter, ids.func_id("bpf_iter_task")),
         kprobes: trial::kprobes(kprobe_target),
         kprobe_multi: trial::kprobe_multi(kprobe_target),
         uprobes: trial::uprobes(&exe, entry),
@@ -459,14 +463,6 @@ pub fn probe(ids: &dyn FuncIdSource) -> Features {
 }
 
 impl Features {
-    /// `iter:` probes: strobe has none yet; say so after what the kernel would refuse anyway.
-    fn iter(&self) -> Support {
-        match &self.fentry {
-            Support::No(why) => Support::No(why.clone()),
-            Support::Yes => Support::No("strobe does not attach iter programs yet".into()),
-        }
-    }
-
     /// Support for helper `h` (`No` if it was not probed).
     pub fn helper(&self, h: Helper) -> Support {
         self.helpers
@@ -545,7 +541,7 @@ impl Features {
                         "kprobe_session".into(),
                         "no (strobe does not attach kprobe.session programs)".into(),
                     ),
-                    l("iter", &self.iter()),
+                    l("iter", &self.iter),
                 ],
             },
             Section {

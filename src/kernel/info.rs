@@ -72,6 +72,11 @@ pub trait KernelInfo {
         self.find_binary(target).into_iter().collect()
     }
 
+    /// The functions of the BPF programs loaded now (`fentry:bpf:` targets).
+    fn bpf_functions(&self) -> Result<Vec<crate::kernel::bpf_progs::BpfFunc>, KernelInfoError> {
+        Ok(Vec::new())
+    }
+
     /// The process `-p PID` traces, whose mapped objects and mount namespace uprobe and usdt
     /// targets are resolved in.
     fn target_pid(&self) -> Option<u32> {
@@ -266,6 +271,13 @@ fn unavailable(what: &str, e: impl std::fmt::Display) -> KernelInfoError {
 }
 
 impl KernelInfo for HostKernel {
+    fn bpf_functions(&self) -> Result<Vec<crate::kernel::bpf_progs::BpfFunc>, KernelInfoError> {
+        crate::kernel::bpf_progs::bpf_functions().map_err(|e| KernelInfoError::Unavailable {
+            what: "the list of loaded BPF programs".into(),
+            reason: e.to_string(),
+        })
+    }
+
     fn btf(&self, module: Option<&str>) -> Result<Arc<Btf>, KernelInfoError> {
         if let Some(r) = module.and_then(crate::dwarf::module_btf) {
             return r.map_err(|e| unavailable("DWARF", e));

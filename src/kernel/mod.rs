@@ -1,5 +1,6 @@
 //! What the running kernel offers: tracefs tracepoint formats, kallsyms, feature probes.
 
+pub mod bpf_progs;
 pub mod features;
 pub mod info;
 pub mod kallsyms;

@@ -135,6 +135,8 @@ pub enum ProbeKind {
         offset: u64,
         /// `uprobe:BINARY:0xADDR`: a link-time address instead of a function (`func` empty).
         address: Option<u64>,
+        /// `uprobe:BINARY:cpp:FUNC`: `func` also matches C++ symbols by their demangled names.
+        cpp: bool,
     },
     /// `software:EVENT:COUNT` (`perf_sw_ids` value) on every online CPU.
     Software {
@@ -186,7 +188,16 @@ pub enum ProbeKind {
     Bench {
         name: String,
     },
-    /// Kinds recognised but not run yet (`iter:`, …).
+    /// `iter:NAME`: a BPF iterator (BPF_PROG_TYPE_TRACING, BPF_TRACE_ITER, loaded against
+    /// the kernel's `bpf_iter_NAME` BTF function). The runtime creates the iterator link and
+    /// reads it to the end, which runs the program once per object (and once more with no
+    /// object, which the program skips).
+    Iter {
+        name: String,
+        /// The BTF id of `bpf_iter_NAME` in vmlinux (the load's `attach_btf_id`).
+        btf_id: u32,
+    },
+    /// Kinds recognised but not run yet.
     Unsupported {
         what: String,
     },
@@ -252,7 +263,7 @@ impl ProbeKind {
             | ProbeKind::Hardware { .. } => ProgType::PerfEvent,
             ProbeKind::Tracepoint { .. } => ProgType::Tracepoint,
             ProbeKind::Uprobe { .. } | ProbeKind::Kprobe { .. } => ProgType::Kprobe,
-            ProbeKind::Fentry { .. } => ProgType::Tracing,
+            ProbeKind::Fentry { .. } | ProbeKind::Iter { .. } => ProgType::Tracing,
             ProbeKind::Usdt { .. } => ProgType::Kprobe,
             ProbeKind::Watchpoint { .. } => ProgType::PerfEvent,
             ProbeKind::Test { .. } | ProbeKind::Bench { .. } => ProgType::Xdp,

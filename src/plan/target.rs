@@ -18,6 +18,9 @@ pub struct CloneTarget {
     /// fentry/fexit on a module function (`btf_id` is in its BTF): the module, whose BTF
     /// object `loader::load_clones` looks up when `btf_obj` is not given.
     pub module: Option<String>,
+    /// fentry/fexit on a function of a loaded BPF program (`fentry:bpf:`): that program's
+    /// id (`btf_id` is in its BTF); the runtime opens it for the load's `attach_prog_fd`.
+    pub prog: Option<u32>,
     /// Values for the template's `params` table (ctx offsets).
     pub arg_slots: Vec<i64>,
     pub ret_slot: Option<i64>,

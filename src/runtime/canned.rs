@@ -289,6 +289,7 @@ pub fn uprobe_count(tag: &str, binary: PathBuf, func: &str) -> CompiledScript {
             retprobe: false,
             offset: 0,
             address: None,
+            cpp: false,
         },
         AttachKind::Uprobe { retprobe: false },
     )

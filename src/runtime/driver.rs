@@ -91,6 +91,8 @@ pub struct RunOptions {
     pub no_warnings: bool,
     /// `show_debug_info = 0`: user stacks without file:line and inlined frames (DWARF).
     pub no_debug_info: bool,
+    /// `cpp_demangle = 0`: user symbols of C++ functions stay mangled.
+    pub no_cpp_demangle: bool,
     /// `--serve`: answer Prometheus scrapes of the maps while running; no map dump at exit.
     pub serve: Option<Arc<crate::runtime::serve::ServeConfig>>,
     /// `--no-feature`: attach mechanisms not to use.
@@ -455,6 +457,8 @@ pub fn run(
     // `interval` events (object index, period): restarted when the run is armed, so the first
     // tick comes one period after BEGIN, as in bpftrace (not one period after attaching).
     let mut intervals: Vec<(usize, u64)> = Vec::new();
+    // `iter:` probes (object index of their link, probe name): run once everything is armed.
+    let mut iterators: Vec<(usize, String)> = Vec::new();
     for i in attach_order(&script.probes) {
         let p = &script.probes[i];
         for (t, name) in p.target_names().into_iter().enumerate() {
@@ -528,6 +532,9 @@ pub fn run(
                     | ProbeKind::Watchpoint { .. } => a.attached.min(1),
                     _ => a.attached,
                 };
+                if let ProbeKind::Iter { .. } = &p.kind {
+                    iterators.push((objects.len(), p.name.clone()));
+                }
                 if let ProbeKind::Interval { period_ns } = p.kind {
                     intervals.extend(
                         (objects.len()..objects.len() + a.objects.len())
@@ -559,6 +566,7 @@ pub fn run(
 
     let mut symbolizer = Symbolizer::new(probe_names);
     symbolizer.no_debug_info = opts.no_debug_info;
+    symbolizer.no_cpp_demangle = opts.no_cpp_demangle;
     for (i, p) in script.probes.iter().enumerate() {
         if let ProbeKind::Uprobe { binary, .. } | ProbeKind::Usdt { binary, .. } = &p.kind {
             symbolizer.add_probe_binary(i as u32, binary);
@@ -666,15 +674,26 @@ pub fn run(
             ),
             None => None,
         };
-        reason = Some(event_loop(
-            &mut buffers,
-            (&signals, &on_signal, opts.stop.as_ref(), &exit_flag),
-            (&mut child, opts.pid),
-            &mut sink,
-            out,
-            &mut buf,
-            opts.buffering,
-        )?);
+        reason = Some(if iterators.is_empty() {
+            event_loop(
+                &mut buffers,
+                (&signals, &on_signal, opts.stop.as_ref(), &exit_flag),
+                (&mut child, opts.pid),
+                &mut sink,
+                out,
+                &mut buf,
+                opts.buffering,
+            )?
+        } else {
+            run_iterators(
+                &iterators,
+                &objects,
+                (&mut buffers, &mut sink),
+                out,
+                &mut buf,
+                opts.buffering,
+            )?
+        });
     }
     let _ = arming.disarm();
     if matches!(reason, Some(ExitReason::Signal(_))) {
@@ -742,6 +761,29 @@ pub fn run(
         child_pid,
         maps: snaps,
     })
+}
+
+/// Runs each `iter:` probe's iterator to its end, then handles every record
+/// it wrote: the iterator's run is the whole trace, as in bpftrace, so `exit()` in it ends the
+/// run after the iteration but loses none of its output.
+fn run_iterators(
+    iterators: &[(usize, String)],
+    objects: &[KernelObject],
+    (buffers, sink): (&mut BufferSet, &mut EventSink<'_>),
+    out: &mut dyn Write,
+    buf: &mut Vec<u8>,
+    mode: Buffering,
+) -> Result<ExitReason, RunError> {
+    for (o, name) in iterators {
+        let Some(KernelObject::Link(link)) = objects.get(*o) else {
+            panic!("internal error: iter probe {name} has no link at object {o}");
+        };
+        let text = probes::iter::run(name, link)?;
+        buf.extend_from_slice(&text);
+        while handle_pending(buffers, sink, out, buf, mode)? {}
+    }
+    flush(out, buf, true)?;
+    Ok(ExitReason::Exit)
 }
 
 /// Runs the `test:`/`bench:` probes of `--test`/`--bench` in order and prints their report;

@@ -84,6 +84,8 @@ pub struct Symbolizer {
     init_pid_ns: OnceLock<bool>,
     /// `show_debug_info = 0`: user stack frames without file:line and inlined calls.
     pub no_debug_info: bool,
+    /// `cpp_demangle = 0`: C++ function names stay mangled.
+    pub no_cpp_demangle: bool,
     /// `probe_index << 32 | target_index` → full probe name.
     pub probe_names: HashMap<u64, String>,
     /// The script's stack-trace maps by (user, limit): stack ids → frame addresses.
@@ -339,6 +341,13 @@ impl Resolver for Symbolizer {
         let at = self.locate(pid, probe, addr)?;
         let elf = self.elf_file(&at.file)?;
         let mut sym = elf.symbol(at.file_off)?;
+        // bpftrace shows C++ frames demangled, parameters included (`cpp_demangle`, on by
+        // default).
+        if !self.no_cpp_demangle {
+            if let Some(d) = crate::elf::cpp::demangle(&sym.name) {
+                sym.name = d;
+            }
+        }
         sym.module = Some(at.module.display().to_string());
         if let Some(i) = frame.filter(|_| !self.no_debug_info) {
             self.add_source(&mut sym, &at.file, &elf, at.file_off, i > 0);

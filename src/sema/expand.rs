@@ -57,6 +57,14 @@ pub enum TargetKind {
         path: PathBuf,
         note: UsdtNote,
     },
+    /// `fentry:bpf:`/`fexit:bpf:`: a function of a loaded BPF program (`btf_id` is its
+    /// `FUNC` in that program's BTF; `params` its parameter count).
+    BpfFunc {
+        prog_id: u32,
+        func: String,
+        btf_id: u32,
+        params: u32,
+    },
 }
 
 /// Why an attach point expanded to nothing.
@@ -88,6 +96,9 @@ pub enum ExpandError {
     /// `uprobe:BIN@FILE:LINE` that the binary's DWARF cannot place (bpftrace's words).
     #[error("{reason}")]
     SourceLine { probe: String, reason: String },
+    /// `iter:NAME` without a `struct bpf_iter__NAME` in the kernel's BTF (bpftrace's words).
+    #[error("iter {name} not available for your kernel version.")]
+    NoIterator { probe: String, name: String },
     /// bpftrace's rule: without a provider, a probe name must be unique in the binary.
     #[error(
         "namespace for {probe} not specified, matched {count} probes ({providers}); name one \
@@ -144,6 +155,30 @@ pub fn expand(ap: &AttachPoint, k: &dyn KernelInfo) -> Result<Vec<Target>, Expan
     };
     let kind_name = ap.kind.name();
     let out: Vec<Target> = match &ap.spec {
+        // `fentry:bpf:[ID:]NAME`: functions of loaded BPF programs.
+        AttachSpec::Fentry {
+            module: Some(m),
+            func,
+            prog_id,
+        } if m == "bpf" => {
+            let g = glob(&probe, func)?;
+            k.bpf_functions()
+                .map_err(kerr)?
+                .into_iter()
+                .filter(|f| {
+                    prog_id.is_none_or(|id| u64::from(f.prog_id) == id) && g.matches(&f.name)
+                })
+                .map(|f| Target {
+                    name: format!("{kind_name}:bpf:{}:{}", f.prog_id, f.name),
+                    kind: TargetKind::BpfFunc {
+                        prog_id: f.prog_id,
+                        func: f.name,
+                        btf_id: f.btf_id,
+                        params: f.params,
+                    },
+                })
+                .collect()
+        }
         AttachSpec::Fentry { module, func, .. } => {
             let m = module.as_deref();
             let g = glob(&probe, func)?;
@@ -233,10 +268,10 @@ pub fn expand(ap: &AttachPoint, k: &dyn KernelInfo) -> Result<Vec<Target>, Expan
         }
         AttachSpec::Uprobe {
             target,
+            lang,
             func,
             offset,
             address,
-            ..
         } => {
             let paths = binaries(k, &probe, target)?;
             if let Some(addr) = address {
@@ -253,7 +288,18 @@ pub fn expand(ap: &AttachPoint, k: &dyn KernelInfo) -> Result<Vec<Target>, Expan
                     })
                     .collect()
             } else {
+                let cpp = lang.as_deref() == Some("cpp");
                 let g = glob(&probe, func)?;
+                let cpp_pattern = if cpp {
+                    Some(crate::elf::cpp::CppPattern::new(func).map_err(|e| {
+                        ExpandError::Pattern {
+                            probe: probe.clone(),
+                            reason: e.to_string(),
+                        }
+                    })?)
+                } else {
+                    None
+                };
                 let several = paths.len() > 1 || has_wildcard(target);
                 let mut out = Vec::new();
                 for path in paths {
@@ -265,8 +311,18 @@ pub fn expand(ap: &AttachPoint, k: &dyn KernelInfo) -> Result<Vec<Target>, Expan
                         Err(e) => return Err(kerr(e)),
                     };
                     let p = path.display().to_string();
-                    out.extend(syms.into_iter().filter(|s| g.matches(s)).map(|s| Target {
-                        name: format!("{kind_name}:{p}:{s}"),
+                    let matches = |s: &String| match &cpp_pattern {
+                        Some(c) => c.matches(s),
+                        None => g.matches(s),
+                    };
+                    out.extend(syms.into_iter().filter(matches).map(|s| Target {
+                        // bpftrace lists a `cpp:` probe by its demangled name, quoted so the
+                        // line is an attach point again.
+                        name: match crate::elf::cpp::demangle(&s).filter(|_| cpp) {
+                            Some(d) => format!("{kind_name}:{p}:cpp:\"{d}\""),
+                            None if cpp => format!("{kind_name}:{p}:cpp:{s}"),
+                            None => format!("{kind_name}:{p}:{s}"),
+                        },
                         kind: TargetKind::User {
                             path: path.clone(),
                             func: s,
@@ -349,6 +405,19 @@ pub fn expand(ap: &AttachPoint, k: &dyn KernelInfo) -> Result<Vec<Target>, Expan
                     kind: TargetKind::Usdt { path, note: n },
                 })
                 .collect()
+        }
+        AttachSpec::Iter { name, .. } => {
+            let btf = k.btf(None).map_err(kerr)?;
+            if btf.find_struct(&format!("bpf_iter__{name}")).is_none() {
+                return Err(ExpandError::NoIterator {
+                    probe,
+                    name: name.clone(),
+                });
+            }
+            vec![Target {
+                name: canonical_other(ap),
+                kind: TargetKind::Other,
+            }]
         }
         _ => vec![Target {
             name: canonical_other(ap),

@@ -23,6 +23,7 @@ const LISTED: &[ProbeKind] = &[
     ProbeKind::Software,
     ProbeKind::Hardware,
     ProbeKind::Fentry,
+    ProbeKind::Iter,
 ];
 
 /// User-space kinds a wildcard kind lists when scoped by `-p` or a file.
@@ -140,6 +141,14 @@ pub fn list_probes_reporting(
                 );
                 continue;
             }
+            ProbeKind::Iter => {
+                let name_pat = rest.split(':').next().unwrap_or("*");
+                match k.btf(None) {
+                    Ok(btf) => out.extend(iter_lines(&btf, name_pat, verbose)),
+                    Err(e) => problems.push(format!("iter: {e}")),
+                }
+                continue;
+            }
             // `uprobe:PATTERN`, `usdt:PATTERN`: the pattern is the function, in every
             // binary (with `-p`, every object of the process).
             ProbeKind::Uprobe | ProbeKind::Usdt if !rest.contains(':') => {
@@ -212,6 +221,75 @@ fn list_kind(
     }
 }
 
+/// `-lv` lines of a kprobe (`    struct file * arg0`: the BTF prototype's parameters as the
+/// `argN` builtins number them; floating-point ones travel in other registers and have no
+/// `argN`) or a kretprobe (`    ssize_t retval`, `    void`), as bpftrace lists them. A
+/// function without BTF (kprobes reach more functions than BTF describes) lists nothing.
+fn kprobe_arg_lines(
+    retprobe: bool,
+    module: &Option<String>,
+    func: &str,
+    btf_id: Option<u32>,
+    k: &dyn KernelInfo,
+) -> Vec<String> {
+    let Ok(btf) = k.btf(module.as_deref()) else {
+        return Vec::new();
+    };
+    let Some(proto) = btf_id
+        .or_else(|| btf.find_func(func))
+        .and_then(|id| btf.func_proto(id).ok())
+    else {
+        return Vec::new();
+    };
+    if retprobe {
+        return vec![if proto.ret == 0 {
+            "    void".to_string()
+        } else {
+            format!("    {} retval", btf.type_to_string(proto.ret))
+        }];
+    }
+    proto
+        .params()
+        .filter(|prm| {
+            !matches!(
+                btf.classify(prm.type_id),
+                Ok(crate::btf::TypeClass::Float { .. })
+            )
+        })
+        .enumerate()
+        .map(|(n, prm)| format!("    {} arg{n}", btf.type_to_string(prm.type_id)))
+        .collect()
+}
+
+/// `iter:NAME` for every iterator the kernel's BTF defines (a `struct bpf_iter__NAME` context;
+/// the `__safe_trusted` variants 6.4 added are not iterators) whose name matches `pattern`,
+/// sorted; with `verbose` each one's context fields (the `bpf_iter_NAME` prototype's
+/// parameters after `meta`), as bpftrace lists them.
+fn iter_lines(btf: &crate::btf::Btf, pattern: &str, verbose: bool) -> Vec<String> {
+    let mut names: Vec<&str> = btf
+        .types()
+        .filter(|t| matches!(t.kind, crate::btf::TypeKind::Struct(_)))
+        .filter_map(|t| t.name.strip_prefix("bpf_iter__"))
+        .filter(|n| !n.ends_with("__safe_trusted") && glob_match(pattern, n))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut lines = Vec::new();
+    for n in names {
+        lines.push(format!("iter:{n}"));
+        if !verbose {
+            continue;
+        }
+        let proto = btf
+            .find_func(&format!("bpf_iter_{n}"))
+            .and_then(|id| btf.func_proto(id).ok());
+        for p in proto.iter().flat_map(|p| p.params().skip(1)) {
+            lines.push(format!("    {} {}", btf.type_to_string(p.type_id), p.name));
+        }
+    }
+    lines
+}
+
 /// `-lv` lines for one target.
 pub fn arg_lines(kind: ProbeKind, t: &Target, k: &dyn KernelInfo) -> Vec<String> {
     let mut lines = Vec::new();
@@ -258,8 +336,25 @@ pub fn arg_lines(kind: ProbeKind, t: &Target, k: &dyn KernelInfo) -> Vec<String>
                         prm.name
                     ));
                 }
-                lines.push(format!("    {} retval", btf.type_to_string(p.ret)));
+                // A void function has no return value to list (bpftrace's rule).
+                if p.ret != 0 {
+                    lines.push(format!("    {} retval", btf.type_to_string(p.ret)));
+                }
             }
+        }
+        TargetKind::KernelFunc {
+            module,
+            func,
+            btf_id,
+            ..
+        } if matches!(kind, ProbeKind::Kprobe | ProbeKind::Kretprobe) => {
+            lines.extend(kprobe_arg_lines(
+                kind == ProbeKind::Kretprobe,
+                module,
+                func,
+                *btf_id,
+                k,
+            ));
         }
         TargetKind::RawTracepoint { module, name } => {
             let Ok(btf) = k.btf(module.as_deref()) else {
@@ -292,4 +387,51 @@ pub fn arg_lines(kind: ProbeKind, t: &Target, k: &dyn KernelInfo) -> Vec<String>
         _ => {}
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::list_probes;
+    use crate::kernel::info::MockKernel;
+
+    fn list(pattern: &str) -> Vec<String> {
+        list_probes(Some(pattern), true, &MockKernel::fixture()).expect("lists")
+    }
+
+    #[test]
+    fn verbose_kprobes_list_btf_parameters_as_argn() {
+        assert_eq!(
+            list("kprobe:vfs_write"),
+            [
+                "kprobe:vfs_write",
+                "    struct file * arg0",
+                "    const char * arg1",
+                "    size_t arg2",
+                "    loff_t * arg3"
+            ]
+        );
+    }
+
+    #[test]
+    fn verbose_kretprobes_list_the_return_type_or_void() {
+        assert_eq!(
+            list("kretprobe:vfs_write"),
+            ["kretprobe:vfs_write", "    ssize_t retval"]
+        );
+        assert_eq!(
+            list("kretprobe:wake_up_new_task"),
+            ["kretprobe:wake_up_new_task", "    void"]
+        );
+    }
+
+    #[test]
+    fn verbose_fentry_of_a_void_function_lists_no_retval() {
+        assert_eq!(
+            list("fexit:wake_up_new_task"),
+            [
+                "fexit:vmlinux:wake_up_new_task",
+                "    struct task_struct * p"
+            ]
+        );
+    }
 }

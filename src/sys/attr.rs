@@ -161,6 +161,15 @@ pub struct ObjPinAttr {
 }
 unsafe impl Pod for ObjPinAttr {}
 
+/// BPF_ITER_CREATE: `{ u32 link_fd; u32 flags; }`.
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct IterCreateAttr {
+    pub link_fd: u32,
+    pub flags: u32,
+}
+unsafe impl Pod for IterCreateAttr {}
+
 /// BPF_OBJ_GET_INFO_BY_FD.
 #[repr(C)]
 #[derive(Debug, Default, Clone, Copy)]
@@ -199,6 +208,12 @@ impl LinkCreateAttr {
     pub fn set_tracing(&mut self, target_btf_id: u32, cookie: u64) {
         self.u[0] = u64::from(target_btf_id);
         self.u[1] = cookie;
+    }
+
+    /// `iter_info` / `iter_info_len`: a `union bpf_iter_link_info` (5.9+).
+    pub fn set_iter(&mut self, info: u64, len: u32) {
+        self.u[0] = info;
+        self.u[1] = u64::from(len);
     }
 
     /// `perf_event { u64 bpf_cookie; }`.

@@ -57,6 +57,8 @@ pub enum Cmd {
     LinkGetFdById = 30,
     #[doc(alias = "BPF_LINK_GET_NEXT_ID")]
     LinkGetNextId = 31,
+    #[doc(alias = "BPF_ITER_CREATE")]
+    IterCreate = 33,
 }
 
 impl Cmd {
@@ -87,6 +89,7 @@ impl Cmd {
             Cmd::LinkCreate => "BPF_LINK_CREATE",
             Cmd::LinkGetFdById => "BPF_LINK_GET_FD_BY_ID",
             Cmd::LinkGetNextId => "BPF_LINK_GET_NEXT_ID",
+            Cmd::IterCreate => "BPF_ITER_CREATE",
         }
     }
 }

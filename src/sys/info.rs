@@ -93,6 +93,54 @@ pub fn prog_info(fd: BorrowedFd<'_>) -> Result<ProgInfo, SysError> {
     })
 }
 
+/// A program's BTF object id and its `struct bpf_func_info` records (`[insn_off, type_id]`:
+/// each function of the program, the main one first, with its `FUNC` id in that BTF); no
+/// records for a program loaded without BTF.
+pub fn prog_func_info(fd: BorrowedFd<'_>) -> Result<(u32, Vec<[u32; 2]>), SysError> {
+    let first: ProgInfoRaw = get_info(fd)?;
+    if first.btf_id == 0 || first.nr_func_info == 0 {
+        return Ok((first.btf_id, Vec::new()));
+    }
+    let mut recs = vec![[0u32; 2]; first.nr_func_info as usize];
+    let mut r = ProgInfoRaw {
+        nr_func_info: first.nr_func_info,
+        func_info_rec_size: 8,
+        func_info: ptr(recs.as_mut_ptr()),
+        ..Default::default()
+    };
+    let mut a = InfoAttr {
+        bpf_fd: fd.as_raw_fd() as u32,
+        info_len: std::mem::size_of::<ProgInfoRaw>() as u32,
+        info: ptr(as_bytes_mut(&mut r).as_mut_ptr()),
+    };
+    bpf(Cmd::ObjGetInfoByFd, &mut a).map_err(|e| SysError::bare(Cmd::ObjGetInfoByFd.name(), e))?;
+    recs.truncate(r.nr_func_info.min(first.nr_func_info) as usize);
+    Ok((r.btf_id, recs))
+}
+
+/// The raw bytes of a BTF object (a program's own BTF, for its functions' names).
+pub fn btf_data(fd: BorrowedFd<'_>) -> Result<Vec<u8>, SysError> {
+    let call = |r: &mut BtfInfoRaw| {
+        let mut a = InfoAttr {
+            bpf_fd: fd.as_raw_fd() as u32,
+            info_len: std::mem::size_of::<BtfInfoRaw>() as u32,
+            info: ptr(as_bytes_mut(r).as_mut_ptr()),
+        };
+        bpf(Cmd::ObjGetInfoByFd, &mut a).map_err(|e| SysError::bare(Cmd::ObjGetInfoByFd.name(), e))
+    };
+    let mut r = BtfInfoRaw::default();
+    call(&mut r)?;
+    let mut data = vec![0u8; r.btf_size as usize];
+    let mut r = BtfInfoRaw {
+        btf: ptr(data.as_mut_ptr()),
+        btf_size: data.len() as u32,
+        ..Default::default()
+    };
+    call(&mut r)?;
+    data.truncate(r.btf_size as usize);
+    Ok(data)
+}
+
 /// BPF_OBJ_GET_INFO_BY_FD on a map.
 pub fn map_info(fd: BorrowedFd<'_>) -> Result<MapInfo, SysError> {
     let r: MapInfoRaw = get_info(fd)?;

@@ -1,5 +1,6 @@
 //! BPF links: BPF_LINK_CREATE for tracing (fentry/fexit), perf_event, kprobe_multi and
-//! uprobe_multi, and BPF_RAW_TRACEPOINT_OPEN. A [`Link`] detaches when dropped.
+//! uprobe_multi and BPF iterators, BPF_RAW_TRACEPOINT_OPEN, and BPF_ITER_CREATE. A [`Link`]
+//! detaches when dropped.
 //!
 //! Kernel requirements: tracing links 5.8 (raw_tracepoint_open works from 5.5), perf_event
 //! links 5.15, kprobe_multi 5.18 with CONFIG_FPROBE, uprobe_multi 6.6.
@@ -9,7 +10,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use super::attr::{LinkCreateAttr, RawTracepointAttr};
+use super::attr::{IterCreateAttr, LinkCreateAttr, RawTracepointAttr};
 use super::call::{bpf_fd, ptr, Cmd};
 use super::diagnose::{sys_error, Op};
 use super::error::{Cause, Errno, SysError};
@@ -34,6 +35,9 @@ pub enum LinkTarget<'a> {
         target_btf_id: u32,
         cookie: u64,
     },
+    /// A BPF iterator (BPF_TRACE_ITER, 5.8+): the iterator was named at load
+    /// (`attach_btf_id` of `bpf_iter_NAME`); `pid` limits task iterators to one process (6.1+).
+    Iter { pid: Option<u32> },
     /// A perf event (tracepoint, kprobe, uprobe, software event) opened with perf_event_open.
     PerfEvent { event: BorrowedFd<'a>, cookie: u64 },
     /// kprobe_multi: by symbol names or by addresses (exactly one non-empty), with optional
@@ -76,7 +80,17 @@ impl Link {
         let c_syms: Vec<CString>;
         let sym_ptrs: Vec<u64>;
         let c_path: CString;
+        // `union bpf_iter_link_info`, 16 bytes; `task { u32 tid; u32 pid; u32 pid_fd; }`.
+        let mut iter_info = [0u32; 4];
         let kind = match target {
+            LinkTarget::Iter { pid } => {
+                a.attach_type = AttachType::TraceIter as u32;
+                if let Some(pid) = pid {
+                    iter_info[1] = *pid;
+                    a.set_iter(ptr(iter_info.as_ptr()), 16);
+                }
+                AttachKind::Tracing
+            }
             LinkTarget::Tracing {
                 attach_type,
                 target_btf_id,
@@ -182,6 +196,18 @@ impl Link {
                 };
                 sys_error(Cmd::RawTracepointOpen.name(), e, op)
             })
+    }
+
+    /// BPF_ITER_CREATE: a new run of an iterator link, read like a file (each read runs the
+    /// program over the next objects; end of file when all were seen).
+    pub fn iter_create(&self) -> Result<std::fs::File, SysError> {
+        let mut a = IterCreateAttr {
+            link_fd: self.fd.as_raw_fd() as u32,
+            flags: 0,
+        };
+        bpf_fd(Cmd::IterCreate, &mut a)
+            .map(std::fs::File::from)
+            .map_err(|e| SysError::bare(Cmd::IterCreate.name(), e))
     }
 
     /// Wraps a link fd obtained elsewhere (e.g. [`crate::sys::info::link_fd_by_id`]).

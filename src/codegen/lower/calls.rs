@@ -92,10 +92,14 @@ pub(crate) fn lower_exit(lw: &mut Lower<'_>, span: Span, code: Value) -> Result<
     lw.b.store(Size::W, p, 0, code);
     lw.b.store(Size::W, p, 4, 1);
     emit_record(lw, span, EventKind::Exit, 0, &[], &[])?;
-    let arm = lw.b.map(crate::template::ARM_MAP_NAME);
-    let a = lw.b.vreg();
-    lw.b.ld_map_value(a, arm, 0);
-    lw.b.store(Size::W, a, 0, 0);
+    // An iterator's run is the whole trace and ends by itself: as in bpftrace, `exit()` there
+    // stops neither the iteration nor the other objects' output.
+    if lw.probe_kind != crate::syntax::ast::ProbeKind::Iter {
+        let arm = lw.b.map(crate::template::ARM_MAP_NAME);
+        let a = lw.b.vreg();
+        lw.b.ld_map_value(a, arm, 0);
+        lw.b.store(Size::W, a, 0, 0);
+    }
     let exit = lw.exit;
     lw.b.ja(exit);
     // Code after exit() is unreachable; give it a fresh block so later binds work.

@@ -49,7 +49,7 @@ pub(crate) fn lower_probe(
         if at.targets.is_empty() {
             continue;
         }
-        let kind = run_kind(at, &ap.spec, ap.span, &opts.params)?;
+        let kind = run_kind(at, &ap.spec, ap.span, &opts.params, kernel)?;
         let Some(kind) = kind else { continue };
         let (attach, args) = context(at, kernel, ap.span)?;
         let index = start + out.len();
@@ -132,6 +132,18 @@ pub(crate) fn lower_probe(
         if super::pid_filter::applies(at.kind) && (opts.pid_filter || own_feed) {
             let exit = lw.exit;
             super::pid_filter::emit(&mut lw.b, exit, opts.pid_filter);
+        }
+        if at.kind == AstKind::Iter {
+            // The kernel runs an iterator program once more after the last object, with a
+            // NULL object (`ctx->task`, `ctx->file`, …: the field after `meta`); bpftrace's
+            // probes skip that call, so do these.
+            let object = crate::codegen::emit::builtins::ctx_u64(
+                &mut lw.b,
+                1,
+                crate::codegen::emit::IntTy::U64,
+            );
+            let exit = lw.exit;
+            crate::codegen::emit::control::jump_if_false(&mut lw.b, object, exit);
         }
         super::stmt::init_vars(&mut lw, checked)?;
         if let Some(pred) = &probe.predicate {
@@ -239,6 +251,7 @@ fn run_kind(
     spec: &AttachSpec,
     span: crate::diag::Span,
     params: &[String],
+    kernel: &dyn KernelInfo,
 ) -> Result<Option<RunKind>, LowerError> {
     let unsupported = |what: &str| Err(LowerError::unsupported(what, span));
     Ok(Some(match (at.kind, spec) {
@@ -309,6 +322,7 @@ fn run_kind(
                 AttachSpec::Uprobe { func: f, .. } if !f.is_empty() => f.clone(),
                 _ => func.clone(),
             };
+            let cpp = matches!(spec, AttachSpec::Uprobe { lang: Some(l), .. } if l == "cpp");
             let (offset, address) = match spec {
                 AttachSpec::Uprobe {
                     offset, address, ..
@@ -323,6 +337,7 @@ fn run_kind(
                 retprobe: at.kind == ProbeKind::Uretprobe,
                 offset,
                 address,
+                cpp,
             }
         }
         (
@@ -378,6 +393,30 @@ fn run_kind(
                 RunKind::Hardware { config, sampling }
             } else {
                 RunKind::Software { config, sampling }
+            }
+        }
+        (ProbeKind::Iter, AttachSpec::Iter { name, pin }) => {
+            if pin.is_some() {
+                // A pinned iterator is read by others (`cat /sys/fs/bpf/PIN`): its output must
+                // go to the iterator's seq file, and strobe's printf writes the ring buffer.
+                return unsupported(
+                    "pinning an iterator (`iter:NAME:PIN`): strobe's printf writes to its ring \
+                     buffer, not to the iterator's seq file (bpf_seq_printf), so readers of the \
+                     pin would see nothing",
+                );
+            }
+            // bpftrace's words when the kernel lacks the iterator.
+            let missing = || LowerError::Kernel {
+                what: format!("iter {name} not available for your kernel version."),
+                span,
+            };
+            let btf = kernel.btf(None).map_err(|_| missing())?;
+            let btf_id = btf
+                .find_func(&format!("bpf_iter_{name}"))
+                .ok_or_else(missing)?;
+            RunKind::Iter {
+                name: name.clone(),
+                btf_id,
             }
         }
         (k, _) => {
@@ -452,6 +491,23 @@ fn with_fentry_targets(
         at.grouping.skipped.iter().map(|(s, _)| *s).collect();
     for (i, target) in at.targets.iter().enumerate() {
         if skipped.contains(&i) {
+            continue;
+        }
+        // `fentry:bpf:`: no `args` (bpftrace has none for these either), `retval` after the
+        // function's parameters; the runtime opens the program to attach to.
+        if let TargetKind::BpfFunc {
+            prog_id,
+            btf_id,
+            params,
+            ..
+        } = &target.kind
+        {
+            if t.params.is_empty() {
+                let mut c = crate::plan::target::CloneTarget::named(&target.name, *btf_id);
+                c.ret_slot = Some(8 * i64::from(*params));
+                c.prog = Some(*prog_id);
+                targets.push(c);
+            }
             continue;
         }
         let TargetKind::KernelFunc {

@@ -93,13 +93,13 @@ pub fn fentry(
     ctx: &AttachContext<'_>,
 ) -> Result<Attachment, ProbeError> {
     let fds = map_fds(probe, &probe.template, ctx)?;
-    let a =
-        load_clones(&probe.template, &fds, targets, &LoadOptions::default()).map_err(|source| {
-            ProbeError::Loader {
-                probe: probe.name.clone(),
-                source: Box::new(source),
-            }
-        })?;
+    let targets = with_target_progs(probe, targets)?;
+    let a = load_clones(&probe.template, &fds, &targets, &LoadOptions::default()).map_err(
+        |source| ProbeError::Loader {
+            probe: probe.name.clone(),
+            source: Box::new(source),
+        },
+    )?;
     Ok(Attachment {
         attached: a.attached(),
         refused: a.refused.iter().map(|r| r.to_string()).collect(),
@@ -107,6 +107,39 @@ pub fn fentry(
         via: None,
         target_names: None,
     })
+}
+
+/// `fentry:bpf:` targets get an fd of the program they trace. `union bpf_attr` keeps
+/// `attach_prog_fd` and `attach_btf_obj_fd` in one field and the kernel tries a program fd
+/// there first (kernel/bpf/syscall.c, `bpf_prog_load`), so the fd goes where a module's BTF
+/// object would.
+fn with_target_progs<'a>(
+    probe: &ProbeSpec,
+    targets: &'a [CloneTarget],
+) -> Result<std::borrow::Cow<'a, [CloneTarget]>, ProbeError> {
+    if targets.iter().all(|t| t.prog.is_none()) {
+        return Ok(std::borrow::Cow::Borrowed(targets));
+    }
+    let mut out = targets.to_vec();
+    for t in out.iter_mut() {
+        let Some(id) = t.prog else { continue };
+        match crate::sys::info::prog_fd_by_id(id) {
+            Ok(Some(fd)) => t.btf_obj = Some(std::sync::Arc::new(fd)),
+            Ok(None) => {
+                return Err(ProbeError::NoTarget {
+                    probe: probe.name.clone(),
+                    reason: format!("BPF program {id} ({}) is no longer loaded", t.name),
+                })
+            }
+            Err(e) => {
+                return Err(ProbeError::NoTarget {
+                    probe: probe.name.clone(),
+                    reason: format!("cannot open BPF program {id} ({}): {e}", t.name),
+                })
+            }
+        }
+    }
+    Ok(std::borrow::Cow::Owned(out))
 }
 
 #[cfg(test)]

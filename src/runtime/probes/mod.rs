@@ -8,6 +8,7 @@
 //! it detaches. Invariant: nothing is left attached when a function here returns an error
 //! (everything opened so far is owned by locals and dropped).
 
+pub mod iter;
 mod kernel;
 mod perf;
 mod rawtracepoint;
@@ -184,6 +185,7 @@ pub fn attach(probe: &ProbeSpec, ctx: &AttachContext<'_>) -> Result<Attachment, 
             retprobe,
             offset,
             address,
+            cpp,
         } => uprobe::attach(
             probe,
             &uprobe::Site {
@@ -191,6 +193,7 @@ pub fn attach(probe: &ProbeSpec, ctx: &AttachContext<'_>) -> Result<Attachment, 
                 func,
                 offset: *offset,
                 address: *address,
+                cpp: *cpp,
             },
             *retprobe,
             ctx,
@@ -203,6 +206,7 @@ pub fn attach(probe: &ProbeSpec, ctx: &AttachContext<'_>) -> Result<Attachment, 
         } => watchpoint::attach(probe, *address, *len, *bp_type, ctx),
         ProbeKind::Kprobe { funcs, retprobe } => kernel::kprobe(probe, funcs, *retprobe, ctx),
         ProbeKind::Fentry { targets, .. } => kernel::fentry(probe, targets, ctx),
+        ProbeKind::Iter { btf_id, .. } => iter::attach(probe, *btf_id, ctx),
         ProbeKind::Unsupported { what } => Err(ProbeError::Unsupported {
             probe: probe.name.clone(),
             what: what.clone(),

@@ -31,6 +31,8 @@ pub struct Site<'a> {
     pub func: &'a str,
     pub offset: u64,
     pub address: Option<u64>,
+    /// `cpp:`: `func` also matches demangled C++ names.
+    pub cpp: bool,
 }
 
 pub fn attach(
@@ -46,7 +48,10 @@ pub fn attach(
     let (funcs, warning) = resolve_uprobe_site(
         &path,
         binary,
-        func,
+        crate::loader::symbols::FuncPattern {
+            text: func,
+            cpp: site.cpp,
+        },
         site.offset,
         site.address,
         retprobe,

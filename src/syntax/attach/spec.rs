@@ -340,6 +340,14 @@ fn spec_for(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, A
             }
             let target = nonempty(&parts[1], "binary path")?;
             let lang = (n == 4).then(|| parts[2].text.clone());
+            // bpftrace knows one language qualifier: `cpp` (demangled C++ names).
+            if let Some(l) = lang.as_deref().filter(|l| *l != "cpp") {
+                return Err(AttachError {
+                    span: parts[2].span,
+                    message: format!("unsupported language type: {l}"),
+                    help: Some("the only language qualifier is `cpp`".into()),
+                });
+            }
             let fpart = &parts[n - 1];
             nonempty(fpart, "function")?;
             let (func, offset) = split_offset(fpart, kind == Uprobe, kind)?;
