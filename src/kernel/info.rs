@@ -124,6 +124,13 @@ pub trait KernelInfo {
     fn helper_unavailable(&self, _h: crate::kernel::features::Helper) -> Option<String> {
         None
     }
+    /// Byte offset of `task_struct.comm` (a `char[16]`) when programs can read it straight
+    /// through `bpf_get_current_task_btf()`'s pointer, which is five times cheaper than the
+    /// `bpf_get_current_comm` helper (it copies through `strscpy_pad`); `None` when the kernel
+    /// cannot (before 5.11, no BTF) or this description does not know (a mocked kernel).
+    fn task_comm_offset(&self) -> Option<i16> {
+        None
+    }
 }
 
 /// The running system. Answers are cached for the life of the value (one run of strobe):
@@ -141,6 +148,8 @@ pub struct HostKernel {
     filter_functions: OnceLock<Option<Vec<ModuleFunc>>>,
     /// `-p PID`: see [`KernelInfo::target_pid`].
     pid: Option<u32>,
+    /// [`KernelInfo::task_comm_offset`], asked once.
+    task_comm: OnceLock<Option<i16>>,
 }
 
 /// A traceable function: `(module, name)`, module `None` for vmlinux.
@@ -375,5 +384,19 @@ impl KernelInfo for HostKernel {
             crate::kernel::features::Support::No(why) => Some(why),
             _ => None,
         }
+    }
+    fn task_comm_offset(&self) -> Option<i16> {
+        *self.task_comm.get_or_init(|| {
+            let btf = self.btf(None).ok()?;
+            let task = btf.find_struct("task_struct")?;
+            let m = btf.find_member(task, "comm").ok()??;
+            if m.bitfield_size != 0 || btf.size_of(m.type_id).ok()? != 16 {
+                return None;
+            }
+            let off = i16::try_from(m.byte_offset())
+                .ok()
+                .filter(|o| *o <= i16::MAX - 8)?;
+            crate::kernel::features::reads_task_comm(off).then_some(off)
+        })
     }
 }
