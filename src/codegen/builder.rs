@@ -218,6 +218,10 @@ pub struct Builder {
     /// pid filter's prelude) and kept it unmodified: `pid`/`tid` read it instead of calling
     /// the helper again. Set only on a program's own builder, never on a subprogram's.
     pub pid_tgid: Option<VReg>,
+    /// The register `emit::arith::compare` last materialized a comparison into and the
+    /// operation count right after it: while it is still the tail of the program, a branch on
+    /// that register can take the comparison's own jump instead (`emit::control::branch_if`).
+    pub(crate) last_compare: Option<(VReg, usize)>,
     /// Ring buffer bytes the program's record submissions take (header and padding
     /// included), each counted once: a bound on one run's output when the program has no
     /// loop (see `codegen::lower::ring_size`).
@@ -247,6 +251,7 @@ impl Builder {
             ctx: VReg(0),
             signed_division: false,
             pid_tgid: None,
+            last_compare: None,
             ring_bytes: 0,
         };
         let ctx = b.vreg();

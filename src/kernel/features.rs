@@ -327,6 +327,22 @@ pub fn signed_division() -> bool {
     })
 }
 
+/// Whether a program may read the current task's name straight from `task_struct` at byte
+/// offset `comm_off` through the trusted pointer `bpf_get_current_task_btf()` returns (kernel
+/// 5.11+ with BTF; the verifier checks the offset against the kernel's own BTF): one trial
+/// load of exactly that read. Uncached: [`crate::kernel::HostKernel`] asks once a run.
+pub fn reads_task_comm(comm_off: i16) -> bool {
+    let _ = crate::sys::raise_memlock_rlimit();
+    trial::accepts(&[
+        Insn::call_helper_id(Helper::GetCurrentTaskBtf.id()),
+        Insn::load(crate::asm::isa::Size::Dw, Reg::R1, Reg::R0, comm_off),
+        Insn::load(crate::asm::isa::Size::Dw, Reg::R1, Reg::R0, comm_off + 8),
+        Insn::mov64_imm(Reg::R0, 0),
+        Insn::exit(),
+    ])
+    .is_yes()
+}
+
 /// Whether the kernel knows helper `h` in the program type strobe calls it from: one trial
 /// load (the full [`features`] report probes every helper; this asks about one). Helpers
 /// called from fentry programs need a BTF target and are answered from [`features`].

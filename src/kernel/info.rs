@@ -143,6 +143,14 @@ pub trait KernelInfo {
     fn kfunc_allowed(&self, _name: &str, _prog: crate::asm::isa::ProgType) -> bool {
         false
     }
+
+    /// Byte offset of `task_struct.comm` (a `char[16]`) when programs can read it straight
+    /// through `bpf_get_current_task_btf()`'s pointer, which is five times cheaper than the
+    /// `bpf_get_current_comm` helper (it copies through `strscpy_pad`); `None` when the kernel
+    /// cannot (before 5.11, no BTF) or this description does not know (a mocked kernel).
+    fn task_comm_offset(&self) -> Option<i16> {
+        None
+    }
 }
 
 /// The inode number of the initial PID namespace (`PROC_PID_INIT_INO` in the kernel).
@@ -170,6 +178,8 @@ pub struct HostKernel {
     filter_functions: OnceLock<Option<Vec<ModuleFunc>>>,
     /// `-p PID`: see [`KernelInfo::target_pid`].
     pid: Option<u32>,
+    /// [`KernelInfo::task_comm_offset`], asked once.
+    task_comm: OnceLock<Option<i16>>,
 }
 
 /// A traceable function: `(module, name)`, module `None` for vmlinux.
@@ -447,5 +457,20 @@ impl KernelInfo for HostKernel {
         };
         btf.find_func(name)
             .is_some_and(|id| crate::kernel::features::trial::kfunc_allowed(name, id, prog))
+    }
+
+    fn task_comm_offset(&self) -> Option<i16> {
+        *self.task_comm.get_or_init(|| {
+            let btf = self.btf(None).ok()?;
+            let task = btf.find_struct("task_struct")?;
+            let m = btf.find_member(task, "comm").ok()??;
+            if m.bitfield_size != 0 || btf.size_of(m.type_id).ok()? != 16 {
+                return None;
+            }
+            let off = i16::try_from(m.byte_offset())
+                .ok()
+                .filter(|o| *o <= i16::MAX - 8)?;
+            crate::kernel::features::reads_task_comm(off).then_some(off)
+        })
     }
 }

@@ -1,21 +1,17 @@
 # BEGIN { if (pid > 1) { @a = 1; } else { @a = 2; } }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 37 instructions
+# rawtracepoint template, 34 instructions
 # map 0: @a
 # map 1: drops
 # relocations:
-#   insn    8: map fd @a
-#   insn   17: map value drops + 0
-#   insn   22: map fd @a
-#   insn   31: map value drops + 0
+#   insn    5: map fd @a
+#   insn   14: map value drops + 0
+#   insn   19: map fd @a
+#   insn   28: map value drops + 0
     # t.bt:1: BEGIN { if (pid > 1) { @a = 1; } else { @a = 2; } }
     call 14 # bpf_get_current_pid_tgid
     r0 >>= 32
-    r1 = 1
-    if r0 > 1 goto L5
-    r1 = 0
-L5:
-    if r1 == 0 goto L20
+    if r0 <= 1 goto L17
     *(u64 *)(r10 - 8) = 1
     *(u64 *)(r10 - 16) = 0
     r1 = map_fd(0) ll
@@ -25,10 +21,10 @@ L5:
     r3 += -8
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L35
+    if r0 == 0 goto L32
     r0 = map_value(0, 0) ll
-    goto L33
-L20:
+    goto L30
+L17:
     *(u64 *)(r10 - 8) = 2
     *(u64 *)(r10 - 16) = 0
     r1 = map_fd(0) ll
@@ -38,12 +34,12 @@ L20:
     r3 += -8
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L35
+    if r0 == 0 goto L32
     r0 = map_value(0, 0) ll
-L33:
+L30:
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L35:
+L32:
     r0 = 0
     exit
 

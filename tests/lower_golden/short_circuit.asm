@@ -1,44 +1,32 @@
 # BEGIN { if (pid > 1 && tid > 1 || cpu == 0) { exit(); } }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 46 instructions
+# rawtracepoint template, 37 instructions
 # map 0: strobe_exit
 # map 1: ringbuf
 # map 2: lost
 # map 3: strobe_arm
 # relocations:
-#   insn   23: map value strobe_exit + 0
-#   insn   29: map fd ringbuf
-#   insn   37: map value lost + 0
-#   insn   41: map value strobe_arm + 0
+#   insn   14: map value strobe_exit + 0
+#   insn   20: map fd ringbuf
+#   insn   28: map value lost + 0
+#   insn   32: map value strobe_arm + 0
     # t.bt:1: BEGIN { if (pid > 1 && tid > 1 || cpu == 0) { exit(); } }
     r6 = 1
     r7 = 0
     call 14 # bpf_get_current_pid_tgid
     r0 >>= 32
-    r1 = 1
-    if r0 > 1 goto L7
-    r1 = 0
-L7:
-    if r1 == 0 goto L15
+    if r0 <= 1 goto L9
     call 14 # bpf_get_current_pid_tgid
     w0 = w0
-    r1 = 1
-    if r0 > 1 goto L13
-    r1 = 0
-L13:
-    if r1 == 0 goto L15
+    if r0 <= 1 goto L9
     r7 = 1
-L15:
-    if r7 != 0 goto L22
+L9:
+    if r7 != 0 goto L13
     call 8 # bpf_get_smp_processor_id
-    r1 = 1
-    if r0 == 0 goto L20
-    r1 = 0
-L20:
-    if r1 != 0 goto L22
+    if r0 == 0 goto L13
     r6 = 0
-L22:
-    if r6 == 0 goto L44
+L13:
+    if r6 == 0 goto L35
     r0 = map_value(0, 0) ll
     *(u32 *)(r0 + 0) = 0
     *(u32 *)(r0 + 4) = 1
@@ -50,14 +38,14 @@ L22:
     r3 = 8
     r4 = 0
     call 130 # bpf_ringbuf_output
-    if r0 == 0 goto L41
+    if r0 == 0 goto L32
     r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L41:
+L32:
     r0 = map_value(0, 0) ll
     *(u32 *)(r0 + 0) = 0
-L44:
+L35:
     r0 = 0
     exit
 

@@ -322,6 +322,7 @@ pub fn compare(b: &mut Builder, op: CmpOp, lhs: Value, rhs: Value, signed: bool)
     jump_if(b, op, signed, lhs, rhs, yes);
     b.mov(r, 0);
     b.bind(yes);
+    b.last_compare = Some((r, b.insts.len()));
     Value::Reg(r)
 }
 

@@ -9,7 +9,7 @@
 use super::arith::{jump_if, CmpOp};
 use super::Value;
 use crate::asm::isa::{AluOp, JmpOp};
-use crate::codegen::builder::{Builder, Label};
+use crate::codegen::builder::{Builder, Label, Op, Src};
 
 /// Jumps to `target` when `v` is zero (false).
 pub fn jump_if_false(b: &mut Builder, v: Value, target: Label) {
@@ -19,6 +19,54 @@ pub fn jump_if_false(b: &mut Builder, v: Value, target: Label) {
 /// Jumps to `target` when `v` is non-zero (true).
 pub fn jump_if_true(b: &mut Builder, v: Value, target: Label) {
     jump_if(b, CmpOp::Ne, false, v, Value::Imm(0), target);
+}
+
+/// Jumps to `target` when `v` is non-zero (`when: true`) or zero (`when: false`), consuming
+/// `v`: the caller never reads it again. When `v` is the comparison `arith::compare` just
+/// materialized (`v = 1; if a OP b goto yes; v = 0; yes:`, still the program's tail), that
+/// sequence is replaced by the one jump `if a OP b goto target` (or its negation), which
+/// saves three instructions and a taken branch on every predicate and `if`.
+pub fn branch_if(b: &mut Builder, v: Value, when: bool, target: Label) {
+    if let Value::Reg(r) = v {
+        let n = b.insts.len();
+        if b.last_compare == Some((r, n)) && n >= 4 {
+            let set = |i: &crate::codegen::builder::Inst, v: i32| {
+                matches!(i.op, Op::Alu { wide: true, op: AluOp::Mov, dst, src: Src::Imm(x) }
+                    if dst == r && x == v)
+            };
+            let tail = &b.insts[n - 4..];
+            let shape = match (&tail[1].op, &tail[3].op) {
+                (Op::Jmp { target, .. }, Op::Bind(l)) => target == l,
+                _ => false,
+            };
+            if let (
+                true,
+                Op::Jmp {
+                    wide,
+                    op,
+                    a,
+                    b: src,
+                    ..
+                },
+            ) = (
+                shape && set(&tail[0], 1) && set(&tail[2], 0),
+                tail[1].op.clone(),
+            ) {
+                let op = if when { Some(op) } else { op.negate() };
+                if let Some(op) = op {
+                    b.insts.truncate(n - 4);
+                    b.last_compare = None;
+                    b.jmp(wide, op, a, src, target);
+                    return;
+                }
+            }
+        }
+    }
+    if when {
+        jump_if_true(b, v, target);
+    } else {
+        jump_if_false(b, v, target);
+    }
 }
 
 /// `if cond { then }`.

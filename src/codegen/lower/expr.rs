@@ -110,7 +110,7 @@ fn lower_expr_here(lw: &mut Lower<'_>, e: &Expr) -> Result<Val, LowerError> {
             let c = lower_expr(lw, cond)?.value();
             let else_l = lw.b.label();
             let end = lw.b.label();
-            jump_if_false(&mut lw.b, c, else_l);
+            crate::codegen::emit::control::branch_if(&mut lw.b, c, false, else_l);
             super::stmt::lower_block(lw, then)?;
             lw.b.ja(end);
             lw.b.bind(else_l);
@@ -479,17 +479,9 @@ fn lower_binary(
         let out = lw.b.constant(!is_and as i64);
         let done = lw.b.label();
         let l = lower_expr(lw, lhs)?.value();
-        if is_and {
-            jump_if_false(&mut lw.b, l, done);
-        } else {
-            crate::codegen::emit::control::jump_if_true(&mut lw.b, l, done);
-        }
+        crate::codegen::emit::control::branch_if(&mut lw.b, l, !is_and, done);
         let r = lower_expr(lw, rhs)?.value();
-        if is_and {
-            jump_if_false(&mut lw.b, r, done);
-        } else {
-            crate::codegen::emit::control::jump_if_true(&mut lw.b, r, done);
-        }
+        crate::codegen::emit::control::branch_if(&mut lw.b, r, !is_and, done);
         lw.b.mov(out, is_and as i32);
         lw.b.bind(done);
         return Ok(Val::Int(Value::Reg(out), IntTy::U8));

@@ -150,7 +150,7 @@ pub(crate) fn lower_probe(
             lw.b.set_span(pred.span);
             let v = super::expr::lower_expr(&mut lw, pred)?;
             let exit = lw.exit;
-            crate::codegen::emit::control::jump_if_false(&mut lw.b, v.value(), exit);
+            crate::codegen::emit::control::branch_if(&mut lw.b, v.value(), false, exit);
         }
         super::stmt::lower_block(&mut lw, &probe.body)?;
         let exit = lw.exit;

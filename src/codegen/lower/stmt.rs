@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use super::expr::lower_expr;
 use super::store::{load_val, store_val};
 use super::{Lower, LowerError, Val};
-use crate::codegen::emit::control::{jump_if_false, LoopLabels};
+use crate::codegen::emit::control::LoopLabels;
 use crate::codegen::emit::mem::zero;
 use crate::codegen::emit::Place;
 use crate::plan::layout::FieldType;
@@ -227,7 +227,7 @@ pub(crate) fn lower_stmt(lw: &mut Lower<'_>, s: &Stmt) -> Result<(), LowerError>
             let exit = lw.b.label();
             lw.b.bind(head);
             let c = lower_expr(lw, cond)?.value();
-            jump_if_false(&mut lw.b, c, exit);
+            crate::codegen::emit::control::branch_if(&mut lw.b, c, false, exit);
             lw.loops.push(LoopLabels { exit, next });
             lw.scopes.next = counter;
             lower_block(lw, body)?;

@@ -297,7 +297,8 @@ pub(crate) fn write_direct(
     lw.b.set_span(e.span);
     let done = match (&e.kind, f) {
         (ExprKind::Ident(n), FieldType::Str { size: 16 }) if n == "comm" => {
-            crate::codegen::emit::builtins::comm(&mut lw.b, dst);
+            let off = lw.kernel.task_comm_offset();
+            crate::codegen::emit::builtins::comm_from_task(&mut lw.b, dst, off);
             true
         }
         (ExprKind::Call { name, args }, FieldType::Str { size })
