@@ -93,6 +93,8 @@ pub struct RunOptions {
     pub no_debug_info: bool,
     /// `--serve`: answer Prometheus scrapes of the maps while running; no map dump at exit.
     pub serve: Option<Arc<crate::runtime::serve::ServeConfig>>,
+    /// `--fentry-via`: how fentry/fexit targets are attached.
+    pub fentry_via: crate::loader::FentryVia,
 }
 
 /// Why the run ended.
@@ -432,6 +434,7 @@ pub fn run(
         maps: &map_fds,
         pid,
         unsafe_mode: opts.unsafe_mode,
+        fentry_via: opts.fentry_via,
     };
 
     // Load and attach everything, still disarmed.
@@ -488,6 +491,9 @@ pub fn run(
                             eprintln!("strobe: {}: {} attached through {via}", p.name, a.attached)
                         }
                         None => eprintln!("strobe: {}: {} attached", p.name, a.attached),
+                    }
+                    for note in &a.notes {
+                        eprintln!("strobe: {}: {note}", p.name);
                     }
                 }
                 for (t, name) in a.target_names.iter().flatten().enumerate() {

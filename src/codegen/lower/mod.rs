@@ -219,6 +219,9 @@ pub(crate) struct Lower<'a> {
     pub user_anchors: Vec<Option<u64>>,
     /// Targets of the attach point being lowered.
     pub target_count: usize,
+    /// fentry/fexit lowered for one kprobe_multi program shared by many targets
+    /// (`loader::attach_fentry`): `probe` is the BPF cookie, as for kprobes.
+    pub shared_fentry: bool,
 }
 
 impl Lower<'_> {

@@ -36,6 +36,8 @@ pub struct AttachContext<'a> {
     /// `--unsafe`: uprobes inside a function attach where strobe cannot check that the
     /// offset starts an instruction.
     pub unsafe_mode: bool,
+    /// `--fentry-via`: kprobe_multi groups or trampolines for fentry/fexit.
+    pub fentry_via: crate::loader::FentryVia,
 }
 
 /// The kernel objects of one attached probe.
@@ -52,6 +54,9 @@ pub struct Attachment {
     /// What `probe` prints for each target index, when only attaching found the targets
     /// (a uprobe's function glob is matched against the binary then).
     pub target_names: Option<Vec<String>>,
+    /// How each group of targets was attached (fentry/fexit: kprobe_multi or trampolines,
+    /// with the reason), for `-v`.
+    pub notes: Vec<String>,
 }
 
 /// Why a probe could not be attached.
@@ -151,7 +156,11 @@ pub fn attach(probe: &ProbeSpec, ctx: &AttachContext<'_>) -> Result<Attachment, 
             bp_type,
         } => watchpoint::attach(probe, *address, *len, *bp_type, ctx),
         ProbeKind::Kprobe { funcs, retprobe } => kernel::kprobe(probe, funcs, *retprobe, ctx),
-        ProbeKind::Fentry { targets, .. } => kernel::fentry(probe, targets, ctx),
+        ProbeKind::Fentry {
+            targets,
+            multi_template,
+            ..
+        } => kernel::fentry(probe, targets, multi_template.as_deref(), ctx),
         ProbeKind::Unsupported { what } => Err(ProbeError::Unsupported {
             probe: probe.name.clone(),
             what: what.clone(),
