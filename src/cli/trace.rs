@@ -128,6 +128,11 @@ pub struct TraceArgs {
     #[arg(long = "usdt-file-activation")]
     pub usdt_file_activation: bool,
 
+    /// How fentry/fexit probes attach: auto (kprobe_multi links from 32 targets on, where the
+    /// kernel has them), kprobe_multi (whenever possible) or trampoline (one per function).
+    #[arg(long = "fentry-via", value_name = "MODE")]
+    pub fentry_via: Option<String>,
+
     /// Allow unsafe builtins (system, address probes).
     #[arg(long = "unsafe")]
     pub unsafe_mode: bool,

@@ -109,6 +109,10 @@ pub fn run_options(a: &TraceArgs) -> Result<RunOptions, String> {
         verbose: a.verbose,
         buffering,
         unsafe_mode: a.unsafe_mode,
+        fentry_via: match &a.fentry_via {
+            Some(v) => v.parse().map_err(|e| format!("ERROR: USAGE: {e}"))?,
+            None => Default::default(),
+        },
         command: a.cmd.as_deref().map(crate::runtime::child::split_command),
         pid,
         serve,

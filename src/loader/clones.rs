@@ -199,7 +199,7 @@ fn load_one(
 ) -> Result<Result<Prog, Refusal>, LoaderError> {
     let t0 = Instant::now();
     let values = TargetValues {
-        index: i as u32,
+        index: target.index.unwrap_or(i as u32),
         map_fds: shared.map_fds,
         arg_slots: &target.arg_slots,
         ret_slot: target.ret_slot,

@@ -20,6 +20,7 @@ mod clones;
 pub mod co_re;
 mod data;
 mod detach;
+mod fentry_multi;
 mod limits;
 mod multi;
 mod pin;
@@ -34,6 +35,10 @@ pub use arming::Arming;
 pub use clones::{load_clones, map_fds_for, module_btf_obj, CloneTarget, LoadOptions};
 pub use data::{create_data_maps, data_map_name, link_data, DataMap};
 pub use detach::{detach, detach_in_background, BackgroundDetach, DetachMode};
+pub use fentry_multi::{
+    attach_fentry, template_refusal, FentryAttached, FentryOptions, FentryVia, GroupReport,
+    MULTI_ABOVE,
+};
 pub use limits::{prepare_limits, LimitReport, DEFAULT_WARN_ABOVE};
 pub use multi::{attach_multi, MultiOptions, MultiTargets, MultiVia};
 pub use pin::{pin_objects, PinError};

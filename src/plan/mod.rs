@@ -158,6 +158,9 @@ pub enum ProbeKind {
     Fentry {
         targets: Vec<target::CloneTarget>,
         fexit: bool,
+        /// When the clone template uses `probe` (a per-target constant): the same probe lowered
+        /// as a kprobe program that reads `probe` from the BPF cookie, for kprobe_multi groups.
+        multi_template: Option<Box<Template>>,
     },
     /// `usdt:BINARY:PROVIDER:NAME`: one probe site (one `.note.stapsdt` note) of a binary;
     /// its arguments are already lowered into the template. The runtime maps the note's

@@ -11,6 +11,9 @@ use crate::template::{arg_slots, ret_slot, TargetProto, Template};
 pub struct CloneTarget {
     /// Function or tracepoint name (what `func`/`probe` print).
     pub name: String,
+    /// fentry/fexit: the kernel function's own name (`vfs_read`; `name` is the probe's,
+    /// `fentry:vmlinux:vfs_read`).
+    pub func: String,
     /// fentry/fexit: the BTF id of the function (in vmlinux or in `btf_obj`).
     pub btf_id: u32,
     /// fentry/fexit on a module function: that module's BTF object (`attach_btf_obj_fd`).
@@ -26,6 +29,12 @@ pub struct CloneTarget {
     pub ret_slot: Option<i64>,
     pub btf_ids: Vec<i32>,
     pub consts: Vec<i64>,
+    /// The target's index in the probe's target table (`probe`), when the loader is given a
+    /// part of the table (`None`: its position in the slice it is loaded from).
+    pub index: Option<u32>,
+    /// fentry/fexit: why this function cannot be reached through a kprobe_multi link (its
+    /// prototype: a struct or union passed by value), if so.
+    pub multi_refusal: Option<String>,
 }
 
 impl CloneTarget {
@@ -40,9 +49,11 @@ impl CloneTarget {
     ) -> Result<CloneTarget, String> {
         Ok(CloneTarget {
             name: proto.name.clone(),
+            func: proto.name.clone(),
             btf_id,
             arg_slots: arg_slots(&template.params, proto)?,
             ret_slot: Some(ret_slot(proto)),
+            multi_refusal: by_value_aggregate(proto),
             ..Default::default()
         })
     }
@@ -50,8 +61,22 @@ impl CloneTarget {
     pub fn named(name: &str, btf_id: u32) -> CloneTarget {
         CloneTarget {
             name: name.to_string(),
+            func: name.to_string(),
             btf_id,
             ..Default::default()
         }
     }
+}
+
+/// Why a function with prototype `proto` takes arguments that are not one register each: its
+/// first struct or union parameter passed by value (the registers of later parameters no longer
+/// follow their positions).
+fn by_value_aggregate(proto: &TargetProto) -> Option<String> {
+    use crate::template::TypeClass;
+    proto.params.iter().find_map(|(name, class)| match class {
+        TypeClass::Struct { .. } | TypeClass::Union { .. } => {
+            Some(format!("takes the struct or union `{name}` by value"))
+        }
+        _ => None,
+    })
 }

@@ -99,6 +99,8 @@ pub struct RunOptions {
     pub disabled: super::probes::DisabledFeatures,
     /// `log_size`: programs load with a verifier log of this many bytes.
     pub log_size: Option<u32>,
+    /// `--fentry-via`: how fentry/fexit targets are attached.
+    pub fentry_via: crate::loader::FentryVia,
 }
 
 /// Why the run ended.
@@ -440,6 +442,7 @@ pub fn run(
         unsafe_mode: opts.unsafe_mode,
         disabled: opts.disabled,
         log_size: opts.log_size,
+        fentry_via: opts.fentry_via,
     };
 
     // Load and attach everything, still disarmed.
@@ -498,6 +501,9 @@ pub fn run(
                             eprintln!("strobe: {}: {} attached through {via}", p.name, a.attached)
                         }
                         None => eprintln!("strobe: {}: {} attached", p.name, a.attached),
+                    }
+                    for note in &a.notes {
+                        eprintln!("strobe: {}: {note}", p.name);
                     }
                 }
                 for (t, name) in a.target_names.iter().flatten().enumerate() {

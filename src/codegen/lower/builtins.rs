@@ -106,10 +106,11 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
             // the BPF cookie it gives each target: its index (5.15+; 0 through the ioctl
             // fallback of older kernels, which have no cookies).
             use crate::kernel::features::Helper as H;
-            let shared = matches!(
-                lw.probe_kind,
-                K::Kprobe | K::Kretprobe | K::Uprobe | K::Uretprobe
-            );
+            let shared = lw.shared_fentry
+                || matches!(
+                    lw.probe_kind,
+                    K::Kprobe | K::Kretprobe | K::Uprobe | K::Uretprobe
+                );
             let no_cookie = shared && lw.kernel.helper_unavailable(H::GetAttachCookie).is_some();
             if no_cookie && lw.target_count > 1 {
                 return Err(LowerError::Kernel {
@@ -123,6 +124,14 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
             let idx = match lw.probe_kind {
                 // One target: index 0.
                 _ if no_cookie => Value::Imm(0),
+                _ if shared => {
+                    let ctx = b.ctx();
+                    let c = b.call(
+                        crate::asm::isa::Helper::GetAttachCookie,
+                        &[crate::codegen::Arg::Reg(ctx)],
+                    );
+                    Value::Reg(c)
+                }
                 K::Kprobe | K::Kretprobe | K::Uprobe | K::Uretprobe => {
                     let ctx = b.ctx();
                     let c = b.call(

@@ -226,6 +226,9 @@ pub(crate) struct Lower<'a> {
     /// Values up to this many bytes live on the stack, larger ones in the scratch buffer:
     /// `on_stack_limit`, at most [`STACK_VALUE_MAX`].
     pub stack_value_max: u32,
+    /// fentry/fexit lowered for one kprobe_multi program shared by many targets
+    /// (`loader::attach_fentry`): `probe` is the BPF cookie, as for kprobes.
+    pub shared_fentry: bool,
 }
 
 impl Lower<'_> {

@@ -62,124 +62,40 @@ pub(crate) fn lower_probe(
                 .map(|t| t.name.clone())
                 .unwrap_or_else(|| at.raw.clone()),
         };
-        let mut lw = Lower {
+        let point = Point {
             cp,
+            checked,
+            probe,
+            at,
             kernel,
-            b: Builder::new(),
-            script,
-            probe_index: index,
-            probe_kind: at.kind,
-            args,
-            vars: Default::default(),
-            scopes: Default::default(),
-            var_types: checked
-                .vars
-                .slots
-                .iter()
-                .map(|(_, t, _)| t.clone())
-                .collect(),
-            exit: crate::codegen::Label(0),
-            loops: Vec::new(),
-            max_strlen: opts.max_strlen,
-            dummy_ts_map: opts.dummy_ts_map.clone(),
-            scratch_used: 0,
-            subprogs: Vec::new(),
-            lazy_vars: false,
-            macros: Vec::new(),
-            fn_ret: None,
-            raw_bytes: Vec::new(),
-            shared_scratch: Vec::new(),
-            user_binary: at.targets.iter().find_map(|t| match &t.kind {
-                TargetKind::User { path, .. } | TargetKind::Usdt { path, .. } => Some(path.clone()),
-                _ => None,
-            }),
-            user_func: at.targets.iter().find_map(|t| match &t.kind {
-                TargetKind::User { func, .. } if !func.is_empty() => Some(func.clone()),
-                _ => None,
-            }),
-            target_count: at.targets.len(),
-            helper_warnings: opts.helper_warnings,
-            stack_value_max: super::stack_value_max(cp.on_stack_limit),
-            user_anchors: at
-                .targets
-                .iter()
-                .filter_map(|t| match &t.kind {
-                    TargetKind::User {
-                        path,
-                        func,
-                        offset,
-                        address,
-                    } => Some(address.or_else(|| {
-                        kernel
-                            .elf_symbol_address(path, func)
-                            .map(|(a, _)| a + offset.unwrap_or(0))
-                    })),
-                    _ => None,
-                })
-                .collect(),
+            opts,
+            index,
+            point: i,
+            name: &name,
+            special: kind.is_special(),
+            begin: matches!(kind, RunKind::Begin),
+            bounded: matches!(kind, RunKind::Begin | RunKind::End),
         };
-        lw.exit = lw.b.label();
-        lw.b.signed_division = kernel.signed_division();
-        lw.b.set_span(probe.span);
-        if *need_start && matches!(kind, RunKind::Begin) {
-            super::elapsed::record_start(&mut lw.b);
-            *need_start = false;
-        }
-        // strobe's own pid is left out where its own syscalls would feed the probe
-        // (tracepoints, raw tracepoints); kprobes and fentry keep bpftrace 0.17's size
-        // budget (`tests/lower_sizes.rs`) unless `-p`/`-c` filters anyway.
-        let own_feed = matches!(at.kind, AstKind::Tracepoint | AstKind::RawTracepoint);
-        if super::pid_filter::applies(at.kind) && (opts.pid_filter || own_feed) {
-            let exit = lw.exit;
-            super::pid_filter::emit(&mut lw.b, exit, opts.pid_filter);
-        }
-        if at.kind == AstKind::Iter {
-            // The kernel runs an iterator program once more after the last object, with a
-            // NULL object (`ctx->task`, `ctx->file`, …: the field after `meta`); bpftrace's
-            // probes skip that call, so do these.
-            let object = crate::codegen::emit::builtins::ctx_u64(
-                &mut lw.b,
-                1,
-                crate::codegen::emit::IntTy::U64,
-            );
-            let exit = lw.exit;
-            crate::codegen::emit::control::jump_if_false(&mut lw.b, object, exit);
-        }
-        super::stmt::init_vars(&mut lw, checked)?;
-        if let Some(pred) = &probe.predicate {
-            lw.b.set_span(pred.span);
-            let v = super::expr::lower_expr(&mut lw, pred)?;
-            let exit = lw.exit;
-            crate::codegen::emit::control::branch_if(&mut lw.b, v.value(), false, exit);
-        }
-        super::stmt::lower_block(&mut lw, &probe.body)?;
-        let exit = lw.exit;
-        lw.b.bind(exit);
-        lw.b.exit(0);
-        let regions = lw.scratch_used.div_ceil(super::SCRATCH_SIZE);
-        lw.script.scratch_regions = lw.script.scratch_regions.max(regions);
-        let bounded = matches!(kind, RunKind::Begin | RunKind::End);
-        let ring = lw.b.ring_bytes + lw.subprogs.iter().map(|s| s.ring_bytes).sum::<u64>();
-        if bounded {
-            lw.script.ring_bytes += ring;
-        } else if ring > 0 {
-            lw.script.ring_unbounded = true;
-        }
-        let special = kind.is_special();
-        let opts = FinishOptions {
-            name: prog_name(i, index),
-            attach,
-            arming_guard: !special,
+        let compiled = lower_point(&point, script, need_start, attach, args.clone(), false)?;
+        // fentry/fexit using `probe`: a second program for kprobe_multi groups, which tells
+        // targets apart by the BPF cookie (`loader::attach_fentry`). Not lowerable (e.g. no
+        // bpf_get_attach_cookie): the targets stay on trampolines.
+        let multi = match &kind {
+            RunKind::Fentry { fexit, .. }
+                if compiled
+                    .template
+                    .relocs
+                    .iter()
+                    .any(|r| r.kind == crate::template::RelocKind::TargetIndex) =>
+            {
+                let kprobe = AttachKind::Kprobe { retprobe: *fexit };
+                lower_point(&point, script, need_start, kprobe, args, true)
+                    .ok()
+                    .map(|c| Box::new(c.template))
+            }
+            _ => None,
         };
-        let compiled =
-            crate::codegen::finish_program(lw.b, lw.subprogs, &opts).map_err(|source| {
-                LowerError::Codegen {
-                    probe: name.clone(),
-                    span: probe.span,
-                    source,
-                }
-            })?;
-        let kind = with_fentry_targets(kind, &compiled.template, at, kernel);
+        let kind = with_fentry_targets(kind, &compiled.template, multi, at, kernel);
         out.push(ProbeSpec {
             name,
             kind,
@@ -187,6 +103,160 @@ pub(crate) fn lower_probe(
         });
     }
     Ok(out)
+}
+
+/// What lowering one attach point needs besides the script state.
+struct Point<'a> {
+    cp: &'a CheckedProgram,
+    checked: &'a CheckedProbe,
+    probe: &'a crate::syntax::ast::Probe,
+    at: &'a AttachTargets,
+    kernel: &'a dyn KernelInfo,
+    opts: &'a crate::sema::CheckOptions,
+    /// The probe's index in the compiled script.
+    index: usize,
+    /// The attach point's index in the probe.
+    point: usize,
+    name: &'a str,
+    /// BEGIN/END and the other probes without the arming guard.
+    special: bool,
+    begin: bool,
+    /// BEGIN/END: their ring records count towards the ring buffer's size.
+    bounded: bool,
+}
+
+/// Lowers one attach point's program as `attach`, with `args` meaning what the attach point's
+/// kind gives. `shared_fentry`: an fentry/fexit body for one kprobe_multi program shared by
+/// many targets (`probe` from the BPF cookie instead of a per-clone constant).
+fn lower_point(
+    pt: &Point<'_>,
+    script: &mut ScriptState,
+    need_start: &mut bool,
+    attach: AttachKind,
+    args: ArgsSource,
+    shared_fentry: bool,
+) -> Result<crate::codegen::Compiled, LowerError> {
+    let Point {
+        cp,
+        checked,
+        probe,
+        at,
+        kernel,
+        opts,
+        index,
+        ..
+    } = *pt;
+    let mut lw = Lower {
+        cp,
+        kernel,
+        b: Builder::new(),
+        script,
+        probe_index: index,
+        probe_kind: at.kind,
+        args,
+        vars: Default::default(),
+        scopes: Default::default(),
+        var_types: checked
+            .vars
+            .slots
+            .iter()
+            .map(|(_, t, _)| t.clone())
+            .collect(),
+        exit: crate::codegen::Label(0),
+        loops: Vec::new(),
+        max_strlen: opts.max_strlen,
+        dummy_ts_map: opts.dummy_ts_map.clone(),
+        scratch_used: 0,
+        subprogs: Vec::new(),
+        lazy_vars: false,
+        macros: Vec::new(),
+        fn_ret: None,
+        raw_bytes: Vec::new(),
+        shared_scratch: Vec::new(),
+        user_binary: at.targets.iter().find_map(|t| match &t.kind {
+            TargetKind::User { path, .. } | TargetKind::Usdt { path, .. } => Some(path.clone()),
+            _ => None,
+        }),
+        user_func: at.targets.iter().find_map(|t| match &t.kind {
+            TargetKind::User { func, .. } if !func.is_empty() => Some(func.clone()),
+            _ => None,
+        }),
+        target_count: at.targets.len(),
+        helper_warnings: opts.helper_warnings,
+        stack_value_max: super::stack_value_max(cp.on_stack_limit),
+        shared_fentry,
+        user_anchors: at
+            .targets
+            .iter()
+            .filter_map(|t| match &t.kind {
+                TargetKind::User {
+                    path,
+                    func,
+                    offset,
+                    address,
+                } => Some(address.or_else(|| {
+                    kernel
+                        .elf_symbol_address(path, func)
+                        .map(|(a, _)| a + offset.unwrap_or(0))
+                })),
+                _ => None,
+            })
+            .collect(),
+    };
+    lw.exit = lw.b.label();
+    lw.b.signed_division = kernel.signed_division();
+    lw.b.set_span(probe.span);
+    if *need_start && pt.begin {
+        super::elapsed::record_start(&mut lw.b);
+        *need_start = false;
+    }
+    // strobe's own pid is left out where its own syscalls would feed the probe
+    // (tracepoints, raw tracepoints); kprobes and fentry keep bpftrace 0.17's size
+    // budget (`tests/lower_sizes.rs`) unless `-p`/`-c` filters anyway.
+    let own_feed = matches!(at.kind, AstKind::Tracepoint | AstKind::RawTracepoint);
+    if super::pid_filter::applies(at.kind) && (opts.pid_filter || own_feed) {
+        let exit = lw.exit;
+        super::pid_filter::emit(&mut lw.b, exit, opts.pid_filter);
+    }
+    if at.kind == AstKind::Iter {
+        // The kernel runs an iterator program once more after the last object, with a
+        // NULL object (`ctx->task`, `ctx->file`, …: the field after `meta`); bpftrace's
+        // probes skip that call, so do these.
+        let object =
+            crate::codegen::emit::builtins::ctx_u64(&mut lw.b, 1, crate::codegen::emit::IntTy::U64);
+        let exit = lw.exit;
+        crate::codegen::emit::control::jump_if_false(&mut lw.b, object, exit);
+    }
+    super::stmt::init_vars(&mut lw, checked)?;
+    if let Some(pred) = &probe.predicate {
+        lw.b.set_span(pred.span);
+        let v = super::expr::lower_expr(&mut lw, pred)?;
+        let exit = lw.exit;
+        crate::codegen::emit::control::branch_if(&mut lw.b, v.value(), false, exit);
+    }
+    super::stmt::lower_block(&mut lw, &probe.body)?;
+    let exit = lw.exit;
+    lw.b.bind(exit);
+    lw.b.exit(0);
+    let regions = lw.scratch_used.div_ceil(super::SCRATCH_SIZE);
+    lw.script.scratch_regions = lw.script.scratch_regions.max(regions);
+    let bounded = pt.bounded;
+    let ring = lw.b.ring_bytes + lw.subprogs.iter().map(|s| s.ring_bytes).sum::<u64>();
+    if bounded {
+        lw.script.ring_bytes += ring;
+    } else if ring > 0 {
+        lw.script.ring_unbounded = true;
+    }
+    let opts = FinishOptions {
+        name: prog_name(pt.point, index),
+        attach,
+        arming_guard: !pt.special,
+    };
+    crate::codegen::finish_program(lw.b, lw.subprogs, &opts).map_err(|source| LowerError::Codegen {
+        probe: pt.name.to_string(),
+        span: probe.span,
+        source,
+    })
 }
 
 /// A BEGIN program that only records the start time for `elapsed` (scripts without BEGIN).
@@ -377,6 +447,7 @@ fn run_kind(
         },
         (ProbeKind::Fentry | ProbeKind::Fexit, _) => RunKind::Fentry {
             targets: Vec::new(),
+            multi_template: None,
             fexit: at.kind == ProbeKind::Fexit,
         },
         (ProbeKind::Software | ProbeKind::Hardware, AttachSpec::PerfEvent { event, count }) => {
@@ -467,6 +538,7 @@ fn perf_event(hw: bool, name: &str) -> Option<(u64, u64)> {
 fn with_fentry_targets(
     kind: RunKind,
     t: &Template,
+    multi_template: Option<Box<Template>>,
     at: &AttachTargets,
     kernel: &dyn KernelInfo,
 ) -> RunKind {
@@ -513,6 +585,7 @@ fn with_fentry_targets(
         let TargetKind::KernelFunc {
             btf_id: Some(id),
             module,
+            func,
             ..
         } = &target.kind
         else {
@@ -524,13 +597,18 @@ fn with_fentry_targets(
         if let Ok(mut c) = crate::plan::target::CloneTarget::from_proto(t, proto, *id) {
             // `func` prints the target's name (the target-index table).
             c.name = target.name.clone();
+            c.func = func.clone();
             // A module function's BTF id is in the module's BTF: the loader loads it with
             // that module's BTF object.
             c.module = module.clone();
             targets.push(c);
         }
     }
-    RunKind::Fentry { targets, fexit }
+    RunKind::Fentry {
+        targets,
+        fexit,
+        multi_template,
+    }
 }
 
 /// The template's attach kind and what `args` means for this attach point.

@@ -1,14 +1,16 @@
 //! `kprobe:`/`kretprobe:` and `fentry:`/`fexit:`: delegated to the clone loader (kprobe_multi
-//! or perf kprobes; one fentry clone per BTF target, loaded in parallel). On this project's
+//! or perf kprobes; fentry/fexit through kprobe_multi groups or one trampoline clone per BTF
+//! target, loaded in parallel: `loader::attach_fentry` decides). On this project's
 //! hosts both are refused (no kprobes; tracing programs EPERM under lockdown): the VM harness
 //! runs them.
 
 use super::{map_fds, AttachContext, Attachment, ProbeError};
 use crate::loader::{
-    attach_multi, load_clones, CloneTarget, LoadOptions, MultiOptions, MultiTargets,
+    attach_fentry, attach_multi, CloneTarget, FentryOptions, KernelObject, LoadOptions,
+    MultiOptions, MultiTargets,
 };
 use crate::plan::ProbeSpec;
-use crate::template::AttachKind;
+use crate::template::{AttachKind, Template};
 
 pub fn kprobe(
     probe: &ProbeSpec,
@@ -40,6 +42,7 @@ pub fn kprobe(
         objects: a.into_objects(),
         via: Some(format!("{via:?}")),
         target_names: None,
+        notes: Vec::new(),
     })
 }
 
@@ -90,22 +93,73 @@ pub fn error_injectable(list: &str, func: &str) -> bool {
 pub fn fentry(
     probe: &ProbeSpec,
     targets: &[CloneTarget],
+    multi_template: Option<&Template>,
     ctx: &AttachContext<'_>,
 ) -> Result<Attachment, ProbeError> {
     let fds = map_fds(probe, &probe.template, ctx)?;
+    let multi_fds = match multi_template {
+        Some(t) => Some(map_fds(probe, t, ctx)?),
+        None => None,
+    };
+    let shared = multi_template.zip(multi_fds.as_deref());
+    // Functions of loaded BPF programs (`fentry:bpf:`) are reached through trampolines only.
     let targets = with_target_progs(probe, targets)?;
-    let a = load_clones(&probe.template, &fds, &targets, &LoadOptions::default()).map_err(
-        |source| ProbeError::Loader {
-            probe: probe.name.clone(),
-            source: Box::new(source),
+    let bpf_progs = targets.iter().any(|t| t.prog.is_some());
+    let opts = FentryOptions {
+        via: if bpf_progs || ctx.disabled.kprobe_multi {
+            crate::loader::FentryVia::Trampoline
+        } else {
+            ctx.fentry_via
         },
-    )?;
+        load: LoadOptions::default(),
+    };
+    let filter_functions = || {
+        use crate::kernel::info::KernelInfo;
+        crate::kernel::info::HostKernel::new()
+            .kprobe_functions()
+            .map(|fs| {
+                fs.into_iter()
+                    .filter(|(m, _)| m.is_none())
+                    .map(|(_, name)| name)
+                    .collect()
+            })
+    };
+    let a = attach_fentry(
+        &probe.template,
+        &fds,
+        shared,
+        &targets,
+        &opts,
+        &filter_functions,
+    )
+    .map_err(|source| ProbeError::Loader {
+        probe: probe.name.clone(),
+        source: Box::new(source),
+    })?;
+    let attached = a.attached();
+    let notes = a.groups.iter().map(|g| g.to_string()).collect();
+    let via = match (a.multi.is_empty(), a.clones.is_none()) {
+        (true, _) => None,
+        (false, true) => Some("KprobeMulti".to_string()),
+        (false, false) => Some("KprobeMulti and trampolines".to_string()),
+    };
+    let mut objects = Vec::new();
+    let mut refused = Vec::new();
+    for (prog, link, _) in a.multi {
+        objects.push(KernelObject::Link(link));
+        objects.push(KernelObject::Prog(prog));
+    }
+    if let Some(c) = a.clones {
+        refused = c.refused.iter().map(|r| r.to_string()).collect();
+        objects.extend(c.into_objects());
+    }
     Ok(Attachment {
-        attached: a.attached(),
-        refused: a.refused.iter().map(|r| r.to_string()).collect(),
-        objects: a.into_objects(),
-        via: None,
+        attached,
+        refused,
+        objects,
+        via,
         target_names: None,
+        notes,
     })
 }
 

@@ -41,6 +41,8 @@ pub struct AttachContext<'a> {
     pub disabled: DisabledFeatures,
     /// `log_size`: programs load with a verifier log of this many bytes.
     pub log_size: Option<u32>,
+    /// `--fentry-via`: kprobe_multi groups or trampolines for fentry/fexit.
+    pub fentry_via: crate::loader::FentryVia,
 }
 
 /// Kernel features `--no-feature` turns off (bpftrace's names): a probe that would use one
@@ -104,6 +106,9 @@ pub struct Attachment {
     /// What `probe` prints for each target index, when only attaching found the targets
     /// (a uprobe's function glob is matched against the binary then).
     pub target_names: Option<Vec<String>>,
+    /// How each group of targets was attached (fentry/fexit: kprobe_multi or trampolines,
+    /// with the reason), for `-v`.
+    pub notes: Vec<String>,
 }
 
 /// Why a probe could not be attached.
@@ -205,7 +210,11 @@ pub fn attach(probe: &ProbeSpec, ctx: &AttachContext<'_>) -> Result<Attachment, 
             bp_type,
         } => watchpoint::attach(probe, *address, *len, *bp_type, ctx),
         ProbeKind::Kprobe { funcs, retprobe } => kernel::kprobe(probe, funcs, *retprobe, ctx),
-        ProbeKind::Fentry { targets, .. } => kernel::fentry(probe, targets, ctx),
+        ProbeKind::Fentry {
+            targets,
+            multi_template,
+            ..
+        } => kernel::fentry(probe, targets, multi_template.as_deref(), ctx),
         ProbeKind::Iter { btf_id, .. } => iter::attach(probe, *btf_id, ctx),
         ProbeKind::Unsupported { what } => Err(ProbeError::Unsupported {
             probe: probe.name.clone(),

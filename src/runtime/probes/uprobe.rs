@@ -113,5 +113,6 @@ pub fn attach(
         objects: attached.into_objects(),
         via: Some(format!("{via:?}")),
         target_names: Some(target_names),
+        notes: Vec::new(),
     })
 }

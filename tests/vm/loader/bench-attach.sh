@@ -8,7 +8,13 @@
 # same in strobe's attach order (by name) instead of BTF id order. Runs of both alternate in
 # the same guest, so host load affects both alike. `detach_wait_s` is what the user waits at
 # exit: ~0 for background (a child closes the links after strobe returns).
+# loader=script-kprobe_multi / script-trampoline runs a script, `fentry:PATTERN { @[func] =
+# count(); }`, with --fentry-via set to the path (loader/fentry_multi.rs) under a dd workload:
+# its JSON adds `detach_s` (strobe's exit until no strobe process is left: the background
+# detach), `funcs` (distinct functions counted) and `events` (their sum).
 # BENCH_ROUNDS=N sets the rounds; BENCH_LARGE=1 in /etc/vmtest.env adds `*_read*` (~1000 targets) and the detach-mode runs.
+# BENCH_MULTI_ONLY=1 runs only the script rows, with `fentry:*` (every attachable function)
+# through kprobe_multi.
 strobe=$1
 [ -f /etc/vmtest.env ] && . /etc/vmtest.env
 # Let a background detach finish before the next run: its closes take the same kernel locks
@@ -29,6 +35,44 @@ base() { # pattern [name]
   echo "STROBE-BENCH loader=minload${2:+-$2} prog=nop pattern=$1 threads=1 detach=background $line"
   settle
 }
+uptime() { cut -d' ' -f1 /proc/uptime; }
+script() { # via pattern
+  while :; do dd if=/tmp/bench150 of=/dev/null bs=100 count=2 2>/dev/null; done &
+  work=$!
+  STROBE_TIMINGS=1 "$strobe" -q --fentry-via "$1" \
+    -e "fentry:$2 { @[func] = count(); } interval:s:2 { exit(); }" >/tmp/bench.out 2>/tmp/bench.err
+  t0=$(uptime)
+  kill "$work"
+  wait "$work" 2>/dev/null
+  while [ "$(pidof strobe | wc -w)" -gt 0 ]; do sleep 0.1; done
+  t1=$(uptime)
+  json=$(grep start_to_armed /tmp/bench.err | tail -n1)
+  [ -n "$json" ] || json="{\"error\":\"$(head -c 200 /tmp/bench.err | tr -d '\n"\\')\"}"
+  funcs=$(grep -c '^@\[' /tmp/bench.out)
+  events=$(awk -F': ' '/^@\[/ { s += $2 } END { print s + 0 }' /tmp/bench.out)
+  detach=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+  echo "STROBE-BENCH loader=script-$1 prog=count_func pattern=$2 threads=0 detach=background ${json%\}},\"detach_s\":$detach,\"funcs\":$funcs,\"events\":$events}"
+  settle
+}
+head -c 150 /dev/zero >/tmp/bench150
+# Whether this kernel attaches fentry through kprobe_multi (else `fentry:*` would fall back to
+# tens of thousands of trampolines: hours under TCG).
+has_multi() {
+  "$strobe" -v --fentry-via kprobe_multi -e 'fentry:vfs_read {} interval:ms:1 { exit(); }' 2>&1 |
+    grep -q 'through kprobe_multi'
+}
+if [ "${BENCH_MULTI_ONLY:-0}" = 1 ]; then
+  settle
+  if has_multi; then
+    script kprobe_multi 'vfs_*'
+    script trampoline 'vfs_*'
+    script kprobe_multi 'tcp_*'
+    script trampoline 'tcp_*'
+    script kprobe_multi '*'
+  fi
+  echo "STROBE-BENCH done"
+  exit 0
+fi
 # Rounds of the same interleaved runs (the host's load changes by the minute; compare the
 # medians): BENCH_ROUNDS (default 3) for vfs_*, one fewer (at least 1) for tcp_*, whose
 # background detach takes ~1 minute per run.
@@ -44,6 +88,8 @@ for pat in 'vfs_*' 'tcp_*'; do
     base "$pat" name
     run count_all "$pat" 1 background
     run count_all "$pat" 0 background
+    script kprobe_multi "$pat"
+    script trampoline "$pat"
     r=$((r + 1))
   done
 done
@@ -55,5 +101,6 @@ if [ "${BENCH_LARGE:-0}" = 1 ]; then
   base '*_read*'
   run count_all '*_read*' 1 background
   run count_all '*_read*' 0 background
+  has_multi && script kprobe_multi '*'
 fi
 echo "STROBE-BENCH done"

@@ -1,0 +1,425 @@
+//! fentry/fexit wildcards through kprobe_multi links: one program and one link per group of
+//! targets instead of one trampoline per target.
+//!
+//! The fentry template reads `args.NAME` with one context load at a per-target offset (the
+//! `ArgSlot` relocation: 8 × the parameter's position in the trampoline's context) and fexit's
+//! `retval` at the `RetSlot` offset. A kprobe program's context is the function's `pt_regs` at
+//! entry, where the first arguments of the calling convention are registers
+//! (isa/kprobe_regs.txt): patching those relocations with register offsets instead turns the
+//! same template into a kprobe program that reads the same values. Struct members are read with
+//! `bpf_probe_read_kernel` in both (codegen never dereferences a BTF pointer directly), `func`
+//! is `bpf_get_func_ip` in both (kprobe_multi 5.18+: the function's entry address).
+//!
+//! Targets whose used arguments sit in the same registers share one instantiation: they form a
+//! group, loaded once (BPF_PROG_TYPE_KPROBE, expected attach type kprobe_multi) and attached by
+//! one BPF_LINK_CREATE. A target cannot go this way when
+//! - it is a module function, takes a struct or union by value (its registers no longer follow
+//!   the parameter positions), or a used argument is past the registers of the convention;
+//! - the template needs something per target that a shared program cannot have: `probe`
+//!   (the `TargetIndex` relocation), per-target constants or kfunc ids; or fexit reads
+//!   arguments (registers are clobbered by the time a kretprobe runs: that needs a
+//!   `kprobe.session` program, 6.10+, not done yet).
+//!
+//! When the kernel refuses a group's link, targets not in `available_filter_functions` (when it
+//! is readable) are left out and the link is tried again: fprobe attaches through ftrace, and
+//! a trampoline needs the same `__fentry__` call site.
+//!
+//! The other targets that cannot go through kprobe_multi, and every target of a group whose load or link the kernel refuses (no
+//! kprobe_multi before 5.18 or without CONFIG_FPROBE), go through trampoline clones
+//! ([`super::load_clones`]), so the events are the same whichever path attaches them. Each
+//! group's path and the reason for every fallback are in [`FentryAttached::groups`] (`-v`).
+
+use std::collections::{BTreeMap, HashSet};
+use std::os::fd::RawFd;
+use std::time::Instant;
+
+use super::clones::{load_clones, CloneTarget, LoadOptions};
+use super::report::{Attached, LoaderError};
+use crate::sys::{AttachType, Errno, Link, LinkTarget, Prog, ProgLoadOptions, SysError};
+use crate::template::{instantiate, AttachKind, RelocKind, TargetValues, Template};
+
+/// Which mechanism attaches fentry/fexit targets (`--fentry-via`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FentryVia {
+    /// kprobe_multi when at least [`MULTI_ABOVE`] targets can go that way, trampolines
+    /// otherwise.
+    #[default]
+    Auto,
+    /// kprobe_multi for every target that can go that way, whatever the count.
+    KprobeMulti,
+    /// One trampoline clone per target.
+    Trampoline,
+}
+
+impl std::str::FromStr for FentryVia {
+    type Err = String;
+    fn from_str(s: &str) -> Result<FentryVia, String> {
+        match s {
+            "auto" => Ok(FentryVia::Auto),
+            "kprobe_multi" | "multi" => Ok(FentryVia::KprobeMulti),
+            "trampoline" => Ok(FentryVia::Trampoline),
+            _ => Err(format!(
+                "--fentry-via must be auto, kprobe_multi or trampoline (found '{s}')"
+            )),
+        }
+    }
+}
+
+/// In `auto` mode, targets go through kprobe_multi from this many targets on:
+/// below it the trampolines' lower per-event cost wins over their attach time (each
+/// trampoline costs the kernel milliseconds to attach and to detach, serialised; a
+/// kprobe_multi link costs about one for all).
+pub const MULTI_ABOVE: usize = 32;
+
+#[derive(Clone, Debug, Default)]
+pub struct FentryOptions {
+    pub via: FentryVia,
+    /// For the trampoline clones.
+    pub load: LoadOptions,
+}
+
+/// One group of targets and how it was attached, for `-v`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupReport {
+    /// Number of targets in the group.
+    pub targets: usize,
+    /// `through kprobe_multi`, `through trampolines (why)` or `left out: why`.
+    pub path: String,
+}
+
+impl std::fmt::Display for GroupReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} targets {}", self.targets, self.path)
+    }
+}
+
+/// Everything an fentry/fexit attach produced.
+#[derive(Debug, Default)]
+pub struct FentryAttached {
+    /// The trampoline clones (refusals included), if any target went that way.
+    pub clones: Option<Attached>,
+    /// One shared program and its kprobe_multi link per group, with the group's size.
+    pub multi: Vec<(Prog, Link, usize)>,
+    /// Every group's path, in the order decided.
+    pub groups: Vec<GroupReport>,
+    /// Targets left out because ftrace cannot reach them (not in `available_filter_functions`).
+    pub skipped: Vec<String>,
+}
+
+impl FentryAttached {
+    pub fn attached(&self) -> usize {
+        self.clones.as_ref().map_or(0, Attached::attached)
+            + self.multi.iter().map(|m| m.2).sum::<usize>()
+    }
+}
+
+/// Why no target of `template` can be reached through a shared kprobe program, if so.
+pub fn template_refusal(template: &Template) -> Option<String> {
+    let fexit = matches!(
+        template.attach,
+        AttachKind::Fexit | AttachKind::Kprobe { retprobe: true }
+    );
+    template.relocs.iter().find_map(|r| match r.kind {
+        RelocKind::TargetIndex => Some(
+            "the program uses `probe`, which a shared program cannot tell apart per target"
+                .to_string(),
+        ),
+        RelocKind::BtfId { .. } | RelocKind::Const { .. } => {
+            Some("the program has per-target constants".to_string())
+        }
+        RelocKind::ArgSlot { .. } if fexit => Some(
+            "fexit reads arguments, which a kretprobe cannot (kprobe.session is not used yet)"
+                .to_string(),
+        ),
+        _ => None,
+    })
+}
+
+/// The `pt_regs` offsets of `t`'s argument slots on `arch`, or why it cannot go through
+/// kprobe_multi.
+pub fn register_slots(arch: &str, t: &CloneTarget) -> Result<Vec<i64>, String> {
+    if let Some(why) = &t.multi_refusal {
+        return Err(why.clone());
+    }
+    if t.module.is_some() || t.btf_obj.is_some() {
+        return Err("a module function".into());
+    }
+    t.arg_slots
+        .iter()
+        .map(|&slot| {
+            let pos = slot / 8;
+            crate::asm::isa::kprobe_reg(arch, &format!("arg{pos}"))
+                .map(|r| i64::from(r.offset))
+                .ok_or_else(|| format!("argument {pos} is not passed in a register"))
+        })
+        .collect()
+}
+
+/// Attaches `template` (fentry or fexit) to `targets`: kprobe_multi groups where possible and
+/// wanted, trampoline clones for the rest. Target `i` of `targets` is target `i` of the probe's
+/// target table, and the BPF cookie of its kprobe_multi attachment. `shared`: the program (and
+/// its map fds) for kprobe_multi groups when it differs from `template` (it reads `probe` from
+/// the cookie). `filter_functions`: the vmlinux names of `available_filter_functions`, or `None`
+/// when unreadable (then a refused link sends its whole group to trampolines); called at most
+/// once, and only when the kernel refuses a link.
+pub fn attach_fentry(
+    template: &Template,
+    map_fds: &[RawFd],
+    shared: Option<(&Template, &[RawFd])>,
+    targets: &[CloneTarget],
+    opts: &FentryOptions,
+    filter_functions: &dyn Fn() -> Option<HashSet<String>>,
+) -> Result<FentryAttached, LoaderError> {
+    let fexit = match template.attach {
+        AttachKind::Fentry => false,
+        AttachKind::Fexit => true,
+        other => panic!("internal error: attach_fentry called for {}", other.name()),
+    };
+    let arch = std::env::consts::ARCH;
+    let mut out = FentryAttached::default();
+    // Target indices by the reason they go through trampolines.
+    let mut by_reason: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    // Register offsets → target indices.
+    let mut groups: BTreeMap<Vec<i64>, Vec<usize>> = BTreeMap::new();
+    let mut unreachable: Vec<usize> = Vec::new();
+    // The program for kprobe_multi groups: the clone template itself unless the compiler made
+    // one that reads per-target values from the BPF cookie.
+    let (multi_t, multi_fds) = shared.unwrap_or((template, map_fds));
+    let whole = match opts.via {
+        FentryVia::Trampoline => Some("--fentry-via=trampoline".to_string()),
+        _ => template_refusal(multi_t),
+    };
+    for (i, t) in targets.iter().enumerate() {
+        let slots = match &whole {
+            Some(why) => Err(why.clone()),
+            None => register_slots(arch, t),
+        };
+        match slots {
+            Ok(s) => groups.entry(s).or_default().push(i),
+            Err(why) => by_reason.entry(why).or_default().push(i),
+        }
+    }
+    let ret = crate::asm::isa::kprobe_reg(arch, "ret").map(|r| i64::from(r.offset));
+    let reachable: usize = groups.values().map(Vec::len).sum();
+    let mut filter: Option<Option<HashSet<String>>> = None;
+    for (slots, members) in groups {
+        if opts.via == FentryVia::Auto && reachable < MULTI_ABOVE {
+            let why =
+                format!("fewer than {MULTI_ABOVE} targets; --fentry-via=kprobe_multi forces it");
+            by_reason.entry(why).or_default().extend(members);
+            continue;
+        }
+        let mut members = members;
+        let mut r = attach_group(multi_t, multi_fds, targets, &members, &slots, ret, fexit);
+        // The kernel refuses the whole link when one function is not ftrace-able (an `__init`
+        // function, say; EOPNOTSUPP is a kernel without kprobe_multi): then, and only then,
+        // leave out those not in
+        // `available_filter_functions` (slow to read in a TCG guest) and try again.
+        if matches!(&r, Err(GroupError::Link(e)) if e.errno != Errno::EOPNOTSUPP) {
+            if let Some(f) = filter.get_or_insert_with(filter_functions) {
+                let (ok, gone): (Vec<usize>, Vec<usize>) =
+                    members.iter().partition(|&&i| f.contains(&targets[i].func));
+                if !gone.is_empty() {
+                    unreachable.extend(gone);
+                    members = ok;
+                    if members.is_empty() {
+                        continue;
+                    }
+                    r = attach_group(multi_t, multi_fds, targets, &members, &slots, ret, fexit);
+                }
+            }
+        }
+        match r {
+            Ok((prog, link)) => {
+                out.groups.push(GroupReport {
+                    targets: members.len(),
+                    path: "through kprobe_multi".into(),
+                });
+                out.multi.push((prog, link, members.len()));
+            }
+            Err(why) => by_reason
+                .entry(why.to_string())
+                .or_default()
+                .extend(members),
+        }
+    }
+    if !unreachable.is_empty() {
+        out.groups.push(GroupReport {
+            targets: unreachable.len(),
+            path: "left out: not in available_filter_functions (ftrace cannot reach them)".into(),
+        });
+        out.skipped = unreachable
+            .iter()
+            .map(|&i| targets[i].name.clone())
+            .collect();
+    }
+    let mut rest: Vec<usize> = Vec::new();
+    for (why, members) in by_reason {
+        out.groups.push(GroupReport {
+            targets: members.len(),
+            path: format!("through trampolines ({why})"),
+        });
+        rest.extend(members);
+    }
+    if rest.is_empty() {
+        return Ok(out);
+    }
+    rest.sort_unstable();
+    // `probe` (TargetIndex) of a clone is its index in the whole table.
+    let subset: Vec<CloneTarget> = rest
+        .iter()
+        .map(|&i| CloneTarget {
+            index: Some(i as u32),
+            ..targets[i].clone()
+        })
+        .collect();
+    let mut a = match load_clones(template, map_fds, &subset, &opts.load) {
+        Ok(a) => a,
+        // Nothing attached by trampolines, but the multi groups run: their refusals stay.
+        Err(LoaderError::NothingAttached { refused }) if !out.multi.is_empty() => Attached {
+            kind: Some(template.attach),
+            total: subset.len(),
+            refused,
+            ..Default::default()
+        },
+        Err(e) => return Err(e),
+    };
+    for c in &mut a.clones {
+        c.index = rest[c.index];
+    }
+    for r in &mut a.refused {
+        r.index = rest[r.index];
+    }
+    out.clones = Some(a);
+    Ok(out)
+}
+
+/// Why a group did not attach through kprobe_multi: the reason for its trampolines.
+#[derive(Debug)]
+enum GroupError {
+    Load(String),
+    Link(SysError),
+}
+
+impl std::fmt::Display for GroupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GroupError::Load(why) => write!(f, "the kprobe_multi program was refused: {why}"),
+            GroupError::Link(why) => write!(f, "the kprobe_multi link was refused: {why}"),
+        }
+    }
+}
+
+/// One group: the template instantiated with register offsets, loaded as a kprobe_multi
+/// program and linked to every member.
+fn attach_group(
+    template: &Template,
+    map_fds: &[RawFd],
+    targets: &[CloneTarget],
+    members: &[usize],
+    slots: &[i64],
+    ret: Option<i64>,
+    fexit: bool,
+) -> Result<(Prog, Link), GroupError> {
+    let t0 = Instant::now();
+    let insns = instantiate(
+        template,
+        &TargetValues {
+            index: 0,
+            map_fds,
+            arg_slots: slots,
+            ret_slot: ret,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| GroupError::Load(format!("internal error: {e}")))?;
+    let attach = AttachKind::Kprobe { retprobe: fexit };
+    let mut o = ProgLoadOptions::new(attach.prog_type(), &insns);
+    o.name = &template.name;
+    o.license = &template.license;
+    o.expected_attach_type = Some(AttachType::TraceKprobeMulti);
+    let funcs = super::subprogs::FuncBtfObj::load(template);
+    if let Some(f) = &funcs {
+        f.apply(&mut o);
+    }
+    let prog = Prog::load(&o).map_err(|e| GroupError::Load(e.to_string()))?;
+    let syms: Vec<&str> = members.iter().map(|&i| targets[i].func.as_str()).collect();
+    let cookies: Vec<u64> = members.iter().map(|&i| i as u64).collect();
+    let link = Link::create(
+        &prog,
+        &LinkTarget::KprobeMulti {
+            retprobe: fexit,
+            syms: &syms,
+            addrs: &[],
+            cookies: &cookies,
+        },
+    )
+    .map_err(GroupError::Link)?;
+    crate::timings::record("kprobe_multi_group", t0.elapsed());
+    Ok((prog, link))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(name: &str, arg_slots: Vec<i64>) -> CloneTarget {
+        CloneTarget {
+            name: format!("fentry:vmlinux:{name}"),
+            func: name.into(),
+            arg_slots,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn argument_slots_map_to_the_calling_conventions_registers() {
+        // vfs_write(file, buf, count, pos): count is slot 16, the third argument: dx.
+        let t = target("vfs_write", vec![16, 0]);
+        assert_eq!(register_slots("x86_64", &t), Ok(vec![96, 112]));
+        assert_eq!(register_slots("aarch64", &t), Ok(vec![16, 0]));
+    }
+
+    #[test]
+    fn targets_past_the_registers_or_in_modules_or_with_struct_args_are_refused() {
+        let t = target("f", vec![8 * 6]);
+        assert_eq!(
+            register_slots("x86_64", &t),
+            Err("argument 6 is not passed in a register".into())
+        );
+        let mut m = target("g", vec![0]);
+        m.module = Some("ext4".into());
+        assert_eq!(
+            register_slots("x86_64", &m),
+            Err("a module function".into())
+        );
+        let mut s = target("h", vec![]);
+        s.multi_refusal = Some("takes a struct by value".into());
+        assert!(register_slots("x86_64", &s).is_err());
+    }
+
+    #[test]
+    fn templates_needing_per_target_values_or_fexit_args_stay_on_trampolines() {
+        use crate::template::{Field, Reloc};
+        let mut t = Template::new("t", AttachKind::Fentry, vec![]);
+        assert_eq!(template_refusal(&t), None);
+        t.relocs
+            .push(Reloc::new(0, Field::Off, RelocKind::ArgSlot { param: 0 }));
+        assert_eq!(template_refusal(&t), None);
+        t.attach = AttachKind::Fexit;
+        assert!(template_refusal(&t).unwrap().contains("kprobe.session"));
+        t.relocs[0].kind = RelocKind::RetSlot;
+        assert_eq!(template_refusal(&t), None);
+        t.relocs
+            .push(Reloc::new(1, Field::Imm, RelocKind::TargetIndex));
+        assert!(template_refusal(&t).unwrap().contains("`probe`"));
+    }
+
+    #[test]
+    fn fentry_via_parses_its_three_modes() {
+        assert_eq!("auto".parse(), Ok(FentryVia::Auto));
+        assert_eq!("kprobe_multi".parse(), Ok(FentryVia::KprobeMulti));
+        assert_eq!("trampoline".parse(), Ok(FentryVia::Trampoline));
+        assert!("x".parse::<FentryVia>().is_err());
+    }
+}
