@@ -131,7 +131,7 @@ fn fentry_templates_use_argument_slot_relocations() {
         .iter()
         .any(|r| matches!(r.kind, RelocKind::ArgSlot { .. })));
     match &s.probes[0].kind {
-        ProbeKind::Fentry { targets, fexit } => {
+        ProbeKind::Fentry { targets, fexit, .. } => {
             assert!(!fexit);
             assert_eq!(targets.len(), 1);
             assert_eq!(targets[0].arg_slots.len(), 1);
