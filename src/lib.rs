@@ -25,7 +25,7 @@ pub mod cli;
 pub mod codegen;
 pub mod compile;
 pub mod diag;
-pub mod dwarf;
+pub(crate) mod dwarf;
 pub mod elf;
 pub mod kernel;
 pub mod loader;
@@ -35,6 +35,6 @@ pub mod sema;
 pub mod syntax;
 pub mod sys;
 pub mod template;
-pub mod timings;
+pub(crate) mod timings;
 
 pub use api::{Finished, Script, ScriptError, Session};

@@ -184,8 +184,8 @@ pub struct TraceArgs {
     #[arg(long = "mode", value_name = "MODE")]
     pub mode: Option<String>,
 
-    /// Run a built-in hand-assembled script (runtime tests and benchmarks, until the compiler
-    /// lands): hello, interval:N, forever, tracepoint:CAT:NAME, uprobe:BIN:FUNC, maps, flood:N.
+    /// Run a hand-built script from the plans a test binary installed
+    /// (`trace_run::set_plans`; the product has none).
     #[arg(long = "x-plan", value_name = "NAME", hide = true)]
     pub x_plan: Option<String>,
 

@@ -149,9 +149,19 @@ pub fn run_script(a: &TraceArgs, script: &CompiledScript) -> i32 {
     }
 }
 
-/// `--x-plan NAME`: a built-in hand-assembled script (`runtime::canned`).
+/// Where `--x-plan NAME` finds hand-built scripts. The product has none; a test binary (the
+/// dev crate's `strobe-plan`) installs its canned plans with [`set_plans`] and then runs this
+/// same CLI, so exit paths are tested through the code the product runs.
+static PLANS: std::sync::OnceLock<fn(&str) -> Option<CompiledScript>> = std::sync::OnceLock::new();
+
+/// Installs the source of `--x-plan` scripts (once; later calls are ignored).
+pub fn set_plans(plans: fn(&str) -> Option<CompiledScript>) {
+    let _ = PLANS.set(plans);
+}
+
+/// `--x-plan NAME`: a hand-built script from the plans [`set_plans`] installed.
 pub fn run_canned(a: &TraceArgs, name: &str) -> i32 {
-    match crate::runtime::canned::by_name(name) {
+    match PLANS.get().and_then(|plans| plans(name)) {
         Some(script) => run_script(a, &script),
         None => {
             eprintln!("strobe: unknown built-in plan '{name}'");

@@ -1,7 +1,6 @@
 //! The runtime: ring buffer and perf buffer readers, the event loop, output.
 
 #[doc(hidden)]
-pub mod canned;
 pub mod cgroup;
 pub mod child;
 pub mod cpus;

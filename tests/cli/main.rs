@@ -32,7 +32,6 @@ mod prometheus;
 mod run_semantics;
 mod run_stacks;
 mod runtime_cases;
-mod runtime_exit;
 mod sema_host;
 mod sys_features;
 mod usdt;

@@ -1,12 +1,12 @@
-//! Host-kernel tests of the runtime with hand-built compiled scripts (`runtime::canned`):
+//! Host-kernel tests of the runtime with hand-built compiled scripts (`strobe_testkit::canned`):
 //! real maps, programs, perf events and ring buffers; output compared exactly.
 
 use std::sync::Mutex;
 
 use strobe::plan::CompiledScript;
-use strobe::runtime::canned;
 use strobe::runtime::driver::{run, ExitReason, RunOptions};
 use strobe::runtime::format::OutputFormat;
+use strobe_testkit::canned;
 
 use crate::runtime_support;
 use runtime_support::{have_bpf, leftover_progs};

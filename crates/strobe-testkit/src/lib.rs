@@ -26,6 +26,7 @@ pub fn skip(test: &str, reason: &str) {
     }
 }
 
+pub mod canned;
 pub mod cases;
 pub mod cases_cli;
 pub mod forms;

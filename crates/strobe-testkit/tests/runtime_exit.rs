@@ -1,4 +1,5 @@
-//! Exit paths of the `strobe` binary running a hand-built script (`--x-plan`): exit(),
+//! Exit paths of the `strobe` command line running a hand-built script (`--x-plan`, through
+//! `strobe-plan`: the product's CLI with this crate's canned plans installed): exit(),
 //! SIGINT, SIGTERM and SIGKILL. After each, the kernel must hold none of the run's programs
 //! (programs are named after the strobe process's pid; links and perf events hold a program,
 //! so none of those survive either).
@@ -6,11 +7,12 @@
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Stdio};
 
-use crate::runtime_support;
+#[path = "../../../tests/runtime_support/mod.rs"]
+mod runtime_support;
 use runtime_support::{have_bpf, leftover_progs};
 
 fn start(plan: &str) -> (Child, String) {
-    let child = Command::new(env!("CARGO_BIN_EXE_strobe"))
+    let child = Command::new(env!("CARGO_BIN_EXE_strobe-plan"))
         .args(["--x-plan", plan])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -102,7 +104,7 @@ fn exit_in_a_probe_ends_the_run_and_detaches_everything() {
 
 #[test]
 fn unknown_plan_is_an_input_error() {
-    let out = Command::new(env!("CARGO_BIN_EXE_strobe"))
+    let out = Command::new(env!("CARGO_BIN_EXE_strobe-plan"))
         .args(["--x-plan", "nope"])
         .output()
         .unwrap();
@@ -127,7 +129,7 @@ fn panic_while_armed_disarms_and_leaves_nothing_in_the_kernel() {
     if !have_bpf("panic_while_armed_disarms_and_leaves_nothing_in_the_kernel") {
         return;
     }
-    let child = Command::new(env!("CARGO_BIN_EXE_strobe"))
+    let child = Command::new(env!("CARGO_BIN_EXE_strobe-plan"))
         .args(["--x-plan", "forever"])
         .env("STROBE_TEST_PANIC_WHEN_ARMED", "1")
         .env("RUST_BACKTRACE", "0")

@@ -1,23 +1,23 @@
 //! Hand-built compiled scripts: BPF assembly turned into templates with map-fd relocations,
-//! exactly the shape the code generator produces. They exist so the runtime can be tested,
-//! benchmarked and run from the binary (`strobe --x-plan NAME`, hidden) before the compiler
-//! lands; each names the bpftrace script it stands for.
+//! exactly the shape the code generator produces. They test the runtime apart from the
+//! compiler, in-process and through the `strobe-plan` test binary (the product's CLI with these
+//! plans behind its hidden `--x-plan NAME`); each names the bpftrace script it stands for.
 //!
 //! Every program is named `<tag>_<n>` so leak tests can find this run's programs among the
 //! kernel's (other processes load programs too).
 
 use std::path::PathBuf;
 
-use crate::asm::assemble_insns;
-use crate::plan::record::EventKind;
-use crate::plan::{
+use strobe::asm::assemble_insns;
+use strobe::plan::record::EventKind;
+use strobe::plan::{
     CompiledScript, EventTable, MapRole, MapSpec, MapValueSpec, ProbeKind, ProbeSpec,
 };
-use crate::runtime::format::agg::AggKind;
-use crate::runtime::format::hist::{log2_bucket, HistKind};
-use crate::runtime::format::{FieldType, PrintfCall};
-use crate::sys::MapType;
-use crate::template::{AttachKind, Field, Reloc, RelocKind, Template, ARM_MAP_NAME};
+use strobe::runtime::format::agg::AggKind;
+use strobe::runtime::format::hist::{log2_bucket, HistKind};
+use strobe::runtime::format::{FieldType, PrintfCall};
+use strobe::sys::MapType;
+use strobe::template::{AttachKind, Field, Reloc, RelocKind, Template, ARM_MAP_NAME};
 
 /// Indices into a canned template's map table: the arming flag first, then the script's maps
 /// in [`CompiledScript::maps`] order (ring buffer, lost counter, script maps).
@@ -26,7 +26,7 @@ const RINGBUF: usize = 1;
 const LOST: usize = 2;
 const FIRST_SCRIPT_MAP: usize = 3;
 
-use crate::asm::isa::{CODE_LD_IMM64, PSEUDO_MAP_FD, PSEUDO_MAP_VALUE};
+use strobe::asm::isa::{CODE_LD_IMM64, PSEUDO_MAP_FD, PSEUDO_MAP_VALUE};
 
 /// A template from assembly where `map_fd(N) ll` / `map_value(N, OFF) ll` name entry N of
 /// `maps`: the placeholder becomes a map relocation and the immediate 0, as the code
