@@ -224,6 +224,16 @@ fn strlen(c: &CallCtx<'_>) -> Result<Type, RuleError> {
 }
 
 fn strcontains(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    // `strcontains(probe, "text")`: decided per target when compiling.
+    if c.arg_types[0] == Type::Probe {
+        if c.arg_types[1].is_string() && (c.const_str)(c.args[1].id).is_some() {
+            return Ok(Type::Bool);
+        }
+        return Err(RuleError::arg(
+            1,
+            "strcontains(probe, …) needs a string literal to look for",
+        ));
+    }
     for i in 0..2 {
         if !c.arg_types[i].is_string() {
             return Err(RuleError::arg(

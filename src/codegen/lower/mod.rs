@@ -220,6 +220,8 @@ pub(crate) struct Lower<'a> {
     pub user_anchors: Vec<Option<u64>>,
     /// Targets of the attach point being lowered.
     pub target_count: usize,
+    /// Their full names (`probe`), by target index.
+    pub target_names: Vec<String>,
 }
 
 impl Lower<'_> {

@@ -98,6 +98,7 @@ pub(crate) fn lower_probe(
                 _ => None,
             }),
             target_count: at.targets.len(),
+            target_names: at.targets.iter().map(|t| t.name.clone()).collect(),
             user_anchors: at
                 .targets
                 .iter()
