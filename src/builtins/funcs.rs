@@ -391,6 +391,35 @@ fn comm_of(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(Type::Str { size: 16 })
 }
 
+/// `memcmp(left, right, count)` (`int64`): the first `count` bytes of the two values, compared
+/// as C's memcmp. `count` must be a constant within both values.
+fn memcmp(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    for i in 0..2 {
+        let t = &c.arg_types[i];
+        if t.is_none() || t.size() == 0 {
+            return Err(RuleError::arg(
+                i,
+                format!("memcmp() cannot compare a value of type {t}"),
+            ));
+        }
+    }
+    c.want_int(2, false)?;
+    let n = c.int_arg(2, "the byte count")?;
+    for i in 0..2 {
+        let size = c.arg_types[i].size() as i64;
+        if n < 0 || n > size {
+            return Err(RuleError::arg(
+                2,
+                format!(
+                    "memcmp(): count {n} is outside the {} value's {size} bytes",
+                    if i == 0 { "left" } else { "right" }
+                ),
+            ));
+        }
+    }
+    Ok(Type::I64)
+}
+
 fn bswap(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(c.want_int(0, false)?.clone())
 }
@@ -531,6 +560,13 @@ pub const BUILTINS: &[Builtin] = &[
     func("ustack", 0, 2, stack, "user stack with mode/limit"),
     func("nsecs", 0, 1, nsecs, "time in nanoseconds of a clock"),
     func("bswap", 1, 1, bswap, "reverse byte order"),
+    func(
+        "memcmp",
+        3,
+        3,
+        memcmp,
+        "compare the first bytes of two values",
+    ),
     func(
         "pid",
         0,
