@@ -420,6 +420,38 @@ fn memcmp(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(Type::I64)
 }
 
+/// `socket_cookie(sk)` (`uint64`): `sk` a `struct sock *`. The kernel gives
+/// bpf_get_socket_cookie for a socket pointer only to tracing programs (fentry/fexit/iter),
+/// as bpftrace allows it; other probes are refused with that reason.
+fn socket_cookie(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    let t = &c.arg_types[0];
+    let sock = matches!(t, Type::Pointer { pointee: Pointee::Type(p), .. }
+        if matches!(p.as_ref(), Type::CStruct(s) if s.name == "struct sock"));
+    if !sock {
+        // bpftrace's words.
+        let shown = match t {
+            Type::Pointer { .. } => format!("'{t}'"),
+            t => t.to_string(),
+        };
+        return Err(RuleError::arg(
+            0,
+            format!(
+                "socket_cookie() only supports 'struct sock *' as the argument ({shown} provided)"
+            ),
+        ));
+    }
+    use ProbeKind as K;
+    if !matches!(c.probe, K::Fentry | K::Fexit | K::Iter) {
+        return Err(RuleError::call(format!(
+            "socket_cookie() needs bpf_get_socket_cookie of a BTF socket pointer, which the \
+             kernel gives only to tracing programs (fentry, fexit, iter); strobe loads {} \
+             probes as another program type",
+            c.probe.name()
+        )));
+    }
+    Ok(Type::U64)
+}
+
 fn bswap(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(c.want_int(0, false)?.clone())
 }
@@ -566,6 +598,13 @@ pub const BUILTINS: &[Builtin] = &[
         3,
         memcmp,
         "compare the first bytes of two values",
+    ),
+    func(
+        "socket_cookie",
+        1,
+        1,
+        socket_cookie,
+        "the kernel's cookie of a socket",
     ),
     func(
         "pid",

@@ -32,6 +32,7 @@ pub(crate) const NAMES: &[&str] = &[
     "signal_thread",
     "write_user",
     "memcmp",
+    "socket_cookie",
     "override",
     "strerror",
     "syscall_name",
@@ -135,6 +136,15 @@ pub(crate) fn lower_call(
         }
         "write_user" => write_user(lw, e, args),
         "memcmp" => memcmp(lw, e, args),
+        // The checker allowed it only in tracing programs, where `sk` is a BTF pointer.
+        "socket_cookie" => {
+            let sk = match lower_expr(lw, &args[0])?.value() {
+                Value::Imm(n) => Arg::Imm(n),
+                Value::Reg(r) => Arg::Reg(r),
+            };
+            let r = lw.b.call(Helper::GetSocketCookie, &[sk]);
+            Ok(Val::Int(Value::Reg(r), IntTy::U64))
+        }
         "signal" | "signal_thread" => {
             use crate::kernel::features::Helper as H;
             let (h, fh, hname) = if name == "signal" {
