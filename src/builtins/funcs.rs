@@ -224,6 +224,16 @@ fn strlen(c: &CallCtx<'_>) -> Result<Type, RuleError> {
 }
 
 fn strcontains(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    // `strcontains(probe, "text")`: decided per target when compiling.
+    if c.arg_types[0] == Type::Probe {
+        if c.arg_types[1].is_string() && (c.const_str)(c.args[1].id).is_some() {
+            return Ok(Type::Bool);
+        }
+        return Err(RuleError::arg(
+            1,
+            "strcontains(probe, …) needs a string literal to look for",
+        ));
+    }
     for i in 0..2 {
         if !c.arg_types[i].is_string() {
             return Err(RuleError::arg(
@@ -381,6 +391,67 @@ fn comm_of(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(Type::Str { size: 16 })
 }
 
+/// `memcmp(left, right, count)` (`int64`): the first `count` bytes of the two values, compared
+/// as C's memcmp. `count` must be a constant within both values.
+fn memcmp(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    for i in 0..2 {
+        let t = &c.arg_types[i];
+        if t.is_none() || t.size() == 0 {
+            return Err(RuleError::arg(
+                i,
+                format!("memcmp() cannot compare a value of type {t}"),
+            ));
+        }
+    }
+    c.want_int(2, false)?;
+    let n = c.int_arg(2, "the byte count")?;
+    for i in 0..2 {
+        let size = c.arg_types[i].size() as i64;
+        if n < 0 || n > size {
+            return Err(RuleError::arg(
+                2,
+                format!(
+                    "memcmp(): count {n} is outside the {} value's {size} bytes",
+                    if i == 0 { "left" } else { "right" }
+                ),
+            ));
+        }
+    }
+    Ok(Type::I64)
+}
+
+/// `socket_cookie(sk)` (`uint64`): `sk` a `struct sock *`. The kernel gives
+/// bpf_get_socket_cookie for a socket pointer only to tracing programs (fentry/fexit/iter),
+/// as bpftrace allows it; other probes are refused with that reason.
+fn socket_cookie(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    let t = &c.arg_types[0];
+    let sock = matches!(t, Type::Pointer { pointee: Pointee::Type(p), .. }
+        if matches!(p.as_ref(), Type::CStruct(s) if s.name == "struct sock"));
+    if !sock {
+        // bpftrace's words.
+        let shown = match t {
+            Type::Pointer { .. } => format!("'{t}'"),
+            t => t.to_string(),
+        };
+        return Err(RuleError::arg(
+            0,
+            format!(
+                "socket_cookie() only supports 'struct sock *' as the argument ({shown} provided)"
+            ),
+        ));
+    }
+    use ProbeKind as K;
+    if !matches!(c.probe, K::Fentry | K::Fexit | K::Iter) {
+        return Err(RuleError::call(format!(
+            "socket_cookie() needs bpf_get_socket_cookie of a BTF socket pointer, which the \
+             kernel gives only to tracing programs (fentry, fexit, iter); strobe loads {} \
+             probes as another program type",
+            c.probe.name()
+        )));
+    }
+    Ok(Type::U64)
+}
+
 fn bswap(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(c.want_int(0, false)?.clone())
 }
@@ -521,6 +592,20 @@ pub const BUILTINS: &[Builtin] = &[
     func("ustack", 0, 2, stack, "user stack with mode/limit"),
     func("nsecs", 0, 1, nsecs, "time in nanoseconds of a clock"),
     func("bswap", 1, 1, bswap, "reverse byte order"),
+    func(
+        "memcmp",
+        3,
+        3,
+        memcmp,
+        "compare the first bytes of two values",
+    ),
+    func(
+        "socket_cookie",
+        1,
+        1,
+        socket_cookie,
+        "the kernel's cookie of a socket",
+    ),
     func(
         "pid",
         0,

@@ -258,7 +258,7 @@ impl Checker<'_> {
                     } else if let Some(n) = self.consts.get(&a.id) {
                         lits.push(Literal::Int(*n));
                     } else {
-                        self.error(a.span, "fail(): arguments must be literals");
+                        self.error(a.span, "fail() arguments need to be literals");
                         return;
                     }
                 }

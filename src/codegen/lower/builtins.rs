@@ -61,6 +61,106 @@ pub(crate) fn pid_tid(
     Ok(Val::Int(v, crate::codegen::emit::IntTy::U32))
 }
 
+/// The index of the target this run of the probe is for, in the attach point's target table
+/// (the `probe` builtin's low half).
+pub(crate) fn target_index(lw: &mut Lower<'_>, e: &Expr) -> Result<Value, LowerError> {
+    use crate::syntax::ast::ProbeKind as K;
+    // kprobes and uprobes share one program among their targets (kprobe_multi,
+    // uprobe_multi or one perf event each, `loader::multi`), which tells them apart by
+    // the BPF cookie it gives each target: its index (5.15+; 0 through the ioctl
+    // fallback of older kernels, which have no cookies).
+    use crate::kernel::features::Helper as H;
+    // fentry/fexit lowered for a kprobe_multi group (`loader::attach_fentry`) likewise.
+    let shared = lw.shared_fentry
+        || matches!(
+            lw.probe_kind,
+            K::Kprobe | K::Kretprobe | K::Uprobe | K::Uretprobe
+        );
+    let no_cookie = shared && lw.kernel.helper_unavailable(H::GetAttachCookie).is_some();
+    if no_cookie && lw.target_count > 1 {
+        return Err(LowerError::Kernel {
+            what: "`probe` in a probe of several targets needs bpf_get_attach_cookie \
+                   (kernel 5.15+)"
+                .into(),
+            span: e.span,
+        });
+    }
+    let b = &mut lw.b;
+    let idx = match lw.probe_kind {
+        // One target: index 0.
+        _ if no_cookie => Value::Imm(0),
+        _ if shared => {
+            let ctx = b.ctx();
+            let c = b.call(
+                crate::asm::isa::Helper::GetAttachCookie,
+                &[crate::codegen::Arg::Reg(ctx)],
+            );
+            Value::Reg(c)
+        }
+        _ => bi::target_index(b),
+    };
+    Ok(idx)
+}
+
+/// `strcontains(probe, "text")`: known per target when compiling, so the answer is the set of
+/// targets whose name contains the text, tested on the target index (a range test for each
+/// run of consecutive matching targets).
+pub(crate) fn probe_contains(
+    lw: &mut Lower<'_>,
+    e: &Expr,
+    needle: &Expr,
+) -> Result<Val, LowerError> {
+    let Some(text) = lw.cp.str_consts.get(&needle.id).cloned() else {
+        return Err(LowerError::unsupported(
+            "strcontains(probe, …) with a needle that is not a string literal",
+            e.span,
+        ));
+    };
+    let text = String::from_utf8_lossy(&text).into_owned();
+    let hits: Vec<bool> = lw
+        .target_names
+        .iter()
+        .map(|n| n.contains(text.as_str()))
+        .collect();
+    if hits.iter().all(|h| *h) {
+        return Ok(Val::Int(Value::Imm(1), IntTy::U8));
+    }
+    if !hits.iter().any(|h| *h) {
+        return Ok(Val::Int(Value::Imm(0), IntTy::U8));
+    }
+    let idx = target_index(lw, e)?;
+    let idx = match idx {
+        Value::Reg(r) => r,
+        Value::Imm(n) => {
+            let r = lw.b.vreg();
+            lw.b.mov(r, n as i32);
+            r
+        }
+    };
+    let r = lw.b.vreg();
+    lw.b.mov(r, 1);
+    let yes = lw.b.label();
+    let mut i = 0;
+    while i < hits.len() {
+        if !hits[i] {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < hits.len() && hits[i] {
+            i += 1;
+        }
+        let next = lw.b.label();
+        use crate::asm::isa::JmpOp;
+        lw.b.jmp64(JmpOp::Jlt, idx, start as i32, next);
+        lw.b.jmp64(JmpOp::Jlt, idx, i as i32, yes);
+        lw.b.bind(next);
+    }
+    lw.b.mov(r, 0);
+    lw.b.bind(yes);
+    Ok(Val::Int(Value::Reg(r), IntTy::U8))
+}
+
 /// A builtin value `name`.
 pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Val, LowerError> {
     let t = lw.type_of(e.id);
@@ -100,48 +200,8 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
             return Ok(Val::Mem(p));
         }
         "probe" => {
-            use crate::syntax::ast::ProbeKind as K;
-            // kprobes and uprobes share one program among their targets (kprobe_multi,
-            // uprobe_multi or one perf event each, `loader::multi`), which tells them apart by
-            // the BPF cookie it gives each target: its index (5.15+; 0 through the ioctl
-            // fallback of older kernels, which have no cookies).
-            use crate::kernel::features::Helper as H;
-            let shared = lw.shared_fentry
-                || matches!(
-                    lw.probe_kind,
-                    K::Kprobe | K::Kretprobe | K::Uprobe | K::Uretprobe
-                );
-            let no_cookie = shared && lw.kernel.helper_unavailable(H::GetAttachCookie).is_some();
-            if no_cookie && lw.target_count > 1 {
-                return Err(LowerError::Kernel {
-                    what: "`probe` in a probe of several targets needs bpf_get_attach_cookie \
-                           (kernel 5.15+)"
-                        .into(),
-                    span: e.span,
-                });
-            }
+            let idx = target_index(lw, e)?;
             let b = &mut lw.b;
-            let idx = match lw.probe_kind {
-                // One target: index 0.
-                _ if no_cookie => Value::Imm(0),
-                _ if shared => {
-                    let ctx = b.ctx();
-                    let c = b.call(
-                        crate::asm::isa::Helper::GetAttachCookie,
-                        &[crate::codegen::Arg::Reg(ctx)],
-                    );
-                    Value::Reg(c)
-                }
-                K::Kprobe | K::Kretprobe | K::Uprobe | K::Uretprobe => {
-                    let ctx = b.ctx();
-                    let c = b.call(
-                        crate::asm::isa::Helper::GetAttachCookie,
-                        &[crate::codegen::Arg::Reg(ctx)],
-                    );
-                    Value::Reg(c)
-                }
-                _ => bi::target_index(b),
-            };
             let hi = (lw.probe_index as i64) << 32;
             crate::codegen::emit::arith::binop(
                 b,

@@ -336,6 +336,9 @@ pub(crate) fn lower_call(
             let v = crate::codegen::emit::strings::strlen(&mut lw.b, a, at.size() as u32);
             Ok(Val::Int(v, IntTy::U64))
         }
+        "strcontains" if lw.type_of(args[0].id) == Type::Probe => {
+            super::builtins::probe_contains(lw, e, &args[1])
+        }
         "strcontains" => {
             let (at, bt) = (lw.type_of(args[0].id), lw.type_of(args[1].id));
             let a = lower_expr(lw, &args[0])?;

@@ -31,6 +31,8 @@ pub(crate) const NAMES: &[&str] = &[
     "signal",
     "signal_thread",
     "write_user",
+    "memcmp",
+    "socket_cookie",
     "override",
     "strerror",
     "syscall_name",
@@ -133,6 +135,16 @@ pub(crate) fn lower_call(
             Ok(Val::Int(Value::Reg(v), IntTy::U64))
         }
         "write_user" => write_user(lw, e, args),
+        "memcmp" => memcmp(lw, e, args),
+        // The checker allowed it only in tracing programs, where `sk` is a BTF pointer.
+        "socket_cookie" => {
+            let sk = match lower_expr(lw, &args[0])?.value() {
+                Value::Imm(n) => Arg::Imm(n),
+                Value::Reg(r) => Arg::Reg(r),
+            };
+            let r = lw.b.call(Helper::GetSocketCookie, &[sk]);
+            Ok(Val::Int(Value::Reg(r), IntTy::U64))
+        }
         "signal" | "signal_thread" => {
             use crate::kernel::features::Helper as H;
             let (h, fh, hname) = if name == "signal" {
@@ -256,6 +268,46 @@ fn write_user(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerE
         false,
     );
     Ok(Val::Int(ok, IntTy::U8))
+}
+
+/// `memcmp(left, right, n)`: both values in memory, compared byte by byte (unsigned) up to
+/// the first difference, whose difference is the result (0 when the `n` bytes are equal).
+fn memcmp(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
+    let n = lw
+        .cp
+        .consts
+        .get(&args[2].id)
+        .copied()
+        .or(match &args[2].kind {
+            ExprKind::Int(l) => Some(l.value as i64),
+            _ => None,
+        })
+        .ok_or_else(|| LowerError::unsupported("memcmp() with a count not known now", e.span))?;
+    let (lt, rt) = (lw.type_of(args[0].id), lw.type_of(args[1].id));
+    let l = lower_expr(lw, &args[0])?;
+    let l = super::store::spill(lw, l, &lt);
+    let r = lower_expr(lw, &args[1])?;
+    let r = super::store::spill(lw, r, &rt);
+    let out = lw.b.vreg();
+    lw.b.mov(out, 0);
+    let done = lw.b.label();
+    for i in 0..n as i32 {
+        let byte = |lw: &mut Lower<'_>, p: crate::codegen::emit::Place| {
+            let v = lw.b.vreg();
+            lw.b.load(Size::B, v, p.mem(), p.off);
+            v
+        };
+        let a = byte(lw, l.at(i));
+        let b = byte(lw, r.at(i));
+        let same = lw.b.label();
+        lw.b.jmp64(JmpOp::Jeq, a, b, same);
+        lw.b.mov(out, a);
+        lw.b.alu(true, crate::asm::isa::AluOp::Sub, out, b);
+        lw.b.ja(done);
+        lw.b.bind(same);
+    }
+    lw.b.bind(done);
+    Ok(Val::Int(Value::Reg(out), IntTy::I64))
 }
 
 /// `path(p)`: bpf_d_path into a zeroed buffer of the result's size (the helper's buffer must be

@@ -229,6 +229,8 @@ pub(crate) struct Lower<'a> {
     /// fentry/fexit lowered for one kprobe_multi program shared by many targets
     /// (`loader::attach_fentry`): `probe` is the BPF cookie, as for kprobes.
     pub shared_fentry: bool,
+    /// Their full names (`probe`), by target index.
+    pub target_names: Vec<String>,
 }
 
 impl Lower<'_> {

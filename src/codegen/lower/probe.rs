@@ -182,6 +182,7 @@ fn lower_point(
             _ => None,
         }),
         target_count: at.targets.len(),
+        target_names: at.targets.iter().map(|t| t.name.clone()).collect(),
         helper_warnings: opts.helper_warnings,
         stack_value_max: super::stack_value_max(cp.on_stack_limit),
         shared_fentry,
