@@ -41,6 +41,17 @@ fn list(ts: &[Type]) -> String {
         .join(", ")
 }
 
+/// A map key's type as bpftrace writes it: one type, or several as a tuple `(int8,string[3])`.
+fn key_text(ts: &[Type]) -> String {
+    match ts {
+        [t] => t.to_string(),
+        ts => format!(
+            "({})",
+            ts.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(",")
+        ),
+    }
+}
+
 impl Maps {
     pub fn id(&mut self, name: &str, span: Span) -> usize {
         if let Some(&i) = self.index.get(name) {
@@ -97,10 +108,10 @@ impl Maps {
                         list(have)
                     )),
                     None => Err(format!(
-                        "Argument mismatch for {}: trying to access with arguments: [{}] when map expects arguments: [{}]",
+                        "Argument mismatch for {}: trying to access with arguments: '{}' when map expects arguments: '{}'",
                         e.name,
-                        list(keys),
-                        list(have)
+                        key_text(keys),
+                        key_text(have)
                     )),
                 }
             }

@@ -74,6 +74,7 @@ impl Checker<'_> {
     /// Types a map key: it must be storable.
     pub fn key_expr(&mut self, e: &Expr) -> Type {
         let t = self.expr(e);
+        let t = self.literal_storage_type(e).unwrap_or(t);
         if !t.is_storable() && !t.is_none() {
             self.error(
                 e.span,
@@ -616,7 +617,10 @@ impl Checker<'_> {
         if a.is_none() || b.is_none() {
             return Type::None;
         }
-        if let (Some(&x), Some(&y)) = (self.consts.get(&l.id), self.consts.get(&r.id)) {
+        // Constant pointers (`(int32 *)8`) are not folded: their arithmetic is scaled.
+        let consts = (self.consts.get(&l.id), self.consts.get(&r.id));
+        if let (Some(&x), Some(&y), false) = (consts.0, consts.1, a.is_pointer() || b.is_pointer())
+        {
             let v = match op {
                 Add => Some(x.wrapping_add(y)),
                 Sub => Some(x.wrapping_sub(y)),
@@ -760,7 +764,7 @@ impl Checker<'_> {
         if let (Type::Pointer { .. }, Some(Type::Int { bytes, .. })) =
             (&to, self.literal_storage_type(x))
         {
-            if let Some(&v) = self.consts.get(&x.id) {
+            if let Some(&v) = self.consts.get(&x.id).filter(|&&v| v < 0) {
                 let v = if bytes >= 8 {
                     v
                 } else {
