@@ -47,7 +47,10 @@ fn key_text(ts: &[Type]) -> String {
         [t] => t.to_string(),
         ts => format!(
             "({})",
-            ts.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(",")
+            ts.iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
         ),
     }
 }

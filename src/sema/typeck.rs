@@ -1,5 +1,7 @@
 //! Expression typing: one [`Type`] per expression, recorded in the side table, with bpftrace's
-//! rules — integer arithmetic in 64 bits, string comparison only with `==`/`!=`, pointers
+//! rules — integer arithmetic in 64 bits, literals stored (in variables, map keys, tuples,
+//! records, `sizeof`) at their smallest signed type as in bpftrace 0.25+, increments widening
+//! a narrower variable to 64 bits, string comparison only with `==`/`!=`, pointers
 //! dereferenced through BTF (`.` and `->` both dereference), `args.NAME` from the probe's
 //! context, casts to integers, pointers and C types, builtins through [`crate::builtins`].
 //!
