@@ -1,5 +1,7 @@
 //! Expression typing: one [`Type`] per expression, recorded in the side table, with bpftrace's
-//! rules — integer arithmetic in 64 bits, string comparison only with `==`/`!=`, pointers
+//! rules — integer arithmetic in 64 bits, literals stored (in variables, map keys, tuples,
+//! records, `sizeof`) at their smallest signed type as in bpftrace 0.25+, increments widening
+//! a narrower variable to 64 bits, string comparison only with `==`/`!=`, pointers
 //! dereferenced through BTF (`.` and `->` both dereference), `args.NAME` from the probe's
 //! context, casts to integers, pointers and C types, builtins through [`crate::builtins`].
 //!
@@ -74,6 +76,7 @@ impl Checker<'_> {
     /// Types a map key: it must be storable.
     pub fn key_expr(&mut self, e: &Expr) -> Type {
         let t = self.expr(e);
+        let t = self.literal_storage_type(e).unwrap_or(t);
         if !t.is_storable() && !t.is_none() {
             self.error(
                 e.span,
@@ -616,7 +619,10 @@ impl Checker<'_> {
         if a.is_none() || b.is_none() {
             return Type::None;
         }
-        if let (Some(&x), Some(&y)) = (self.consts.get(&l.id), self.consts.get(&r.id)) {
+        // Constant pointers (`(int32 *)8`) are not folded: their arithmetic is scaled.
+        let consts = (self.consts.get(&l.id), self.consts.get(&r.id));
+        if let (Some(&x), Some(&y), false) = (consts.0, consts.1, a.is_pointer() || b.is_pointer())
+        {
             let v = match op {
                 Add => Some(x.wrapping_add(y)),
                 Sub => Some(x.wrapping_sub(y)),
@@ -760,7 +766,7 @@ impl Checker<'_> {
         if let (Type::Pointer { .. }, Some(Type::Int { bytes, .. })) =
             (&to, self.literal_storage_type(x))
         {
-            if let Some(&v) = self.consts.get(&x.id) {
+            if let Some(&v) = self.consts.get(&x.id).filter(|&&v| v < 0) {
                 let v = if bytes >= 8 {
                     v
                 } else {

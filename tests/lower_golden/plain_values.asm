@@ -1,6 +1,6 @@
 # BEGIN { @x = 1; @s[1] = "str"; @t = (1, "two"); }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 58 instructions
+# rawtracepoint template, 73 instructions
 # map 0: @x
 # map 1: drops
 # map 2: @s
@@ -10,8 +10,8 @@
 #   insn   11: map value drops + 0
 #   insn   20: map fd @s
 #   insn   29: map value drops + 0
-#   insn   43: map fd @t
-#   insn   52: map value drops + 0
+#   insn   58: map fd @t
+#   insn   67: map value drops + 0
     # t.bt:1: BEGIN { @x = 1; @s[1] = "str"; @t = (1, "two"); }
     *(u64 *)(r10 - 8) = 1
     *(u64 *)(r10 - 16) = 0
@@ -44,28 +44,43 @@ L15:
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
 L33:
-    *(u64 *)(r10 - 16) = 1
-    *(u32 *)(r10 - 24) = 7305076
-    r0 = *(u32 *)(r10 - 24)
-    *(u32 *)(r10 - 8) = r0
-    *(u64 *)(r10 - 24) = 0
-    r0 = *(u64 *)(r10 - 16)
-    *(u64 *)(r10 - 32) = r0
-    r0 = *(u32 *)(r10 - 8)
-    *(u32 *)(r10 - 24) = r0
+    *(u8 *)(r10 - 8) = 1
+    *(u32 *)(r10 - 16) = 7305076
+    r0 = *(u8 *)(r10 - 16)
+    *(u8 *)(r10 - 7) = r0
+    r0 = *(u8 *)(r10 - 15)
+    *(u8 *)(r10 - 6) = r0
+    r0 = *(u8 *)(r10 - 14)
+    *(u8 *)(r10 - 5) = r0
+    r0 = *(u8 *)(r10 - 13)
+    *(u8 *)(r10 - 4) = r0
+    *(u8 *)(r10 - 11) = 0
+    *(u16 *)(r10 - 10) = 0
+    r0 = *(u8 *)(r10 - 8)
+    r0 <<= 56
+    r0 s>>= 56
+    *(u8 *)(r10 - 16) = r0
+    r0 = *(u8 *)(r10 - 7)
+    *(u8 *)(r10 - 15) = r0
+    r0 = *(u8 *)(r10 - 6)
+    *(u8 *)(r10 - 14) = r0
+    r0 = *(u8 *)(r10 - 5)
+    *(u8 *)(r10 - 13) = r0
+    r0 = *(u8 *)(r10 - 4)
+    *(u8 *)(r10 - 12) = r0
     *(u64 *)(r10 - 8) = 0
     r1 = map_fd(3) ll
     r2 = r10
     r2 += -8
     r3 = r10
-    r3 += -32
+    r3 += -16
     r4 = 0
     call 2 # bpf_map_update_elem
-    if r0 == 0 goto L56
+    if r0 == 0 goto L71
     r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L56:
+L71:
     r0 = 0
     exit
 
