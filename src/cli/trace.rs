@@ -1072,8 +1072,10 @@ Exit codes:
   3  the kernel refused: load, attach or permission failure
 
 Environment (STROBE_NAME, or bpftrace's BPFTRACE_NAME as an alias):
-  MAX_STRLEN, MAX_MAP_KEYS, MAP_KEYS_MAX, STRLEN, NO_CPP_DEMANGLE, MAX_PROBES, LOG_SIZE,
-  PERF_RB_PAGES (ring buffer pages), CACHE_USER_SYMBOLS, STACK_MODE, SHOW_DEBUG_INFO
+  MAX_STRLEN, MAX_MAP_KEYS, MAP_KEYS_MAX, STRLEN, NO_CPP_DEMANGLE, MAX_PROBES,
+  LOG_SIZE (verifier log bytes each program loads with), PERF_RB_PAGES (ring buffer pages),
+  ON_STACK_LIMIT (larger values go to per-CPU scratch memory), CACHE_USER_SYMBOLS,
+  STACK_MODE, SHOW_DEBUG_INFO
 
 --dry-run parses, checks (types, maps, BTF and tracefs) and compiles the script without
 loading or attaching anything.
