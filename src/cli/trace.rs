@@ -963,8 +963,12 @@ fn run_checked(
         }
         return EXIT_INPUT;
     }
+    // As bpftrace (through libbpf): with -v every program loads with a verifier log of
+    // `log_size` bytes from the start; without, a load asks for a log only once it failed,
+    // and strobe's then grows to whatever the verifier writes.
     let log_size = program
         .log_size
+        .filter(|_| opts.verbose)
         .map(|n| n.clamp(1, u32::MAX as u64 >> 2) as u32);
     let run_opts = match super::trace_run::run_options(opts) {
         Ok(o) => crate::runtime::driver::RunOptions {
