@@ -968,8 +968,12 @@ fn run_checked(
         }
         return EXIT_INPUT;
     }
+    // As bpftrace (through libbpf): with -v every program loads with a verifier log of
+    // `log_size` bytes from the start; without, a load asks for a log only once it failed,
+    // and strobe's then grows to whatever the verifier writes.
     let log_size = program
         .log_size
+        .filter(|_| opts.verbose)
         .map(|n| n.clamp(1, u32::MAX as u64 >> 2) as u32);
     let run_opts = match super::trace_run::run_options(opts) {
         Ok(o) => crate::runtime::driver::RunOptions {
@@ -1078,8 +1082,10 @@ Exit codes:
   3  the kernel refused: load, attach or permission failure
 
 Environment (STROBE_NAME, or bpftrace's BPFTRACE_NAME as an alias):
-  MAX_STRLEN, MAX_MAP_KEYS, MAP_KEYS_MAX, STRLEN, NO_CPP_DEMANGLE, MAX_PROBES, LOG_SIZE,
-  PERF_RB_PAGES (ring buffer pages), CACHE_USER_SYMBOLS, STACK_MODE, SHOW_DEBUG_INFO
+  MAX_STRLEN, MAX_MAP_KEYS, MAP_KEYS_MAX, STRLEN, NO_CPP_DEMANGLE, MAX_PROBES,
+  LOG_SIZE (verifier log bytes each program loads with), PERF_RB_PAGES (ring buffer pages),
+  ON_STACK_LIMIT (larger values go to per-CPU scratch memory), CACHE_USER_SYMBOLS,
+  STACK_MODE, SHOW_DEBUG_INFO
 
 --dry-run parses, checks (types, maps, BTF and tracefs) and compiles the script without
 loading or attaching anything.

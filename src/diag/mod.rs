@@ -150,8 +150,8 @@ pub struct Diagnostic {
     pub help: Option<String>,
     /// A line printed before the diagnostic, in the words of the tool bpftrace leaves the job
     /// to (clang's `definitions.h:2:10: fatal error: 'x.h' file not found`), which bpftrace's
-    /// users and tests look for.
-    pub preface: Option<String>,
+    /// users and tests look for. Boxed: diagnostics travel in `Result`s and stay small.
+    pub preface: Option<Box<String>>,
 }
 
 impl Diagnostic {

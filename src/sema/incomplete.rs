@@ -66,7 +66,10 @@ fn check_def(
                 let mut e = Diagnostic::error(f.ty.span, msg.clone());
                 // bpftrace's C input: its BTF header's include on line 1, then the script's
                 // definitions one per line.
-                e.preface = Some(format!("definitions.h:{}:1: error: {msg}", index + 2));
+                e.preface = Some(Box::new(format!(
+                    "definitions.h:{}:1: error: {msg}",
+                    index + 2
+                )));
                 out.push(e);
             }
             CTypeExpr::Inline(inner) => check_def(inner, index, defined, out),

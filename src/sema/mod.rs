@@ -89,8 +89,8 @@ pub struct CheckOptions {
     /// this many bytes live in the per-CPU scratch buffer, not on the BPF stack; `None` keeps
     /// strobe's own bound (`codegen::lower::STACK_VALUE_MAX`, also the most it honours).
     pub on_stack_limit: Option<u64>,
-    /// `log_size` (config or `STROBE_`/`BPFTRACE_LOG_SIZE`): programs load with a verifier
-    /// log of this many bytes, as bpftrace's (`sys::ProgLoadOptions::log_size`).
+    /// `log_size` (config or `STROBE_`/`BPFTRACE_LOG_SIZE`): with `-v`, programs load with a
+    /// verifier log of this many bytes, as bpftrace's (`sys::ProgLoadOptions::log_size`).
     pub log_size: Option<u64>,
     /// Default `kstack`/`ustack` layout; `config = { stack_mode = perf }` overrides it.
     pub stack_mode: crate::plan::layout::StackMode,

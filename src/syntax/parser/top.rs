@@ -273,7 +273,7 @@ impl Parser<'_> {
         };
         let mut d = Diagnostic::error(span, e.to_string());
         if let CppError::NotFound(_) = e {
-            d.preface = Some(self.clang_not_found(p, e));
+            d.preface = Some(Box::new(self.clang_not_found(p, e)));
         }
         self.report(d);
     }
