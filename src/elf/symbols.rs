@@ -25,13 +25,16 @@ pub struct FuncPattern<'a> {
     pub cpp: bool,
 }
 
+/// Whether a symbol name matches a [`FuncPattern`].
+type NameMatcher = Box<dyn Fn(&str) -> bool>;
+
 impl<'a> FuncPattern<'a> {
     /// A glob over symbol names as the ELF spells them.
     pub fn glob(text: &'a str) -> FuncPattern<'a> {
         FuncPattern { text, cpp: false }
     }
 
-    fn matcher(self) -> Result<Box<dyn Fn(&str) -> bool>, String> {
+    fn matcher(self) -> Result<NameMatcher, String> {
         if self.cpp {
             let p = crate::elf::cpp::CppPattern::new(self.text).map_err(|e| e.to_string())?;
             Ok(Box::new(move |s| p.matches(s)))

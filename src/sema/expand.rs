@@ -166,7 +166,7 @@ pub fn expand(ap: &AttachPoint, k: &dyn KernelInfo) -> Result<Vec<Target>, Expan
                 .map_err(kerr)?
                 .into_iter()
                 .filter(|f| {
-                    prog_id.is_none_or(|id| u64::from(f.prog_id) == id) && g.matches(&f.name)
+                    prog_id.map_or(true, |id| u64::from(f.prog_id) == id) && g.matches(&f.name)
                 })
                 .map(|f| Target {
                     name: format!("{kind_name}:bpf:{}:{}", f.prog_id, f.name),
