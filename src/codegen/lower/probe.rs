@@ -77,16 +77,17 @@ pub(crate) fn lower_probe(
             bounded: matches!(kind, RunKind::Begin | RunKind::End),
         };
         let compiled = lower_point(&point, script, need_start, attach, args.clone(), false)?;
-        // fentry/fexit using `probe`: a second program for kprobe_multi groups, which tells
-        // targets apart by the BPF cookie (`loader::attach_fentry`). Not lowerable (e.g. no
-        // bpf_get_attach_cookie): the targets stay on trampolines.
+        // fentry/fexit wildcards using `probe`: a second program for kprobe_multi groups, which
+        // tells targets apart by the BPF cookie (`loader::attach_fentry`). Not lowerable (e.g.
+        // no bpf_get_attach_cookie): the targets stay on trampolines.
         let multi = match &kind {
             RunKind::Fentry { fexit, .. }
-                if compiled
-                    .template
-                    .relocs
-                    .iter()
-                    .any(|r| r.kind == crate::template::RelocKind::TargetIndex) =>
+                if at.targets.len() > 1
+                    && compiled
+                        .template
+                        .relocs
+                        .iter()
+                        .any(|r| r.kind == crate::template::RelocKind::TargetIndex) =>
             {
                 let kprobe = AttachKind::Kprobe { retprobe: *fexit };
                 lower_point(&point, script, need_start, kprobe, args, true)
