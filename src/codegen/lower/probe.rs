@@ -96,11 +96,12 @@ pub(crate) fn lower_probe(
             }
             _ => None,
         };
-        let kind = with_fentry_targets(kind, &compiled.template, multi, at, kernel);
+        let kind = with_fentry_targets(kind, &compiled.template, at, kernel);
         out.push(ProbeSpec {
             name,
             kind,
             template: compiled.template,
+            multi_template: multi,
         });
     }
     Ok(out)
@@ -268,6 +269,7 @@ pub(crate) fn start_only_begin(index: usize) -> Result<ProbeSpec, LowerError> {
         name: "BEGIN".into(),
         kind: RunKind::Begin,
         template: c.template,
+        multi_template: None,
     })
 }
 
@@ -434,7 +436,6 @@ fn run_kind(
         },
         (ProbeKind::Fentry | ProbeKind::Fexit, _) => RunKind::Fentry {
             targets: Vec::new(),
-            multi_template: None,
             fexit: at.kind == ProbeKind::Fexit,
         },
         (ProbeKind::Software | ProbeKind::Hardware, AttachSpec::PerfEvent { event, count }) => {
@@ -501,7 +502,6 @@ fn perf_event(hw: bool, name: &str) -> Option<(u64, u64)> {
 fn with_fentry_targets(
     kind: RunKind,
     t: &Template,
-    multi_template: Option<Box<Template>>,
     at: &AttachTargets,
     kernel: &dyn KernelInfo,
 ) -> RunKind {
@@ -550,11 +550,7 @@ fn with_fentry_targets(
             targets.push(c);
         }
     }
-    RunKind::Fentry {
-        targets,
-        fexit,
-        multi_template,
-    }
+    RunKind::Fentry { targets, fexit }
 }
 
 /// The template's attach kind and what `args` means for this attach point.
