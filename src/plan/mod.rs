@@ -101,6 +101,10 @@ pub struct ProbeSpec {
     /// The program. For kinds the runtime attaches itself, `template.attach` is ignored: the
     /// kind decides the program type ([`ProbeKind::prog_type`]).
     pub template: Template,
+    /// fentry/fexit wildcards whose template uses `probe` (a per-target constant): the same
+    /// probe lowered as a kprobe program that reads `probe` from the BPF cookie, for
+    /// kprobe_multi groups (`loader::attach_fentry`).
+    pub multi_template: Option<Box<Template>>,
 }
 
 /// Where a probe attaches. One variant per attach kind; the runtime attaches each in
@@ -158,9 +162,6 @@ pub enum ProbeKind {
     Fentry {
         targets: Vec<target::CloneTarget>,
         fexit: bool,
-        /// When the clone template uses `probe` (a per-target constant): the same probe lowered
-        /// as a kprobe program that reads `probe` from the BPF cookie, for kprobe_multi groups.
-        multi_template: Option<Box<Template>>,
     },
     /// `usdt:BINARY:PROVIDER:NAME`: one probe site (one `.note.stapsdt` note) of a binary;
     /// its arguments are already lowered into the template. The runtime maps the note's
@@ -544,6 +545,7 @@ mod tests {
                 name: "BEGIN".into(),
                 kind: ProbeKind::Begin,
                 template: t,
+                multi_template: None,
             }],
             ..Default::default()
         };

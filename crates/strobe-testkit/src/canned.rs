@@ -183,6 +183,7 @@ fn probe(name: &str, kind: ProbeKind, template: Template) -> ProbeSpec {
         name: name.into(),
         kind,
         template,
+        multi_template: None,
     }
 }
 

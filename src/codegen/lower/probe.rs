@@ -77,16 +77,17 @@ pub(crate) fn lower_probe(
             bounded: matches!(kind, RunKind::Begin | RunKind::End),
         };
         let compiled = lower_point(&point, script, need_start, attach, args.clone(), false)?;
-        // fentry/fexit using `probe`: a second program for kprobe_multi groups, which tells
-        // targets apart by the BPF cookie (`loader::attach_fentry`). Not lowerable (e.g. no
-        // bpf_get_attach_cookie): the targets stay on trampolines.
+        // fentry/fexit wildcards using `probe`: a second program for kprobe_multi groups, which
+        // tells targets apart by the BPF cookie (`loader::attach_fentry`). Not lowerable (e.g.
+        // no bpf_get_attach_cookie): the targets stay on trampolines.
         let multi = match &kind {
             RunKind::Fentry { fexit, .. }
-                if compiled
-                    .template
-                    .relocs
-                    .iter()
-                    .any(|r| r.kind == crate::template::RelocKind::TargetIndex) =>
+                if at.targets.len() > 1
+                    && compiled
+                        .template
+                        .relocs
+                        .iter()
+                        .any(|r| r.kind == crate::template::RelocKind::TargetIndex) =>
             {
                 let kprobe = AttachKind::Kprobe { retprobe: *fexit };
                 lower_point(&point, script, need_start, kprobe, args, true)
@@ -95,11 +96,12 @@ pub(crate) fn lower_probe(
             }
             _ => None,
         };
-        let kind = with_fentry_targets(kind, &compiled.template, multi, at, kernel);
+        let kind = with_fentry_targets(kind, &compiled.template, at, kernel);
         out.push(ProbeSpec {
             name,
             kind,
             template: compiled.template,
+            multi_template: multi,
         });
     }
     Ok(out)
@@ -279,6 +281,7 @@ pub(crate) fn start_only_begin(index: usize) -> Result<ProbeSpec, LowerError> {
         name: "BEGIN".into(),
         kind: RunKind::Begin,
         template: c.template,
+        multi_template: None,
     })
 }
 
@@ -448,7 +451,6 @@ fn run_kind(
         },
         (ProbeKind::Fentry | ProbeKind::Fexit, _) => RunKind::Fentry {
             targets: Vec::new(),
-            multi_template: None,
             fexit: at.kind == ProbeKind::Fexit,
         },
         (ProbeKind::Software | ProbeKind::Hardware, AttachSpec::PerfEvent { event, count }) => {
@@ -539,7 +541,6 @@ fn perf_event(hw: bool, name: &str) -> Option<(u64, u64)> {
 fn with_fentry_targets(
     kind: RunKind,
     t: &Template,
-    multi_template: Option<Box<Template>>,
     at: &AttachTargets,
     kernel: &dyn KernelInfo,
 ) -> RunKind {
@@ -605,11 +606,7 @@ fn with_fentry_targets(
             targets.push(c);
         }
     }
-    RunKind::Fentry {
-        targets,
-        fexit,
-        multi_template,
-    }
+    RunKind::Fentry { targets, fexit }
 }
 
 /// The template's attach kind and what `args` means for this attach point.
