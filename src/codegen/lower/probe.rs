@@ -129,7 +129,8 @@ pub(crate) fn lower_probe(
         let own_feed = matches!(at.kind, AstKind::Tracepoint | AstKind::RawTracepoint);
         if super::pid_filter::applies(at.kind) && (opts.pid_filter || own_feed) {
             let exit = lw.exit;
-            super::pid_filter::emit(&mut lw.b, exit, opts.pid_filter);
+            let task = kernel.task_fields();
+            super::pid_filter::emit(&mut lw.b, exit, opts.pid_filter, task);
         }
         super::stmt::init_vars(&mut lw, checked)?;
         if let Some(pred) = &probe.predicate {
