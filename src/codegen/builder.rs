@@ -218,6 +218,11 @@ pub struct Builder {
     /// pid filter's prelude) and kept it unmodified: `pid`/`tid` read it instead of calling
     /// the helper again. Set only on a program's own builder, never on a subprogram's.
     pub pid_tgid: Option<VReg>,
+    /// The current task's pointer from `bpf_get_current_task_btf()` when the program's entry
+    /// already has it (the pid filter's prelude, which then reads `tgid` from it instead of
+    /// calling `bpf_get_current_pid_tgid`), with the member offsets: `pid`, `tid` and `comm`
+    /// are plain loads from it. Set only on a program's own builder, never on a subprogram's.
+    pub task: Option<(VReg, crate::kernel::info::TaskFields)>,
     /// The register `emit::arith::compare` last materialized a comparison into and the
     /// operation count right after it: while it is still the tail of the program, a branch on
     /// that register can take the comparison's own jump instead (`emit::control::branch_if`).
@@ -251,6 +256,7 @@ impl Builder {
             ctx: VReg(0),
             signed_division: false,
             pid_tgid: None,
+            task: None,
             last_compare: None,
             ring_bytes: 0,
         };

@@ -327,16 +327,19 @@ pub fn signed_division() -> bool {
     })
 }
 
-/// Whether a program may read the current task's name straight from `task_struct` at byte
-/// offset `comm_off` through the trusted pointer `bpf_get_current_task_btf()` returns (kernel
-/// 5.11+ with BTF; the verifier checks the offset against the kernel's own BTF): one trial
-/// load of exactly that read. Uncached: [`crate::kernel::HostKernel`] asks once a run.
-pub fn reads_task_comm(comm_off: i16) -> bool {
+/// Whether a program may read the current task's `comm`, `pid` and `tgid` straight from
+/// `task_struct` at `fields` through the trusted pointer `bpf_get_current_task_btf()` returns
+/// (kernel 5.11+ with BTF; the verifier checks the offsets against the kernel's own BTF): one
+/// trial load of exactly those reads. Uncached: [`crate::kernel::HostKernel`] asks once a run.
+pub fn reads_task_fields(fields: crate::kernel::info::TaskFields) -> bool {
+    use crate::asm::isa::Size;
     let _ = crate::sys::raise_memlock_rlimit();
     trial::accepts(&[
         Insn::call_helper_id(Helper::GetCurrentTaskBtf.id()),
-        Insn::load(crate::asm::isa::Size::Dw, Reg::R1, Reg::R0, comm_off),
-        Insn::load(crate::asm::isa::Size::Dw, Reg::R1, Reg::R0, comm_off + 8),
+        Insn::load(Size::Dw, Reg::R1, Reg::R0, fields.comm),
+        Insn::load(Size::Dw, Reg::R1, Reg::R0, fields.comm + 8),
+        Insn::load(Size::W, Reg::R1, Reg::R0, fields.pid),
+        Insn::load(Size::W, Reg::R1, Reg::R0, fields.tgid),
         Insn::mov64_imm(Reg::R0, 0),
         Insn::exit(),
     ])

@@ -34,6 +34,18 @@ pub enum KernelInfoError {
     Binary { path: PathBuf, reason: String },
 }
 
+/// Byte offsets of the `task_struct` members programs read straight from the current task
+/// ([`KernelInfo::task_fields`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskFields {
+    /// `char comm[16]`.
+    pub comm: i16,
+    /// `pid_t pid`: the thread id (`tid`).
+    pub pid: i16,
+    /// `pid_t tgid`: the process id (`pid`).
+    pub tgid: i16,
+}
+
 /// What the checker and the expansion need from the system.
 pub trait KernelInfo {
     /// BTF of vmlinux (`module` `None`) or of a kernel module, parsed on first use.
@@ -144,11 +156,12 @@ pub trait KernelInfo {
         false
     }
 
-    /// Byte offset of `task_struct.comm` (a `char[16]`) when programs can read it straight
-    /// through `bpf_get_current_task_btf()`'s pointer, which is five times cheaper than the
-    /// `bpf_get_current_comm` helper (it copies through `strscpy_pad`); `None` when the kernel
-    /// cannot (before 5.11, no BTF) or this description does not know (a mocked kernel).
-    fn task_comm_offset(&self) -> Option<i16> {
+    /// Where `task_struct`'s `comm`, `pid` and `tgid` are, when programs can read them
+    /// straight through `bpf_get_current_task_btf()`'s pointer (plain loads: `comm` this way
+    /// costs a fifth of the `bpf_get_current_comm` helper, which copies through
+    /// `strscpy_pad`); `None` when the kernel cannot (before 5.11, no BTF) or this description
+    /// does not know (a mocked kernel).
+    fn task_fields(&self) -> Option<TaskFields> {
         None
     }
 }
@@ -178,8 +191,8 @@ pub struct HostKernel {
     filter_functions: OnceLock<Option<Vec<ModuleFunc>>>,
     /// `-p PID`: see [`KernelInfo::target_pid`].
     pid: Option<u32>,
-    /// [`KernelInfo::task_comm_offset`], asked once.
-    task_comm: OnceLock<Option<i16>>,
+    /// [`KernelInfo::task_fields`], asked once.
+    task_fields: OnceLock<Option<TaskFields>>,
 }
 
 /// A traceable function: `(module, name)`, module `None` for vmlinux.
@@ -459,18 +472,26 @@ impl KernelInfo for HostKernel {
             .is_some_and(|id| crate::kernel::features::trial::kfunc_allowed(name, id, prog))
     }
 
-    fn task_comm_offset(&self) -> Option<i16> {
-        *self.task_comm.get_or_init(|| {
+    fn task_fields(&self) -> Option<TaskFields> {
+        *self.task_fields.get_or_init(|| {
             let btf = self.btf(None).ok()?;
             let task = btf.find_struct("task_struct")?;
-            let m = btf.find_member(task, "comm").ok()??;
-            if m.bitfield_size != 0 || btf.size_of(m.type_id).ok()? != 16 {
-                return None;
-            }
-            let off = i16::try_from(m.byte_offset())
-                .ok()
-                .filter(|o| *o <= i16::MAX - 8)?;
-            crate::kernel::features::reads_task_comm(off).then_some(off)
+            // (name, size): `char comm[16]`, `pid_t pid`, `pid_t tgid`.
+            let off = |name: &str, size: u32| -> Option<i16> {
+                let m = btf.find_member(task, name).ok()??;
+                if m.bitfield_size != 0 || btf.size_of(m.type_id).ok()? != size {
+                    return None;
+                }
+                i16::try_from(m.byte_offset())
+                    .ok()
+                    .filter(|o| *o <= i16::MAX - 16)
+            };
+            let fields = TaskFields {
+                comm: off("comm", 16)?,
+                pid: off("pid", 4)?,
+                tgid: off("tgid", 4)?,
+            };
+            crate::kernel::features::reads_task_fields(fields).then_some(fields)
         })
     }
 }

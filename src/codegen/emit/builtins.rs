@@ -8,7 +8,7 @@
 //! the context at a per-target relocated offset.
 
 use super::arith::normalize;
-use super::mem::load_int;
+use super::mem::{load_int, load_int_at};
 use super::{IntTy, Place, Value};
 use crate::asm::isa::{AluOp, Helper, Size};
 use crate::codegen::builder::{Arg, Builder, VReg};
@@ -31,15 +31,22 @@ fn pid_tgid(b: &mut Builder) -> VReg {
     }
 }
 
-/// `pid`: the thread group id (upper half of `get_current_pid_tgid`).
+/// `pid`: the thread group id (upper half of `get_current_pid_tgid`, or `task->tgid` when
+/// the prelude holds the task).
 pub fn pid(b: &mut Builder) -> Value {
+    if let Some((task, f)) = b.task {
+        return Value::Reg(load_int_at(b, task, f.tgid.into(), IntTy::U32));
+    }
     let r = pid_tgid(b);
     b.alu(true, AluOp::Rsh, r, 32);
     Value::Reg(r)
 }
 
-/// `tid`: the thread id (lower half).
+/// `tid`: the thread id (lower half, or `task->pid` when the prelude holds the task).
 pub fn tid(b: &mut Builder) -> Value {
+    if let Some((task, f)) = b.task {
+        return Value::Reg(load_int_at(b, task, f.pid.into(), IntTy::U32));
+    }
     let r = pid_tgid(b);
     b.mov32(r, r);
     Value::Reg(r)
@@ -140,7 +147,7 @@ pub fn comm(b: &mut Builder, dst: Place) {
 }
 
 /// `comm` into 16 bytes at `dst`. With `task_comm` (the byte offset of `task_struct.comm`, from
-/// [`crate::kernel::KernelInfo::task_comm_offset`]), two 8-byte loads of `current->comm`
+/// [`crate::kernel::info::KernelInfo::task_fields`]), two 8-byte loads of `current->comm`
 /// through the trusted pointer `bpf_get_current_task_btf()` returns, which the verifier turns
 /// into plain loads: the same 16 bytes the `bpf_get_current_comm` helper copies (the kernel
 /// keeps `comm` NUL-terminated and zero-padded: `__set_task_comm` writes it with
@@ -156,7 +163,10 @@ pub fn comm_from_task(b: &mut Builder, dst: Place, task_comm: Option<i16>) {
         .into_iter()
         .find(|w| align >= *w && dst.off % *w as i32 == 0);
     if let (Some(off), Some(width)) = (task_comm, width) {
-        let task = call0(b, Helper::GetCurrentTaskBtf);
+        let task = match b.task {
+            Some((t, _)) => t,
+            None => call0(b, Helper::GetCurrentTaskBtf),
+        };
         for half in [0, 8] {
             let w = b.vreg();
             b.load(Size::Dw, w, task, i32::from(off) + half);

@@ -196,7 +196,7 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
         "comm" => {
             let slot = b.slot(16, 8);
             let p = Place::new(slot, 0);
-            bi::comm_from_task(b, p, lw.kernel.task_comm_offset());
+            bi::comm_from_task(b, p, lw.kernel.task_fields().map(|f| f.comm));
             return Ok(Val::Mem(p));
         }
         "probe" => {

@@ -18,6 +18,7 @@
 use crate::asm::isa::MapType;
 use crate::asm::isa::{AluOp, Helper, JmpOp, Size};
 use crate::codegen::{Builder, Label};
+use crate::kernel::info::TaskFields;
 use crate::plan::{MapRole, MapSpec};
 use crate::syntax::ast::ProbeKind;
 
@@ -62,15 +63,32 @@ pub(crate) fn load_pid(b: &mut Builder) -> crate::codegen::VReg {
 }
 
 /// `if (tgid == own) goto exit;` and, with `filter` (`-p`/`-c`),
-/// `if (want != 0 && tgid != want) goto exit;`, where `tgid = bpf_get_current_pid_tgid() >> 32`.
-pub(crate) fn emit(b: &mut Builder, exit: Label, filter: bool) {
+/// `if (want != 0 && tgid != want) goto exit;`, where `tgid = bpf_get_current_pid_tgid() >> 32`,
+/// or, with `task` (the kernel lets programs read `task_struct` there), `current->tgid` through
+/// `bpf_get_current_task_btf()`, whose pointer the body's `pid`, `tid` and `comm` then read
+/// too: one helper call for all of them.
+pub(crate) fn emit(b: &mut Builder, exit: Label, filter: bool, task: Option<TaskFields>) {
     let map = b.map(PID_MAP);
-    let raw = b.call(Helper::GetCurrentPidTgid, &[]);
-    // Kept for the body's `pid`/`tid` (see `Builder::pid_tgid`): the prelude dominates it.
-    b.pid_tgid = Some(raw);
-    let tgid = b.vreg();
-    b.mov(tgid, raw);
-    b.alu(true, AluOp::Rsh, tgid, 32);
+    let tgid = match task {
+        Some(f) => {
+            let t = b.call(Helper::GetCurrentTaskBtf, &[]);
+            // Kept for the body (see `Builder::task`): the prelude dominates it.
+            b.task = Some((t, f));
+            let tgid = b.vreg();
+            b.load(Size::W, tgid, t, f.tgid.into());
+            tgid
+        }
+        None => {
+            let raw = b.call(Helper::GetCurrentPidTgid, &[]);
+            // Kept for the body's `pid`/`tid` (see `Builder::pid_tgid`): the prelude
+            // dominates it.
+            b.pid_tgid = Some(raw);
+            let tgid = b.vreg();
+            b.mov(tgid, raw);
+            b.alu(true, AluOp::Rsh, tgid, 32);
+            tgid
+        }
+    };
     let p = b.vreg();
     b.ld_map_value(p, map, 0);
     let own = b.vreg();

@@ -219,7 +219,8 @@ fn lower_point(
     let own_feed = matches!(at.kind, AstKind::Tracepoint | AstKind::RawTracepoint);
     if super::pid_filter::applies(at.kind) && (opts.pid_filter || own_feed) {
         let exit = lw.exit;
-        super::pid_filter::emit(&mut lw.b, exit, opts.pid_filter);
+        let task = kernel.task_fields();
+        super::pid_filter::emit(&mut lw.b, exit, opts.pid_filter, task);
     }
     if at.kind == AstKind::Iter {
         // The kernel runs an iterator program once more after the last object, with a

@@ -297,7 +297,7 @@ pub(crate) fn write_direct(
     lw.b.set_span(e.span);
     let done = match (&e.kind, f) {
         (ExprKind::Ident(n), FieldType::Str { size: 16 }) if n == "comm" => {
-            let off = lw.kernel.task_comm_offset();
+            let off = lw.kernel.task_fields().map(|f| f.comm);
             crate::codegen::emit::builtins::comm_from_task(&mut lw.b, dst, off);
             true
         }
