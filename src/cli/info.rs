@@ -24,13 +24,37 @@ pub fn run(args: &[OsString]) -> i32 {
             }
         }
     }
+    print(json, crate::runtime::probes::DisabledFeatures::default())
+}
+
+/// Prints the features, those `--no-feature` turned off shown as off (`strobe --no-feature
+/// uprobe_multi --info`, as bpftrace's `--info` honours it).
+pub fn print(json: bool, disabled: crate::runtime::probes::DisabledFeatures) -> i32 {
     // bpftrace's order: System, Build, then what the kernel offers.
     let mut sections = features().sections();
     sections.insert(1.min(sections.len()), build_section());
+    mark_disabled(&mut sections, disabled);
     if json {
         super::print_stdout(format!("{}\n", render_json(&sections)))
     } else {
         super::print_stdout(render_text(&sections))
+    }
+}
+
+/// Shows each feature `--no-feature` turned off as off, with the reason.
+fn mark_disabled(sections: &mut [Section], d: crate::runtime::probes::DisabledFeatures) {
+    for s in sections {
+        for (name, value) in &mut s.lines {
+            let off = match name.as_str() {
+                "kprobe_multi" => d.kprobe_multi,
+                "uprobe_multi" => d.uprobe_multi,
+                "kprobe_session" => d.kprobe_session,
+                _ => false,
+            };
+            if off {
+                *value = "no (disabled by --no-feature)".into();
+            }
+        }
     }
 }
 
@@ -119,6 +143,18 @@ mod tests {
             render_text(&sample()),
             "Probe types\n  fentry: no (EPERM: \"lockdown\")\n  uprobe_multi: yes\n"
         );
+    }
+
+    #[test]
+    fn no_feature_shows_the_feature_off() {
+        let mut s = sample();
+        let d = crate::runtime::probes::DisabledFeatures {
+            uprobe_multi: true,
+            ..Default::default()
+        };
+        mark_disabled(&mut s, d);
+        assert_eq!(s[0].lines[1].1, "no (disabled by --no-feature)");
+        assert_eq!(s[0].lines[0].1, "no (EPERM: \"lockdown\")");
     }
 
     #[test]

@@ -96,6 +96,11 @@ pub struct TraceArgs {
     #[arg(long = "traceable-functions", value_name = "FILE")]
     pub traceable_functions: Option<std::path::PathBuf>,
 
+    /// Print the kernel's and strobe's features (as `strobe info`), with `--no-feature`'s
+    /// shown as off.
+    #[arg(long = "info", hide = true)]
+    pub info: bool,
+
     /// Accepted for bpftrace's compatibility: kernel BTF is always used when present.
     #[arg(short = 'b', long = "btf", hide = true)]
     pub btf: bool,
@@ -701,6 +706,9 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
             return EXIT_USAGE;
         }
     };
+    if opts.info {
+        return super::info::print(false, disabled);
+    }
     if let Some(text) = &opts.pid_text {
         match parse_pid(text) {
             Ok(pid) => opts.pid = Some(pid),
