@@ -140,6 +140,8 @@ pub enum Helper {
     GetNsCurrentPidTgid,
     #[doc(alias = "BPF_FUNC_send_signal_thread")]
     SendSignalThread,
+    /// Not in [`Helper::ALL`]: the verifier logs a warning to the kernel log each time a
+    /// program uses it, so it is probed only for a script that calls `write_user`.
     #[doc(alias = "BPF_FUNC_probe_write_user")]
     ProbeWriteUser,
 }
@@ -153,7 +155,7 @@ enum ProbeCtx {
 }
 
 impl Helper {
-    pub const ALL: [Helper; 36] = {
+    pub const ALL: [Helper; 35] = {
         use Helper::*;
         [
             ProbeRead,
@@ -191,7 +193,6 @@ impl Helper {
             KtimeGetTaiNs,
             GetNsCurrentPidTgid,
             SendSignalThread,
-            ProbeWriteUser,
         ]
     };
 
