@@ -1,6 +1,6 @@
 //! Tier 2, the `strobe` binary end to end (and the `strobe-cases` runner): the command line,
-//! scripts run on this host's kernel, the runtime case files (tests/runtime/*.case), output and
-//! exit codes. Host-kernel tests check the capability they need and report skips loudly.
+//! scripts run on this host's kernel, output and exit codes (the case files run in
+//! tests/cases). Host-kernel tests check the capability they need and report skips loudly.
 //!
 //! One test crate (one link of the library) for the whole tier; each module is one former
 //! `tests/NAME.rs`, so `cargo test --test cli NAME::` runs one of them.
@@ -31,7 +31,6 @@ mod lower_drops;
 mod prometheus;
 mod run_semantics;
 mod run_stacks;
-mod runtime_cases;
 mod sema_host;
 mod sys_features;
 mod usdt;
