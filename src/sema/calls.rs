@@ -556,7 +556,10 @@ impl Checker<'_> {
                             args[0].span,
                             format!("call to has_key() expects a map with explicit keys ({mname} has none)"),
                         );
-                    } else if let Err(msg) = self.maps.use_keys(idx, std::slice::from_ref(k)) {
+                    } else if let Err(msg) = {
+                        let k = self.literal_storage_type(&args[1]).unwrap_or(k.clone());
+                        self.maps.use_keys(idx, &[k])
+                    } {
                         self.error(args[1].span, msg);
                     }
                 }
