@@ -637,7 +637,7 @@ fn uprobe_site_errors(kind: ProbeKind, targets: &[Target], unsafe_mode: bool) ->
                 crate::elf::symbols::resolve_uprobe_site(
                     path,
                     path,
-                    crate::loader::symbols::FuncPattern::glob(func),
+                    crate::elf::symbols::FuncPattern::glob(func),
                     offset.unwrap_or(0),
                     *address,
                     retprobe,

@@ -224,12 +224,14 @@ const CASES: &[Case] = &[
         bpftrace: false,
     },
     Case {
+        // Current bpftrace: a divisor of zero known only at run time gives 1 (with a
+        // warning on stderr); the installed bpftrace 0.17 gives 0.
         script: r#"BEGIN { $z = 0; printf("%d %d\n", 7 / $z, 7 % $z); exit(); }"#,
-        expect: r#"0 0
+        expect: r#"1 1
 
 
 "#,
-        bpftrace: true,
+        bpftrace: false,
     },
     Case {
         script: r#"BEGIN { $a = (uint8)255; $b = $a + 1; printf("%d\n", $b); exit(); }"#,

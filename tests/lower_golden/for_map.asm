@@ -1,6 +1,6 @@
 # BEGIN { @m[1] = 2; $t = 0; for ($kv : @m) { if ($kv.0 == 3) { break; } $t += $kv.1; } @t = $t; }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 84 instructions
+# rawtracepoint template, 81 instructions
 # map 0: @m
 # map 1: drops
 # map 2: scratch
@@ -82,18 +82,14 @@ L60:
     r1 = *(u8 *)(r10 - 16)
     r1 <<= 56
     r1 s>>= 56
-    r2 = 1
-    if r1 == 3 goto L75
-    r2 = 0
-L75:
-    if r2 != 0 goto L82
+    if r1 == 3 goto L79
     r1 = *(u64 *)(r10 - 8)
     r2 = *(u64 *)(r0 + 0)
     r2 += r1
     *(u64 *)(r0 + 0) = r2
     r0 = 0
     exit
-L82:
+L79:
     r0 = 1
     exit
 

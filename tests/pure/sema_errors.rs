@@ -15,7 +15,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         r#"BEGIN { $x = 1; $x = "str"; }"#,
-        r#"1:22: Type mismatch for $x: trying to assign value of type 'string[4]' when variable already contains a value of type 'int64'"#,
+        r#"1:22: Type mismatch for $x: trying to assign value of type 'string[4]' when variable already contains a value of type 'int8'"#,
     ),
     (
         r#"BEGIN { @x = 1; @x = "str"; }"#,
@@ -23,15 +23,15 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         r#"BEGIN { @x[1] = 1; @x["a"] = 2; }"#,
-        r#"1:20: Argument mismatch for @x: trying to access with arguments: 'string[2]' when map expects arguments: 'int64'"#,
+        r#"1:20: Argument mismatch for @x: trying to access with arguments: 'string[2]' when map expects arguments: 'int8'"#,
     ),
     (
         r#"BEGIN { @x[1] = 1; @x[1, 2] = 2; }"#,
-        r#"1:20: Argument mismatch for @x: trying to access with arguments: '(int64,int64)' when map expects arguments: 'int64'"#,
+        r#"1:20: Argument mismatch for @x: trying to access with arguments: '(int8,int8)' when map expects arguments: 'int8'"#,
     ),
     (
         r#"BEGIN { @x = 1; @x[1] = 2; }"#,
-        r#"1:17: @x used as a map with keys [int64], but it is a map without keys"#,
+        r#"1:17: @x used as a map with keys [int8], but it is a map without keys"#,
     ),
     (
         r#"BEGIN { $x = count(); }"#,
@@ -240,11 +240,11 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         r#"BEGIN { $x = 5; @y = $x.foo; }"#,
-        r#"1:25: Can not access field 'foo' on expression of type 'int64'"#,
+        r#"1:25: Can not access field 'foo' on expression of type 'int8'"#,
     ),
     (
         r#"BEGIN { $x = 5; @y = $x[1]; }"#,
-        r#"1:22: The array index operator [] can only be used on arrays and pointers, found int64"#,
+        r#"1:22: The array index operator [] can only be used on arrays and pointers, found int8"#,
     ),
     (
         r#"BEGIN { @x = *1; $p = (void *)0; @y = *$p; }"#,
@@ -342,23 +342,23 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         r#"BEGIN { @x[1] = 1; delete(@x, "a"); }"#,
-        r#"1:31: Argument mismatch for @x: trying to access with arguments: 'string[2]' when map expects arguments: 'int64'"#,
+        r#"1:31: Argument mismatch for @x: trying to access with arguments: 'string[2]' when map expects arguments: 'int8'"#,
     ),
     (
         r#"BEGIN { @x[1, 2] = 1; delete(@x, 1); }"#,
-        r#"1:34: Argument mismatch for @x: trying to access with arguments: 'int64' when map expects arguments: '(int64,int64)'"#,
+        r#"1:34: Argument mismatch for @x: trying to access with arguments: 'int8' when map expects arguments: '(int8,int8)'"#,
     ),
     (
         r#"BEGIN { @x[1, 2] = 1; delete(@x); }"#,
-        r#"1:30: @x used without keys, but its keys are [int64, int64]"#,
+        r#"1:30: @x used without keys, but its keys are [int8, int8]"#,
     ),
     (
         r#"BEGIN { $t = (1, "a"); @x[$t] = 1; @y = @x[1, 2]; }"#,
-        r#"1:41: Argument mismatch for @x: trying to access with arguments: '(int64,int64)' when map expects arguments: '(int64,string[2])'"#,
+        r#"1:41: Argument mismatch for @x: trying to access with arguments: '(int8,int8)' when map expects arguments: '(int8,string[2])'"#,
     ),
     (
         r#"BEGIN { @x[1, 2] = 1; @y = @x[(1, 2, 3)]; }"#,
-        r#"1:28: Argument mismatch for @x: trying to access with arguments: '(int64,int64,int64)' when map expects arguments: '(int64,int64)'"#,
+        r#"1:28: Argument mismatch for @x: trying to access with arguments: '(int8,int8,int8)' when map expects arguments: '(int8,int8)'"#,
     ),
     (
         r#"BEGIN { @x = ppid(1); }"#,
@@ -370,7 +370,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         r#"BEGIN { @x[1] = 1; @y = has_key(@x, "a"); }"#,
-        r#"1:37: Argument mismatch for @x: trying to access with arguments: 'string[2]' when map expects arguments: 'int64'"#,
+        r#"1:37: Argument mismatch for @x: trying to access with arguments: 'string[2]' when map expects arguments: 'int8'"#,
     ),
     (
         r#"fentry:nosuchfunc { }"#,
@@ -466,7 +466,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         r#"BEGIN { $x = 1; $y = $x + comm; }"#,
-        r#"1:22: Type mismatch for '+': 'int64' and 'string[16]'"#,
+        r#"1:22: Type mismatch for '+': 'int8' and 'string[16]'"#,
     ),
     (
         r#"BEGIN { @x = cgroupid(5); }"#,
@@ -510,7 +510,7 @@ const CASES: &[(&str, &str)] = &[
 kretprobe:vfs_read {
   @lat = hist(nsecs - @start[pid, 1]);
 }"#,
-        r#"5:23: Argument mismatch for @start: trying to access with arguments: '(uint32,int64)' when map expects arguments: 'uint32'"#,
+        r#"5:23: Argument mismatch for @start: trying to access with arguments: '(uint32,int8)' when map expects arguments: 'uint32'"#,
     ),
     // `&` of what has no address (the parser accepts any operand, as for `*`).
     (
