@@ -548,20 +548,7 @@ fn with_fentry_targets(
     let RunKind::Fentry { fexit, .. } = kind else {
         return kind;
     };
-    let cx = crate::sema::context::ProbeContext::build(
-        &[(at.kind, at.targets.clone())],
-        kernel,
-        64,
-        false,
-    );
     let mut targets = Vec::new();
-    // By name and index once: a wildcard reaches tens of thousands of targets.
-    let protos: std::collections::HashMap<&str, &crate::template::TargetProto> = cx
-        .targets
-        .iter()
-        .rev()
-        .filter_map(|a| Some((a.name.as_str(), a.proto.as_ref()?)))
-        .collect();
     let skipped: std::collections::HashSet<usize> =
         at.grouping.skipped.iter().map(|(s, _)| *s).collect();
     for (i, target) in at.targets.iter().enumerate() {
@@ -594,10 +581,11 @@ fn with_fentry_targets(
         else {
             continue;
         };
-        let Some(&proto) = protos.get(target.name.as_str()) else {
+        // Shapes only (no script types): a wildcard reaches tens of thousands of targets.
+        let Some(proto) = crate::sema::context::fentry_proto(kernel, target) else {
             continue;
         };
-        if let Ok(mut c) = crate::plan::target::CloneTarget::from_proto(t, proto, *id) {
+        if let Ok(mut c) = crate::plan::target::CloneTarget::from_proto(t, &proto, *id) {
             // `func` prints the target's name (the target-index table).
             c.name = target.name.clone();
             c.func = func.clone();
