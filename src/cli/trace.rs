@@ -486,13 +486,10 @@ pub fn run(args: &[OsString]) -> i32 {
         libc::signal(libc::SIGINT, libc::SIG_DFL);
         libc::signal(libc::SIGTERM, libc::SIG_DFL);
     }
-    // Unnamed, so the thread keeps the process's name: `comm` in BEGIN/END (which run on
-    // it) is the name strobe was started as, as bpftrace's is `bpftrace`.
-    std::thread::Builder::new()
-        .stack_size(64 << 20)
-        .spawn(move || run_on_this_thread(&args))
-        .ok()
-        .and_then(|h| h.join().ok())
+    // The run has a worker thread with a large stack; the main thread meanwhile runs BEGIN
+    // and END (`runtime::main_thread`), so their `tid`, `comm` and `curtask` are the main
+    // task's, as bpftrace's are.
+    crate::runtime::main_thread::serve_while(64 << 20, move || run_on_this_thread(&args))
         .unwrap_or(EXIT_INPUT)
 }
 

@@ -9,6 +9,7 @@ pub mod epoll;
 pub mod events;
 pub mod exit_flag;
 pub mod format;
+pub mod main_thread;
 pub mod modes;
 pub mod perfbuf;
 // The compiled script moved to `crate::plan` (the compiler–runtime contract); re-exported

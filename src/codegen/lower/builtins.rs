@@ -34,11 +34,6 @@ pub(crate) fn pid_tid(
     } else {
         lw.kernel.pid_namespace()
     };
-    // bpftrace runs begin/end in its main thread, so their `tid` is its pid. strobe runs
-    // them (BPF_PROG_TEST_RUN) from the worker thread that holds its large stack; the id
-    // they report is the main thread's, as bpftrace's.
-    use crate::syntax::ast::ProbeKind as K;
-    let tid = tid && !matches!(lw.probe_kind, K::Begin | K::End);
     let v = match ns {
         None if tid => bi::tid(&mut lw.b),
         None => bi::pid(&mut lw.b),

@@ -7,6 +7,8 @@
 
 use super::{load_program, AttachContext, ProbeError};
 use crate::plan::ProbeSpec;
+use std::os::fd::AsFd;
+
 use crate::sys::{Prog, TestRunOptions};
 
 /// A loaded BEGIN, END or `self:signal` program.
@@ -24,16 +26,26 @@ impl SpecialProg {
         })
     }
 
-    /// Runs the program once (its records land in the ring buffer).
+    /// Runs the program once (its records land in the ring buffer), on the process's main
+    /// thread when strobe serves one (`runtime::main_thread`), as bpftrace runs BEGIN and END.
     pub fn run(&self) -> Result<(), ProbeError> {
-        let args = [0u64; 1];
-        self.prog
-            .test_run(&mut TestRunOptions::raw_tp(&args))
-            .map(|_| ())
-            .map_err(|source| ProbeError::Sys {
-                probe: self.name.clone(),
-                what: "running the program (BPF_PROG_TEST_RUN)".into(),
-                source,
-            })
+        let run = |prog: &Prog| {
+            let args = [0u64; 1];
+            prog.test_run(&mut TestRunOptions::raw_tp(&args))
+                .map(|_| ())
+        };
+        let result = match self.prog.as_fd().try_clone_to_owned() {
+            Ok(fd) => {
+                let prog = Prog::from_parts(fd, self.prog.prog_type());
+                crate::runtime::main_thread::on_main(move || run(&prog))
+            }
+            // Out of fds: run it here.
+            Err(_) => run(&self.prog),
+        };
+        result.map_err(|source| ProbeError::Sys {
+            probe: self.name.clone(),
+            what: "running the program (BPF_PROG_TEST_RUN)".into(),
+            source,
+        })
     }
 }
