@@ -17,7 +17,7 @@
     r0 >>= 32
     if r0 <= 1 goto L9
     call 14 # bpf_get_current_pid_tgid
-    r0 >>= 32
+    w0 = w0
     if r0 <= 1 goto L9
     r7 = 1
 L9:
