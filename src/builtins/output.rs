@@ -163,6 +163,21 @@ const fn unsafe_(b: Builtin) -> Builtin {
     }
 }
 
+/// Where `signal` and `signal_thread` may be called: bpftrace's list of probes whose programs
+/// may call `bpf_send_signal`/`bpf_send_signal_thread` (its stdlib's `__signal`).
+const SIGNAL_PROBES: &[ProbeKind] = &[
+    ProbeKind::Kprobe,
+    ProbeKind::Kretprobe,
+    ProbeKind::Uprobe,
+    ProbeKind::Uretprobe,
+    ProbeKind::Usdt,
+    ProbeKind::Tracepoint,
+    ProbeKind::RawTracepoint,
+    ProbeKind::Profile,
+    ProbeKind::Fentry,
+    ProbeKind::Fexit,
+];
+
 pub const BUILTINS: &[Builtin] = &[
     fmt(func("printf", 1, 64, none, "formatted output")),
     fmt(func("errorf", 1, 64, none, "formatted error message")),
@@ -184,19 +199,7 @@ pub const BUILTINS: &[Builtin] = &[
     func("time", 0, 1, time, "print the current time"),
     func("join", 1, 2, join, "print an array of strings"),
     Builtin {
-        // bpftrace 0.17's list of probes where `bpf_send_signal` may be called.
-        probes: Probes::Only(&[
-            ProbeKind::Kprobe,
-            ProbeKind::Kretprobe,
-            ProbeKind::Uprobe,
-            ProbeKind::Uretprobe,
-            ProbeKind::Usdt,
-            ProbeKind::Tracepoint,
-            ProbeKind::RawTracepoint,
-            ProbeKind::Profile,
-            ProbeKind::Fentry,
-            ProbeKind::Fexit,
-        ]),
+        probes: Probes::Only(SIGNAL_PROBES),
         ..unsafe_(func(
             "signal",
             1,
@@ -206,19 +209,7 @@ pub const BUILTINS: &[Builtin] = &[
         ))
     },
     Builtin {
-        // bpftrace's list for `signal_thread` (its stdlib's `__signal`).
-        probes: Probes::Only(&[
-            ProbeKind::Kprobe,
-            ProbeKind::Kretprobe,
-            ProbeKind::Uprobe,
-            ProbeKind::Uretprobe,
-            ProbeKind::Usdt,
-            ProbeKind::Tracepoint,
-            ProbeKind::RawTracepoint,
-            ProbeKind::Profile,
-            ProbeKind::Fentry,
-            ProbeKind::Fexit,
-        ]),
+        probes: Probes::Only(SIGNAL_PROBES),
         ..unsafe_(func(
             "signal_thread",
             1,
