@@ -11,11 +11,10 @@
 
 use std::io::Read;
 
-use super::{map_fds, AttachContext, Attachment, ProbeError};
+use super::{AttachContext, Attachment, ProbeError};
 use crate::loader::KernelObject;
 use crate::plan::ProbeSpec;
-use crate::sys::{AttachType, Link, LinkTarget, Prog, ProgLoadOptions};
-use crate::template::{instantiate, TargetValues};
+use crate::sys::{AttachType, Link, LinkTarget};
 
 /// Loads the iterator program for `bpf_iter_NAME` (BTF id `btf_id` in vmlinux) and creates
 /// its link; the link is the attachment's first object.
@@ -39,31 +38,9 @@ pub fn attach(
             });
         }
     }
-    let fds = map_fds(probe, &probe.template, ctx)?;
-    let insns = instantiate(
-        &probe.template,
-        &TargetValues {
-            index: 0,
-            map_fds: &fds,
-            ..Default::default()
-        },
-    )
-    .map_err(|source| ProbeError::Instantiate {
-        probe: probe.name.clone(),
-        source,
-    })?;
-    let mut o = ProgLoadOptions::new(probe.kind.prog_type(), &insns);
-    o.name = &probe.template.name;
-    o.license = &probe.template.license;
-    o.expected_attach_type = Some(AttachType::TraceIter);
-    o.attach_btf_id = btf_id;
-    let funcs = crate::loader::subprogs::FuncBtfObj::load(&probe.template);
-    if let Some(f) = &funcs {
-        f.apply(&mut o);
-    }
-    let prog = Prog::load(&o).map_err(|source| ProbeError::Load {
-        probe: probe.name.clone(),
-        source: Box::new(source),
+    let prog = super::load_program_with(probe, 0, ctx, |o| {
+        o.expected_attach_type = Some(AttachType::TraceIter);
+        o.attach_btf_id = btf_id;
     })?;
     let link = Link::create(
         &prog,

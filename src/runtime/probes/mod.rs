@@ -239,6 +239,17 @@ pub(crate) fn load_program(
     index: u32,
     ctx: &AttachContext<'_>,
 ) -> Result<Prog, ProbeError> {
+    load_program_with(probe, index, ctx, |_| {})
+}
+
+/// [`load_program`], with `tune` setting what the kind adds to the load (an attach type, a BTF
+/// id).
+pub(crate) fn load_program_with(
+    probe: &ProbeSpec,
+    index: u32,
+    ctx: &AttachContext<'_>,
+    tune: impl FnOnce(&mut ProgLoadOptions<'_>),
+) -> Result<Prog, ProbeError> {
     let fds = map_fds(probe, &probe.template, ctx)?;
     let insns = instantiate(
         &probe.template,
@@ -256,6 +267,7 @@ pub(crate) fn load_program(
     o.name = &probe.template.name;
     o.license = &probe.template.license;
     o.log_size = ctx.log_size;
+    tune(&mut o);
     let funcs = crate::loader::subprogs::FuncBtfObj::load(&probe.template);
     if let Some(f) = &funcs {
         f.apply(&mut o);
