@@ -395,20 +395,7 @@ pub(crate) fn index(
         if let Type::Pointer { space, .. } = lw.type_of(inner.id) {
             let at = member_addr(lw, base, inner, &field.name)?;
             let i = super::expr::lower_expr(lw, idx)?.value();
-            let off = crate::codegen::emit::arith::binop(
-                &mut lw.b,
-                crate::codegen::emit::arith::BinOp::Mul,
-                i,
-                Value::Imm(size as i64),
-                IntTy::U64,
-            );
-            let addr = crate::codegen::emit::arith::binop(
-                &mut lw.b,
-                crate::codegen::emit::arith::BinOp::Add,
-                at,
-                off,
-                IntTy::U64,
-            );
+            let addr = element_addr(lw, at, i, size);
             return read_at(lw, e, addr, &t, space);
         }
     }
@@ -452,21 +439,21 @@ pub(crate) fn index(
             ))
         }
         v => {
-            let off = crate::codegen::emit::arith::binop(
-                &mut lw.b,
-                crate::codegen::emit::arith::BinOp::Mul,
-                i,
-                Value::Imm(size as i64),
-                IntTy::U64,
-            );
-            let addr = crate::codegen::emit::arith::binop(
-                &mut lw.b,
-                crate::codegen::emit::arith::BinOp::Add,
-                v.value(),
-                off,
-                IntTy::U64,
-            );
+            let addr = element_addr(lw, v.value(), i, size);
             read_at(lw, e, addr, &t, space)
         }
     }
+}
+
+/// The address of element `i` of `size` bytes in an array at `base`: `base + i * size`.
+fn element_addr(lw: &mut Lower<'_>, base: Value, i: Value, size: u32) -> Value {
+    use crate::codegen::emit::arith::{binop, BinOp};
+    let off = binop(
+        &mut lw.b,
+        BinOp::Mul,
+        i,
+        Value::Imm(i64::from(size)),
+        IntTy::U64,
+    );
+    binop(&mut lw.b, BinOp::Add, base, off, IntTy::U64)
 }
