@@ -2,7 +2,7 @@
 //! `tseries()`. Valid only as a map's assigned value; the map then holds per-CPU slots laid
 //! out as in [`crate::runtime::format::agg`] (a time series as [`TSeriesKind`] says).
 
-use super::{func, Builtin, CallCtx, RuleError};
+use super::{func, Builtin, CallCtx, FuncId, RuleError};
 use crate::plan::agg::AggKind;
 use crate::plan::agg::{HistKind, TSeriesAgg, TSeriesKind, MAX_LOG2_K, MAX_TSERIES_INTERVALS};
 use crate::sema::types::Type;
@@ -149,13 +149,34 @@ fn tseries(c: &CallCtx<'_>) -> Result<Type, RuleError> {
 }
 
 pub const BUILTINS: &[Builtin] = &[
-    agg(func("count", 0, 0, count, "count events")),
-    agg(func("sum", 1, 1, sum, "sum of values")),
-    agg(func("min", 1, 1, sum, "minimum value")),
-    agg(func("max", 1, 1, sum, "maximum value")),
-    agg(func("avg", 1, 1, sum, "average value")),
-    agg(func("stats", 1, 1, sum, "count, average and total")),
-    agg(func("hist", 1, 2, hist, "log2 histogram")),
-    agg(func("lhist", 4, 4, lhist, "linear histogram")),
-    agg(func("tseries", 3, 4, tseries, "time series of a value")),
+    agg(func(FuncId::Count, "count", 0, 0, count, "count events")),
+    agg(func(FuncId::Sum, "sum", 1, 1, sum, "sum of values")),
+    agg(func(FuncId::Min, "min", 1, 1, sum, "minimum value")),
+    agg(func(FuncId::Max, "max", 1, 1, sum, "maximum value")),
+    agg(func(FuncId::Avg, "avg", 1, 1, sum, "average value")),
+    agg(func(
+        FuncId::Stats,
+        "stats",
+        1,
+        1,
+        sum,
+        "count, average and total",
+    )),
+    agg(func(FuncId::Hist, "hist", 1, 2, hist, "log2 histogram")),
+    agg(func(
+        FuncId::Lhist,
+        "lhist",
+        4,
+        4,
+        lhist,
+        "linear histogram",
+    )),
+    agg(func(
+        FuncId::Tseries,
+        "tseries",
+        3,
+        4,
+        tseries,
+        "time series of a value",
+    )),
 ];

@@ -3,7 +3,7 @@
 //! `macaddr`), time (`strftime`, `nsecs(mode)`), cgroups, stacks with arguments, `bswap`,
 //! `kptr`/`uptr`.
 
-use super::{func, Builtin, CallCtx, Probes, RuleError};
+use super::{func, Builtin, CallCtx, FuncId, Probes, RuleError};
 use crate::plan::layout::StackMode;
 use crate::sema::types::{AddrSpace, Pointee, Type, DEFAULT_STACK_LIMIT};
 use crate::syntax::ast::ProbeKind;
@@ -508,12 +508,48 @@ fn syscall_name(c: &CallCtx<'_>) -> Result<Type, RuleError> {
 }
 
 pub const BUILTINS: &[Builtin] = &[
-    func("str", 1, 2, str_, "read a NUL-terminated string"),
-    func("buf", 1, 2, buf, "read bytes into a printable buffer"),
-    func("ksym", 1, 1, ksym, "kernel symbol of an address"),
-    func("usym", 1, 1, ksym, "user symbol of an address"),
-    func("kaddr", 1, 1, kaddr, "address of a kernel symbol"),
     func(
+        FuncId::Str,
+        "str",
+        1,
+        2,
+        str_,
+        "read a NUL-terminated string",
+    ),
+    func(
+        FuncId::Buf,
+        "buf",
+        1,
+        2,
+        buf,
+        "read bytes into a printable buffer",
+    ),
+    func(
+        FuncId::Ksym,
+        "ksym",
+        1,
+        1,
+        ksym,
+        "kernel symbol of an address",
+    ),
+    func(
+        FuncId::Usym,
+        "usym",
+        1,
+        1,
+        ksym,
+        "user symbol of an address",
+    ),
+    func(
+        FuncId::Kaddr,
+        "kaddr",
+        1,
+        1,
+        kaddr,
+        "address of a kernel symbol",
+    ),
+    func(
+        FuncId::PercpuKaddr,
         "percpu_kaddr",
         1,
         2,
@@ -522,7 +558,14 @@ pub const BUILTINS: &[Builtin] = &[
     ),
     Builtin {
         probes: Probes::Only(&[ProbeKind::Uprobe, ProbeKind::Uretprobe, ProbeKind::Usdt]),
-        ..func("uaddr", 1, 1, kaddr, "address of a user symbol")
+        ..func(
+            FuncId::Uaddr,
+            "uaddr",
+            1,
+            1,
+            kaddr,
+            "address of a user symbol",
+        )
     },
     Builtin {
         // bpftrace 0.17: probes whose context is a `struct pt_regs` (perf events' starts with one).
@@ -539,12 +582,34 @@ pub const BUILTINS: &[Builtin] = &[
             ProbeKind::Watchpoint,
             ProbeKind::AsyncWatchpoint,
         ]),
-        ..func("reg", 1, 1, reg, "value of a register")
+        ..func(FuncId::Reg, "reg", 1, 1, reg, "value of a register")
     },
-    func("ntop", 1, 2, ntop, "IPv4/IPv6 address as text"),
-    func("macaddr", 1, 1, macaddr, "MAC address as text"),
-    func("ppid", 0, 1, ppid, "pid of a task's parent (real_parent)"),
     func(
+        FuncId::Ntop,
+        "ntop",
+        1,
+        2,
+        ntop,
+        "IPv4/IPv6 address as text",
+    ),
+    func(
+        FuncId::Macaddr,
+        "macaddr",
+        1,
+        1,
+        macaddr,
+        "MAC address as text",
+    ),
+    func(
+        FuncId::Ppid,
+        "ppid",
+        0,
+        1,
+        ppid,
+        "pid of a task's parent (real_parent)",
+    ),
+    func(
+        FuncId::Pcomm,
         "pcomm",
         0,
         1,
@@ -552,6 +617,7 @@ pub const BUILTINS: &[Builtin] = &[
         "name of a task's parent (real_parent)",
     ),
     func(
+        FuncId::LeaderTid,
         "leader_tid",
         0,
         1,
@@ -559,24 +625,48 @@ pub const BUILTINS: &[Builtin] = &[
         "thread id of a task's thread-group leader",
     ),
     func(
+        FuncId::LeaderComm,
         "leader_comm",
         0,
         1,
         pcomm,
         "name of a task's thread-group leader",
     ),
-    func("cgroupid", 1, 1, cgroupid, "id of a cgroup path"),
-    func("cgroup_path", 1, 2, cgroup_path, "path of a cgroup id"),
-    func("strftime", 2, 2, strftime, "format a time"),
     func(
+        FuncId::Cgroupid,
+        "cgroupid",
+        1,
+        1,
+        cgroupid,
+        "id of a cgroup path",
+    ),
+    func(
+        FuncId::CgroupPath,
+        "cgroup_path",
+        1,
+        2,
+        cgroup_path,
+        "path of a cgroup id",
+    ),
+    func(
+        FuncId::Strftime,
+        "strftime",
+        2,
+        2,
+        strftime,
+        "format a time",
+    ),
+    func(
+        FuncId::Strncmp,
         "strncmp",
         3,
         3,
         strncmp,
         "compare up to n bytes of two strings",
     ),
-    func("strlen", 1, 1, strlen, "length of a string"),
+    func(FuncId::Strlen, "strlen", 1, 1, strlen, "length of a string"),
     func(
+        FuncId::Strcontains,
         "strcontains",
         2,
         2,
@@ -586,13 +676,42 @@ pub const BUILTINS: &[Builtin] = &[
     Builtin {
         // bpf_d_path is a tracing-program helper.
         probes: Probes::Only(&[ProbeKind::Fentry, ProbeKind::Fexit]),
-        ..func("path", 1, 2, path, "full path of a struct path")
+        ..func(
+            FuncId::Path,
+            "path",
+            1,
+            2,
+            path,
+            "full path of a struct path",
+        )
     },
-    func("kstack", 0, 2, stack, "kernel stack with mode/limit"),
-    func("ustack", 0, 2, stack, "user stack with mode/limit"),
-    func("nsecs", 0, 1, nsecs, "time in nanoseconds of a clock"),
-    func("bswap", 1, 1, bswap, "reverse byte order"),
     func(
+        FuncId::Kstack,
+        "kstack",
+        0,
+        2,
+        stack,
+        "kernel stack with mode/limit",
+    ),
+    func(
+        FuncId::Ustack,
+        "ustack",
+        0,
+        2,
+        stack,
+        "user stack with mode/limit",
+    ),
+    func(
+        FuncId::Nsecs,
+        "nsecs",
+        0,
+        1,
+        nsecs,
+        "time in nanoseconds of a clock",
+    ),
+    func(FuncId::Bswap, "bswap", 1, 1, bswap, "reverse byte order"),
+    func(
+        FuncId::Memcmp,
         "memcmp",
         3,
         3,
@@ -600,6 +719,7 @@ pub const BUILTINS: &[Builtin] = &[
         "compare the first bytes of two values",
     ),
     func(
+        FuncId::SocketCookie,
         "socket_cookie",
         1,
         1,
@@ -607,6 +727,7 @@ pub const BUILTINS: &[Builtin] = &[
         "the kernel's cookie of a socket",
     ),
     func(
+        FuncId::Pid,
         "pid",
         0,
         1,
@@ -614,6 +735,7 @@ pub const BUILTINS: &[Builtin] = &[
         "process id, seen from strobe's PID namespace (curr_ns) or the initial one (init)",
     ),
     func(
+        FuncId::Tid,
         "tid",
         0,
         1,
@@ -621,16 +743,25 @@ pub const BUILTINS: &[Builtin] = &[
         "thread id, seen from strobe's PID namespace (curr_ns) or the initial one (init)",
     ),
     func(
+        FuncId::Comm,
         "comm",
         0,
         1,
         comm_of,
         "name of the current task, or of the process with a pid",
     ),
-    func("kptr", 1, 1, kptr, "mark a pointer as kernel"),
-    func("uptr", 1, 1, kptr, "mark a pointer as user"),
-    func("strerror", 1, 1, strerror, "errno as text"),
+    func(FuncId::Kptr, "kptr", 1, 1, kptr, "mark a pointer as kernel"),
+    func(FuncId::Uptr, "uptr", 1, 1, kptr, "mark a pointer as user"),
     func(
+        FuncId::Strerror,
+        "strerror",
+        1,
+        1,
+        strerror,
+        "errno as text",
+    ),
+    func(
+        FuncId::SyscallName,
         "syscall_name",
         1,
         1,
@@ -638,15 +769,24 @@ pub const BUILTINS: &[Builtin] = &[
         "system call number as its name",
     ),
     func(
+        FuncId::SignalName,
         "signal_name",
         1,
         1,
         signal_name,
         "signal number as its description",
     ),
-    func("pton", 1, 1, pton, "IPv4/IPv6 address text as bytes"),
+    func(
+        FuncId::Pton,
+        "pton",
+        1,
+        1,
+        pton,
+        "IPv4/IPv6 address text as bytes",
+    ),
     // Typed and folded by the checker (`sema::getopt`), which needs the command line.
     func(
+        FuncId::Getopt,
         "getopt",
         1,
         3,

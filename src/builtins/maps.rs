@@ -1,6 +1,6 @@
 //! Map operations: `delete`, `clear`, `zero`, `len`, `has_key`.
 
-use super::{func, Builtin, CallCtx, RuleError};
+use super::{func, Builtin, CallCtx, FuncId, RuleError};
 use crate::sema::types::Type;
 
 fn none(_: &CallCtx<'_>) -> Result<Type, RuleError> {
@@ -22,15 +22,44 @@ const fn map(b: Builtin) -> Builtin {
 
 pub const BUILTINS: &[Builtin] = &[
     // `bool`: false when the key was not there (bpftrace's stdlib `delete`).
-    map(func("delete", 1, 2, bool_, "delete a map element")),
-    map(func("clear", 1, 1, none, "delete every element of a map")),
-    map(func("zero", 1, 1, none, "set every value of a map to zero")),
     map(func(
+        FuncId::Delete,
+        "delete",
+        1,
+        2,
+        bool_,
+        "delete a map element",
+    )),
+    map(func(
+        FuncId::Clear,
+        "clear",
+        1,
+        1,
+        none,
+        "delete every element of a map",
+    )),
+    map(func(
+        FuncId::Zero,
+        "zero",
+        1,
+        1,
+        none,
+        "set every value of a map to zero",
+    )),
+    map(func(
+        FuncId::Len,
         "len",
         1,
         1,
         len,
         "number of elements of a map or stack",
     )),
-    map(func("has_key", 2, 2, bool_, "whether a map has a key")),
+    map(func(
+        FuncId::HasKey,
+        "has_key",
+        2,
+        2,
+        bool_,
+        "whether a map has a key",
+    )),
 ];

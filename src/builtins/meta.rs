@@ -4,7 +4,7 @@
 //! `assert`. The checker folds the predicates to constants (`sema::meta`); `assert` is the
 //! only one with code.
 
-use super::{func, Builtin, CallCtx, RuleError};
+use super::{func, Builtin, CallCtx, FuncId, RuleError};
 use crate::sema::types::{Pointee, Type};
 
 /// A type predicate: any argument, a `bool` the checker folds.
@@ -82,6 +82,7 @@ fn fail(c: &CallCtx<'_>) -> Result<Type, RuleError> {
 
 pub const BUILTINS: &[Builtin] = &[
     func(
+        FuncId::IsStr,
         "is_str",
         1,
         1,
@@ -89,6 +90,7 @@ pub const BUILTINS: &[Builtin] = &[
         "whether an expression is a string",
     ),
     func(
+        FuncId::IsPtr,
         "is_ptr",
         1,
         1,
@@ -96,6 +98,7 @@ pub const BUILTINS: &[Builtin] = &[
         "whether an expression is a pointer",
     ),
     func(
+        FuncId::IsArray,
         "is_array",
         1,
         1,
@@ -103,6 +106,7 @@ pub const BUILTINS: &[Builtin] = &[
         "whether an expression is an array",
     ),
     func(
+        FuncId::IsInteger,
         "is_integer",
         1,
         1,
@@ -110,6 +114,7 @@ pub const BUILTINS: &[Builtin] = &[
         "whether an expression is an integer",
     ),
     func(
+        FuncId::IsUnsignedInteger,
         "is_unsigned_integer",
         1,
         1,
@@ -117,6 +122,7 @@ pub const BUILTINS: &[Builtin] = &[
         "whether an expression is an unsigned integer",
     ),
     func(
+        FuncId::IsLiteral,
         "is_literal",
         1,
         1,
@@ -124,6 +130,7 @@ pub const BUILTINS: &[Builtin] = &[
         "whether an expression is a literal",
     ),
     func(
+        FuncId::KfuncExist,
         "kfunc_exist",
         1,
         1,
@@ -131,6 +138,7 @@ pub const BUILTINS: &[Builtin] = &[
         "whether the kernel's BTF has a kfunc",
     ),
     func(
+        FuncId::KfuncAllowed,
         "kfunc_allowed",
         1,
         1,
@@ -138,6 +146,7 @@ pub const BUILTINS: &[Builtin] = &[
         "whether this probe's programs may call a kfunc",
     ),
     func(
+        FuncId::Assert,
         "assert",
         2,
         2,
@@ -145,6 +154,7 @@ pub const BUILTINS: &[Builtin] = &[
         "exit with an error when a condition is false",
     ),
     func(
+        FuncId::StaticAssert,
         "static_assert",
         2,
         2,
@@ -152,6 +162,7 @@ pub const BUILTINS: &[Builtin] = &[
         "fail compiling when a constant condition is false",
     ),
     func(
+        FuncId::AssertStr,
         "assert_str",
         1,
         1,
@@ -159,6 +170,7 @@ pub const BUILTINS: &[Builtin] = &[
         "fail compiling unless a value is string-like",
     ),
     func(
+        FuncId::Fail,
         "fail",
         1,
         64,

@@ -12,12 +12,14 @@
 
 mod agg;
 mod funcs;
+mod id;
 mod maps;
 mod meta;
 mod output;
 mod values;
 
 pub use funcs::pton_bytes;
+pub use id::{BuiltinId, FuncId, ValueId};
 
 /// strobe's own `stdlib/base.bt` (name, text): the macro `assert` behaves as; a failed
 /// assert's run-time error points at its `errorf` call there, as bpftrace's points into its
@@ -147,8 +149,9 @@ pub type TypeRule = fn(&CallCtx<'_>) -> Result<Type, RuleError>;
 /// One builtin.
 #[derive(Clone, Copy)]
 pub struct Builtin {
+    /// Its identity for later passes (value or function).
+    pub id: BuiltinId,
     pub name: &'static str,
-    pub form: Form,
     /// Argument count range for functions (`0, 0` for values).
     pub min_args: usize,
     pub max_args: usize,
@@ -168,6 +171,13 @@ pub struct Builtin {
     pub about: &'static str,
 }
 
+impl Builtin {
+    /// A value or a function (from its id).
+    pub fn form(&self) -> Form {
+        self.id.form()
+    }
+}
+
 impl std::fmt::Debug for Builtin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Builtin").field("name", &self.name).finish()
@@ -175,10 +185,15 @@ impl std::fmt::Debug for Builtin {
 }
 
 /// Shorthands for entries: a value valid everywhere.
-pub(crate) const fn value(name: &'static str, ty: TypeRule, about: &'static str) -> Builtin {
+pub(crate) const fn value(
+    id: ValueId,
+    name: &'static str,
+    ty: TypeRule,
+    about: &'static str,
+) -> Builtin {
     Builtin {
+        id: BuiltinId::Value(id),
         name,
-        form: Form::Value,
         min_args: 0,
         max_args: 0,
         probes: Probes::Any,
@@ -193,6 +208,7 @@ pub(crate) const fn value(name: &'static str, ty: TypeRule, about: &'static str)
 
 /// A function valid everywhere with `min..=max` arguments.
 pub(crate) const fn func(
+    id: FuncId,
     name: &'static str,
     min_args: usize,
     max_args: usize,
@@ -200,8 +216,8 @@ pub(crate) const fn func(
     about: &'static str,
 ) -> Builtin {
     Builtin {
+        id: BuiltinId::Func(id),
         name,
-        form: Form::Function,
         min_args,
         max_args,
         probes: Probes::Any,
@@ -238,7 +254,7 @@ pub fn lookup(name: &str, form: Form) -> Option<&'static Builtin> {
         },
         _ => name,
     };
-    all().find(|b| b.name == key && b.form == form)
+    all().find(|b| b.name == key && b.form() == form)
 }
 
 /// Whether a call `name()` with `nargs` arguments means the builtin value `name`, as current
@@ -271,7 +287,7 @@ pub fn nearest(name: &str, form: Form) -> Option<&'static str> {
     crate::diag::nearest(
         name,
         all()
-            .filter(|b| b.form == form && !b.name.ends_with('N'))
+            .filter(|b| b.form() == form && !b.name.ends_with('N'))
             .map(|b| b.name),
     )
 }
@@ -285,9 +301,54 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for b in all() {
             assert!(
-                seen.insert((b.name, b.form)),
+                seen.insert((b.name, b.form())),
                 "duplicate builtin {}",
                 b.name
+            );
+        }
+    }
+
+    #[test]
+    fn every_id_has_exactly_one_entry_and_every_entry_its_own_id() {
+        for id in BuiltinId::all() {
+            let n = all().filter(|b| b.id == id).count();
+            assert_eq!(n, 1, "{id:?} has {n} registry entries");
+        }
+        let mut ids = std::collections::HashSet::new();
+        for b in all() {
+            assert!(ids.insert(b.id), "{} shares id {:?}", b.name, b.id);
+            assert!(BuiltinId::all().any(|i| i == b.id));
+        }
+        assert_eq!(ids.len(), BuiltinId::all().count());
+    }
+
+    #[test]
+    fn ids_resolve_to_their_spelling() {
+        assert_eq!(lookup("pid", Form::Value).unwrap().id, ValueId::Pid.into());
+        assert_eq!(
+            lookup("pid", Form::Function).unwrap().id,
+            FuncId::Pid.into()
+        );
+        assert_eq!(
+            lookup("arg3", Form::Value).unwrap().id,
+            ValueId::ArgN.into()
+        );
+        assert_eq!(FuncId::SignalThread.name(), "signal_thread");
+        assert_eq!(BuiltinId::from(ValueId::LeaderComm).name(), "leader_comm");
+    }
+
+    /// The parser keeps its own list of value words (it sits below the registry in the
+    /// module graph): every one must still be a registry value (`sarg` and `$` are the
+    /// parser's own spellings of `sargN` and positional parameters).
+    #[test]
+    fn parser_value_words_are_registry_values() {
+        for w in crate::syntax::parser::expr::VALUE_WORDS {
+            if matches!(*w, "sarg" | "$") {
+                continue;
+            }
+            assert!(
+                lookup(w, Form::Value).is_some(),
+                "parser word {w} not in registry"
             );
         }
     }

@@ -1,7 +1,7 @@
 //! Output and control: `printf`, `print`, `errorf`/`warnf`/`debugf`, `system`, `cat`, `time`,
 //! `join`, `exit`, `signal`, `override`.
 
-use super::{func, Builtin, CallCtx, Probes, RuleError};
+use super::{func, Builtin, CallCtx, FuncId, Probes, RuleError};
 use crate::sema::types::Type;
 use crate::syntax::ast::ProbeKind;
 
@@ -179,28 +179,79 @@ const SIGNAL_PROBES: &[ProbeKind] = &[
 ];
 
 pub const BUILTINS: &[Builtin] = &[
-    fmt(func("printf", 1, 64, none, "formatted output")),
-    fmt(func("errorf", 1, 64, none, "formatted error message")),
-    fmt(func("warnf", 1, 64, none, "formatted warning")),
     fmt(func(
+        FuncId::Printf,
+        "printf",
+        1,
+        64,
+        none,
+        "formatted output",
+    )),
+    fmt(func(
+        FuncId::Errorf,
+        "errorf",
+        1,
+        64,
+        none,
+        "formatted error message",
+    )),
+    fmt(func(
+        FuncId::Warnf,
+        "warnf",
+        1,
+        64,
+        none,
+        "formatted warning",
+    )),
+    fmt(func(
+        FuncId::Debugf,
         "debugf",
         1,
         64,
         debugf,
         "formatted output to the trace pipe",
     )),
-    fmt(func("cat", 1, 64, none, "print a file's contents")),
-    unsafe_(fmt(func("system", 1, 64, none, "run a shell command"))),
+    fmt(func(
+        FuncId::Cat,
+        "cat",
+        1,
+        64,
+        none,
+        "print a file's contents",
+    )),
+    unsafe_(fmt(func(
+        FuncId::System,
+        "system",
+        1,
+        64,
+        none,
+        "run a shell command",
+    ))),
     Builtin {
         takes_map: true,
-        ..func("print", 1, 3, print, "print a value or a map")
+        ..func(
+            FuncId::Print,
+            "print",
+            1,
+            3,
+            print,
+            "print a value or a map",
+        )
     },
-    func("exit", 0, 1, exit, "stop tracing"),
-    func("time", 0, 1, time, "print the current time"),
-    func("join", 1, 2, join, "print an array of strings"),
+    func(FuncId::Exit, "exit", 0, 1, exit, "stop tracing"),
+    func(FuncId::Time, "time", 0, 1, time, "print the current time"),
+    func(
+        FuncId::Join,
+        "join",
+        1,
+        2,
+        join,
+        "print an array of strings",
+    ),
     Builtin {
         probes: Probes::Only(SIGNAL_PROBES),
         ..unsafe_(func(
+            FuncId::Signal,
             "signal",
             1,
             1,
@@ -211,6 +262,7 @@ pub const BUILTINS: &[Builtin] = &[
     Builtin {
         probes: Probes::Only(SIGNAL_PROBES),
         ..unsafe_(func(
+            FuncId::SignalThread,
             "signal_thread",
             1,
             1,
@@ -219,6 +271,7 @@ pub const BUILTINS: &[Builtin] = &[
         ))
     },
     unsafe_(func(
+        FuncId::WriteUser,
         "write_user",
         3,
         3,
@@ -228,6 +281,7 @@ pub const BUILTINS: &[Builtin] = &[
     Builtin {
         probes: Probes::Only(&[ProbeKind::Kprobe]),
         ..unsafe_(func(
+            FuncId::Override,
             "override",
             1,
             1,

@@ -2,7 +2,7 @@
 //! ones (`args`, `argN`, `sargN`, `retval`, `func`, `probe`) whose types come from the probe's
 //! [`crate::sema::context::ProbeContext`].
 
-use super::{value, Builtin, CallCtx, Probes, RuleError};
+use super::{value, Builtin, CallCtx, Probes, RuleError, ValueId};
 use crate::sema::context::{ARGN_KINDS, ARGS_KINDS, FUNC_KINDS, RETVAL_KINDS};
 use crate::sema::types::{Type, DEFAULT_STACK_LIMIT};
 use crate::syntax::ast::ProbeKind;
@@ -78,59 +78,106 @@ const fn only(b: Builtin, kinds: &'static [ProbeKind]) -> Builtin {
 }
 
 pub const BUILTINS: &[Builtin] = &[
-    value("pid", u32_, "process id (tgid) of the current task"),
-    value("tid", u32_, "thread id of the current task"),
-    value("uid", u32_, "user id"),
-    value("gid", u32_, "group id"),
-    value("cpu", u32_, "the CPU the probe fires on"),
-    value("ncpus", u64_, "number of CPUs"),
-    value("numaid", u32_, "NUMA node id"),
-    value("nsecs", u64_, "monotonic time in nanoseconds"),
-    value("elapsed", u64_, "nanoseconds since strobe started"),
-    value("jiffies", u64_, "kernel jiffies"),
-    value("rand", u32_, "a random number"),
-    value("cgroup", u64_, "cgroup v2 id of the current task"),
-    value("cpid", u32_, "pid of the -c child"),
-    value("comm", comm, "name of the current task (16 bytes)"),
-    value("kstack", kstack, "kernel stack"),
-    value("ustack", ustack, "user stack"),
-    value("curtask", curtask, "the current task_struct"),
     value(
+        ValueId::Pid,
+        "pid",
+        u32_,
+        "process id (tgid) of the current task",
+    ),
+    value(ValueId::Tid, "tid", u32_, "thread id of the current task"),
+    value(ValueId::Uid, "uid", u32_, "user id"),
+    value(ValueId::Gid, "gid", u32_, "group id"),
+    value(ValueId::Cpu, "cpu", u32_, "the CPU the probe fires on"),
+    value(ValueId::Ncpus, "ncpus", u64_, "number of CPUs"),
+    value(ValueId::Numaid, "numaid", u32_, "NUMA node id"),
+    value(
+        ValueId::Nsecs,
+        "nsecs",
+        u64_,
+        "monotonic time in nanoseconds",
+    ),
+    value(
+        ValueId::Elapsed,
+        "elapsed",
+        u64_,
+        "nanoseconds since strobe started",
+    ),
+    value(ValueId::Jiffies, "jiffies", u64_, "kernel jiffies"),
+    value(ValueId::Rand, "rand", u32_, "a random number"),
+    value(
+        ValueId::Cgroup,
+        "cgroup",
+        u64_,
+        "cgroup v2 id of the current task",
+    ),
+    value(ValueId::Cpid, "cpid", u32_, "pid of the -c child"),
+    value(
+        ValueId::Comm,
+        "comm",
+        comm,
+        "name of the current task (16 bytes)",
+    ),
+    value(ValueId::Kstack, "kstack", kstack, "kernel stack"),
+    value(ValueId::Ustack, "ustack", ustack, "user stack"),
+    value(
+        ValueId::Curtask,
+        "curtask",
+        curtask,
+        "the current task_struct",
+    ),
+    value(
+        ValueId::Ppid,
         "ppid",
         u32_,
         "pid of the current task's parent (real_parent)",
     ),
     value(
+        ValueId::Pcomm,
         "pcomm",
         comm,
         "name of the current task's parent (real_parent)",
     ),
     value(
+        ValueId::LeaderTid,
         "leader_tid",
         u32_,
         "thread id of the current task's thread-group leader",
     ),
     value(
+        ValueId::LeaderComm,
         "leader_comm",
         comm,
         "name of the current task's thread-group leader",
     ),
-    value("username", username, "the current user's name"),
-    value("probe", probe, "the probe's full name"),
-    value("usermode", u8_, "1 when the probe fired in user mode"),
+    value(
+        ValueId::Username,
+        "username",
+        username,
+        "the current user's name",
+    ),
+    value(ValueId::Probe, "probe", probe, "the probe's full name"),
+    value(
+        ValueId::Usermode,
+        "usermode",
+        u8_,
+        "1 when the probe fired in user mode",
+    ),
     // Folded to constants by the checker (`sema::config_read`).
     value(
+        ValueId::Probetype,
         "probetype",
         comm,
         "the probe's type name (`special` for begin/end)",
     ),
     value(
+        ValueId::Config,
         "config",
         u64_,
         "the run's configuration, read by field: config.max_strlen",
     ),
     only(
         value(
+            ValueId::Ctx,
             "ctx",
             ctx,
             "the program's context: the iterator's, or perf event data",
@@ -138,23 +185,33 @@ pub const BUILTINS: &[Builtin] = &[
         CTX_KINDS,
     ),
     only(
-        value("retval", retval, "the return value of the traced function"),
+        value(
+            ValueId::Retval,
+            "retval",
+            retval,
+            "the return value of the traced function",
+        ),
         RETVAL_KINDS,
     ),
     only(
-        value("args", args, "the probe's typed arguments"),
+        value(ValueId::Args, "args", args, "the probe's typed arguments"),
         ARGS_KINDS,
     ),
     only(
-        value("argN", u64_, "argument N (register or stack slot)"),
+        value(
+            ValueId::ArgN,
+            "argN",
+            u64_,
+            "argument N (register or stack slot)",
+        ),
         ARGN_KINDS,
     ),
     only(
-        value("sargN", sarg, "stack argument N"),
+        value(ValueId::SargN, "sargN", sarg, "stack argument N"),
         &[ProbeKind::Kprobe, ProbeKind::Uprobe],
     ),
     only(
-        value("func", func, "the traced function's name"),
+        value(ValueId::Func, "func", func, "the traced function's name"),
         FUNC_KINDS,
     ),
 ];

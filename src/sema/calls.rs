@@ -298,7 +298,7 @@ impl Checker<'_> {
                  information see bpf_trace_printk in bpf-helpers(7).",
             );
         }
-        let shown = if b.form == Form::Function {
+        let shown = if b.form() == Form::Function {
             format!("{}()", b.name)
         } else if b.name.ends_with('N') {
             "argN".to_string()
@@ -423,7 +423,7 @@ impl Checker<'_> {
                 return self.call_c_macro(e, &name.name, args);
             }
             let candidates: Vec<&str> = builtins::all()
-                .filter(|b| b.form == Form::Function)
+                .filter(|b| b.form() == Form::Function)
                 .map(|b| b.name)
                 .chain(self.program.macros().map(|m| m.name.name.as_str()))
                 .chain(self.program.fns().map(|f| f.name.name.as_str()))

@@ -18,8 +18,10 @@ use crate::syntax::ast::{
 const CORE_BUILTINS: &[&str] = &["args", "ctx", "kstack", "nsecs", "pid", "tid", "ustack"];
 
 /// Names that are values, never types, in a cast position: bpftrace's builtins plus the
-/// stdlib's value names, so `(retval) * 2` multiplies.
-const BUILTINS: &[&str] = &[
+/// stdlib's value names, so `(retval) * 2` multiplies. Kept here because the parser sits below
+/// the builtin registry (`crate::builtins`), whose test checks each word is one of its values.
+/// Not every registry value is here (`ppid`, `probetype`…): a type of that name still casts.
+pub(crate) const VALUE_WORDS: &[&str] = &[
     "args", "ctx", "kstack", "ustack", "nsecs", "pid", "tid", "comm", "cpu", "ncpus", "elapsed",
     "retval", "func", "probe", "uid", "gid", "username", "cgroup", "curtask", "rand", "jiffies",
     "numaid", "cpid", "usermode", "sarg", "$",
@@ -39,7 +41,7 @@ pub fn is_builtin(name: &str) -> bool {
 
 /// Whether `name` reads as a value in a cast position (`(name) …`).
 pub fn is_value_name(name: &str) -> bool {
-    BUILTINS.contains(&name) || is_builtin(name)
+    VALUE_WORDS.contains(&name) || is_builtin(name)
 }
 
 fn is_arg_builtin(name: &str) -> bool {
