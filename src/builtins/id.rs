@@ -222,3 +222,15 @@ impl FuncId {
         self.entry().name
     }
 }
+
+impl PartialEq<ValueId> for BuiltinId {
+    fn eq(&self, v: &ValueId) -> bool {
+        *self == BuiltinId::Value(*v)
+    }
+}
+
+impl PartialEq<FuncId> for BuiltinId {
+    fn eq(&self, f: &FuncId) -> bool {
+        *self == BuiltinId::Func(*f)
+    }
+}

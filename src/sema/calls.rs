@@ -8,7 +8,7 @@
 use super::context::ARGS_KINDS;
 use super::resolve::{Checker, Define, MacroFrame};
 use super::types::{AddrSpace, Type};
-use crate::builtins::{self, CallCtx, Form};
+use crate::builtins::{self, BuiltinId, CallCtx, Form, FuncId, ValueId};
 use crate::diag::Span;
 use crate::syntax::ast::*;
 use crate::template::Fact;
@@ -30,35 +30,64 @@ impl Checker<'_> {
             }
         }
         if let Some(b) = builtins::lookup(name, Form::Value) {
+            self.builtin_ids.insert(e.id, b.id);
             if !self.builtin_allowed(b, e.span) {
                 return Type::None;
             }
-            match name {
-                "probetype" => return self.probetype(e),
-                "config" => return self.config_whole(e.span),
-                _ => {}
-            }
-            if name == "curtask" {
-                if let Some(t) = self.struct_ptr("task_struct") {
-                    return t;
+            let BuiltinId::Value(v) = b.id else {
+                unreachable!("internal error: sema::calls: a value entry with a function id")
+            };
+            // What the checker does besides the type rule, per value.
+            match v {
+                ValueId::Probetype => return self.probetype(e),
+                ValueId::Config => return self.config_whole(e.span),
+                ValueId::Curtask => {
+                    if let Some(t) = self.struct_ptr("task_struct") {
+                        return t;
+                    }
                 }
-            }
-            if let Some((_, n)) = builtins::numbered(name) {
-                if name.starts_with("arg") {
-                    self.facts.push(Fact::ParamIndex { index: n as usize });
+                ValueId::ArgN => {
+                    if let Some((_, n)) = builtins::numbered(name) {
+                        self.facts.push(Fact::ParamIndex { index: n as usize });
+                    }
                 }
-            }
-            if name == "retval" {
-                self.facts.push(Fact::ReturnsScalar);
-            }
-            // Known when checking: the CPUs online now (what bpftrace stores at load time),
-            // and, without `-c`, a `cpid` of zero (bpftrace warns the same).
-            if name == "ncpus" {
-                self.consts.insert(e.id, self.kernel.online_cpus() as i64);
-            }
-            if name == "cpid" && !self.opts.child_command {
-                self.consts.insert(e.id, 0);
-                self.warn(e.span, "No child command (`-c`); cpid is zero");
+                ValueId::Retval => self.facts.push(Fact::ReturnsScalar),
+                // Known when checking: the CPUs online now (what bpftrace stores at load
+                // time), and, without `-c`, a `cpid` of zero (bpftrace warns the same).
+                ValueId::Ncpus => {
+                    self.consts.insert(e.id, self.kernel.online_cpus() as i64);
+                }
+                ValueId::Cpid => {
+                    if !self.opts.child_command {
+                        self.consts.insert(e.id, 0);
+                        self.warn(e.span, "No child command (`-c`); cpid is zero");
+                    }
+                }
+                ValueId::Pid
+                | ValueId::Tid
+                | ValueId::Uid
+                | ValueId::Gid
+                | ValueId::Cpu
+                | ValueId::Numaid
+                | ValueId::Nsecs
+                | ValueId::Elapsed
+                | ValueId::Jiffies
+                | ValueId::Rand
+                | ValueId::Cgroup
+                | ValueId::Comm
+                | ValueId::Kstack
+                | ValueId::Ustack
+                | ValueId::Ppid
+                | ValueId::Pcomm
+                | ValueId::LeaderTid
+                | ValueId::LeaderComm
+                | ValueId::Username
+                | ValueId::Probe
+                | ValueId::Usermode
+                | ValueId::Ctx
+                | ValueId::Args
+                | ValueId::SargN
+                | ValueId::Func => {}
             }
             let cx = std::mem::take(&mut self.cx);
             let t = {
@@ -282,7 +311,10 @@ impl Checker<'_> {
         if b.needs_unsafe && !self.opts.unsafe_mode {
             // Current bpftrace's words for its stdlib's unsafe macros; its older ones for the
             // others.
-            let msg = if matches!(b.name, "write_user" | "signal_thread") {
+            let msg = if matches!(
+                b.id,
+                BuiltinId::Func(FuncId::WriteUser | FuncId::SignalThread)
+            ) {
                 format!("{}() is unsafe. To use you need the --unsafe flag", b.name)
             } else {
                 format!("{}() is an unsafe function being used in safe mode", b.name)
@@ -290,7 +322,7 @@ impl Checker<'_> {
             self.error_help(span, msg, "run with --unsafe to allow it".into());
             return false;
         }
-        if b.name == "debugf" {
+        if b.id == FuncId::Debugf {
             // bpftrace 0.17's warning: the trace pipe is global and printk is slow.
             self.warn(
                 span,
@@ -300,7 +332,7 @@ impl Checker<'_> {
         }
         let shown = if b.form() == Form::Function {
             format!("{}()", b.name)
-        } else if b.name.ends_with('N') {
+        } else if matches!(b.id, BuiltinId::Value(ValueId::ArgN | ValueId::SargN)) {
             "argN".to_string()
         } else {
             b.name.to_string()
@@ -319,7 +351,7 @@ impl Checker<'_> {
         if bad.is_empty() {
             return true;
         }
-        let which = if b.name == "args" {
+        let which = if b.id == ValueId::Args {
             format!(
                 "probe types with args: {}",
                 builtins::Probes::Only(ARGS_KINDS).describe()
@@ -396,6 +428,7 @@ impl Checker<'_> {
             }
         }
         let Some(b) = builtins::lookup(&name.name, Form::Function) else {
+            // `cpu()`: the value `cpu` (recorded by `ident`).
             if builtins::value_call(&name.name, args.len())
                 && !self.is_user_callable(&name.name, args.len())
             {
@@ -438,6 +471,10 @@ impl Checker<'_> {
             }
             return Type::None;
         };
+        self.builtin_ids.insert(e.id, b.id);
+        let BuiltinId::Func(f) = b.id else {
+            unreachable!("internal error: sema::calls: a function entry with a value id")
+        };
         if b.aggregation && !as_map_value {
             self.error_help(
                 e.span,
@@ -473,24 +510,24 @@ impl Checker<'_> {
         if !self.builtin_allowed(b, name.span) {
             return Type::None;
         }
-        if b.name == "getopt" {
+        if f == FuncId::Getopt {
             return self.getopt(e, args);
         }
         let mut ts = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
             let t = match (&a.kind, b.takes_map && i == 0) {
                 (ExprKind::Map { name: m, keys }, true)
-                    if keys.is_empty() || b.name == "delete" =>
+                    if keys.is_empty() || f == FuncId::Delete =>
                 {
                     let mname = self.map_name(&m.name);
                     let idx = self.maps.id(&mname, m.span);
                     self.map_refs.insert(a.id, idx);
-                    if b.name == "delete" && !keys.is_empty() {
+                    if f == FuncId::Delete && !keys.is_empty() {
                         let kts: Vec<Type> = keys.iter().map(|k| self.key_expr(k)).collect();
                         if let Err(msg) = self.maps.use_keys(idx, &kts) {
                             self.error(a.span, msg);
                         }
-                    } else if b.name == "delete" && args.len() == 1 {
+                    } else if f == FuncId::Delete && args.len() == 1 {
                         // `delete(@m)` deletes a map without keys (bpftrace: an error for
                         // a map with keys, whose key must be given).
                         if let Err(msg) = self.maps.use_keys(idx, &[]) {
@@ -501,7 +538,10 @@ impl Checker<'_> {
                     self.set(a, t)
                 }
                 (ExprKind::Ident(_), _)
-                    if matches!(b.name, "kstack" | "ustack" | "nsecs" | "pid" | "tid") =>
+                    if matches!(
+                        f,
+                        FuncId::Kstack | FuncId::Ustack | FuncId::Nsecs | FuncId::Pid | FuncId::Tid
+                    ) =>
                 {
                     Type::None
                 }
@@ -516,7 +556,7 @@ impl Checker<'_> {
             ts.push(t);
         }
         if let (true, Some(ExprKind::Map { name: m, keys })) =
-            (b.name == "len", args.first().map(|a| &a.kind))
+            (f == FuncId::Len, args.first().map(|a| &a.kind))
         {
             let mname = self.map_name(&m.name);
             let keyless = self
@@ -533,12 +573,12 @@ impl Checker<'_> {
                 return Type::None;
             }
         }
-        if b.takes_map && !matches!(b.name, "print" | "len") {
+        if b.takes_map && !matches!(f, FuncId::Print | FuncId::Len) {
             if !matches!(args.first().map(|a| &a.kind), Some(ExprKind::Map { .. })) {
                 self.error(args[0].span, format!("{}() expects a map argument", b.name));
                 return Type::None;
             }
-            if b.name == "has_key" || (b.name == "delete" && args.len() == 2) {
+            if f == FuncId::HasKey || (f == FuncId::Delete && args.len() == 2) {
                 if let (Some(ExprKind::Map { name: m, .. }), Some(k)) =
                     (args.first().map(|a| &a.kind), ts.get(1))
                 {
@@ -550,7 +590,7 @@ impl Checker<'_> {
                         .is_some_and(|k| k.is_empty());
                     let idx = self.maps.id(&mname, m.span);
                     // `(a, b)` is the key `[a, b]` (`use_keys` flattens it).
-                    if keyless && b.name == "has_key" {
+                    if keyless && f == FuncId::HasKey {
                         // bpftrace's words.
                         self.error(
                             args[0].span,
@@ -571,9 +611,9 @@ impl Checker<'_> {
         }
         if b.format {
             self.format_call(e, b.name, args, &ts);
-        } else if b.name == "print" && args.len() == 1 && ts[0].is_none() {
+        } else if f == FuncId::Print && args.len() == 1 && ts[0].is_none() {
             self.error(args[0].span, "print() of a value of type 'none'");
-        } else if b.name == "print" && matches!(&ts[0], Type::CStruct(_)) && !ts[0].is_storable() {
+        } else if f == FuncId::Print && matches!(&ts[0], Type::CStruct(_)) && !ts[0].is_storable() {
             self.error(
                 args[0].span,
                 format!(
@@ -601,12 +641,12 @@ impl Checker<'_> {
         let r = (b.ty)(&ctx);
         self.cx = cx;
         let r = match r {
-            Ok(_) if b.name == "uaddr" => self.uaddr_type(args),
+            Ok(_) if f == FuncId::Uaddr => self.uaddr_type(args),
             r => r,
         };
         match r {
             Ok(t) => {
-                self.fold_meta(e, b.name, args, &ts);
+                self.fold_meta(e, f, args, &ts);
                 t
             }
             Err(err) => {

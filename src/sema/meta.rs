@@ -9,6 +9,7 @@
 use super::resolve::Checker;
 use super::types::Type;
 use crate::asm::isa::ProgType;
+use crate::builtins::FuncId;
 use crate::syntax::ast::{Expr, ExprKind, ProbeKind, UnaryOp};
 
 /// The run-time message of a failed `assert` (its format; the message is the argument).
@@ -187,22 +188,22 @@ impl Checker<'_> {
     }
 
     /// Folds or checks call `e` of compile-time builtin `name` (no-op for other builtins).
-    pub(super) fn fold_meta(&mut self, e: &Expr, name: &str, args: &[Expr], ts: &[Type]) {
-        let fold = match name {
-            "is_str" => ts[0].is_string(),
-            "is_ptr" => ts[0].is_pointer(),
-            "is_array" => matches!(ts[0], Type::Array { .. }),
-            "is_integer" => ts[0].is_integer() && !matches!(ts[0], Type::Bool),
-            "is_unsigned_integer" => {
+    pub(super) fn fold_meta(&mut self, e: &Expr, f: FuncId, args: &[Expr], ts: &[Type]) {
+        let fold = match f {
+            FuncId::IsStr => ts[0].is_string(),
+            FuncId::IsPtr => ts[0].is_pointer(),
+            FuncId::IsArray => matches!(ts[0], Type::Array { .. }),
+            FuncId::IsInteger => ts[0].is_integer() && !matches!(ts[0], Type::Bool),
+            FuncId::IsUnsignedInteger => {
                 ts[0].is_integer() && !matches!(ts[0], Type::Bool) && !ts[0].is_signed()
             }
-            "is_literal" => {
+            FuncId::IsLiteral => {
                 is_literal(&args[0])
                     || matches!(&args[0].kind, ExprKind::Ident(n)
                         if self.frames.iter().rev().find_map(|f| f.idents.get(n))
                             .is_some_and(|(_, c, s)| c.is_some() || s.is_some()))
             }
-            "kfunc_exist" => {
+            FuncId::KfuncExist => {
                 let n = self
                     .str_consts
                     .get(&args[0].id)
@@ -211,7 +212,7 @@ impl Checker<'_> {
                 let n = String::from_utf8_lossy(&n).into_owned();
                 self.vmlinux().is_some_and(|b| b.find_func(&n).is_some())
             }
-            "kfunc_allowed" => {
+            FuncId::KfuncAllowed => {
                 let n = self
                     .str_consts
                     .get(&args[0].id)
@@ -224,7 +225,7 @@ impl Checker<'_> {
                         .iter()
                         .all(|k| self.kernel.kfunc_allowed(&n, prog_type(*k)))
             }
-            "static_assert" => {
+            FuncId::StaticAssert => {
                 match self.const_eval(&args[0]) {
                     None => {
                         self.error(
@@ -244,7 +245,7 @@ impl Checker<'_> {
                 }
                 return;
             }
-            "fail" => {
+            FuncId::Fail => {
                 let fmt = self
                     .str_consts
                     .get(&args[0].id)
@@ -269,7 +270,7 @@ impl Checker<'_> {
                 }
                 return;
             }
-            "len" if matches!(ts[0], Type::KStack { .. } | Type::UStack { .. }) => {
+            FuncId::Len if matches!(ts[0], Type::KStack { .. } | Type::UStack { .. }) => {
                 // bpf_get_stackid's map cannot be read by programs, so len() counts the
                 // frames of a capture of its own, which matches only a stack taken in the
                 // same run of the probe.
@@ -287,7 +288,7 @@ impl Checker<'_> {
                 }
                 return;
             }
-            "assert" => {
+            FuncId::Assert => {
                 match super::resources::format_site(e.id, "errorf", ASSERT_FORMAT, &ts[1..]) {
                     Ok(site) if self.report => self.formats.push(site),
                     Ok(_) => {}
@@ -297,7 +298,73 @@ impl Checker<'_> {
                 }
                 return;
             }
-            _ => return,
+            // Nothing to fold or check past the type rule.
+            FuncId::Len
+            | FuncId::Count
+            | FuncId::Sum
+            | FuncId::Min
+            | FuncId::Max
+            | FuncId::Avg
+            | FuncId::Stats
+            | FuncId::Hist
+            | FuncId::Lhist
+            | FuncId::Tseries
+            | FuncId::Printf
+            | FuncId::Errorf
+            | FuncId::Warnf
+            | FuncId::Debugf
+            | FuncId::Cat
+            | FuncId::System
+            | FuncId::Print
+            | FuncId::Exit
+            | FuncId::Time
+            | FuncId::Join
+            | FuncId::Signal
+            | FuncId::SignalThread
+            | FuncId::WriteUser
+            | FuncId::Override
+            | FuncId::Str
+            | FuncId::Buf
+            | FuncId::Ksym
+            | FuncId::Usym
+            | FuncId::Kaddr
+            | FuncId::PercpuKaddr
+            | FuncId::Uaddr
+            | FuncId::Reg
+            | FuncId::Ntop
+            | FuncId::Macaddr
+            | FuncId::Ppid
+            | FuncId::Pcomm
+            | FuncId::LeaderTid
+            | FuncId::LeaderComm
+            | FuncId::Cgroupid
+            | FuncId::CgroupPath
+            | FuncId::Strftime
+            | FuncId::Strncmp
+            | FuncId::Strlen
+            | FuncId::Strcontains
+            | FuncId::Path
+            | FuncId::Kstack
+            | FuncId::Ustack
+            | FuncId::Nsecs
+            | FuncId::Bswap
+            | FuncId::Memcmp
+            | FuncId::SocketCookie
+            | FuncId::Pid
+            | FuncId::Tid
+            | FuncId::Comm
+            | FuncId::Kptr
+            | FuncId::Uptr
+            | FuncId::Strerror
+            | FuncId::SyscallName
+            | FuncId::SignalName
+            | FuncId::Pton
+            | FuncId::Getopt
+            | FuncId::Delete
+            | FuncId::Clear
+            | FuncId::Zero
+            | FuncId::HasKey
+            | FuncId::AssertStr => return,
         };
         self.consts.insert(e.id, fold as i64);
     }

@@ -116,6 +116,10 @@ pub struct CheckedProgram {
     /// itself, variables assigned from one, and `+`/`-` of one with an integer. Reads through
     /// them (`str`, `buf`, `*`, casts to pointers) use that space's helper.
     pub addr_spaces: HashMap<ExprId, AddrSpace>,
+    /// Identifiers and calls that name a builtin → its id, resolved once by the checker
+    /// (`pid`, `arg2`, `count()`, `cpu()` of the value `cpu`); later passes match on the id.
+    /// Absent for everything else (variables, macros, user functions, macro parameters).
+    pub builtins: HashMap<ExprId, crate::builtins::BuiltinId>,
     /// The script's own C types (`CTypeRef::Script` indexes `script_types.defs`).
     pub script_types: super::ctypes::ScriptTypes,
     pub probes: Vec<CheckedProbe>,
@@ -144,6 +148,11 @@ impl CheckedProgram {
     /// The type of expression `id`.
     pub fn type_of(&self, id: ExprId) -> &Type {
         self.types.get(id.index()).unwrap_or(&Type::None)
+    }
+
+    /// The builtin expression `id` names, as the checker resolved it.
+    pub fn builtin_of(&self, id: ExprId) -> Option<crate::builtins::BuiltinId> {
+        self.builtins.get(&id).copied()
     }
 
     /// The map called `name` (with its `@`).

@@ -59,6 +59,8 @@ pub(super) struct Checker<'a> {
     pub str_consts: HashMap<ExprId, Vec<u8>>,
     /// See [`super::CheckedProgram::addr_spaces`].
     pub addr_spaces: HashMap<ExprId, super::types::AddrSpace>,
+    /// See [`super::CheckedProgram::builtins`].
+    pub builtin_ids: HashMap<ExprId, crate::builtins::BuiltinId>,
     pub var_slots: HashMap<ExprId, VarSlot>,
     pub map_refs: HashMap<ExprId, usize>,
     pub maps: Maps,

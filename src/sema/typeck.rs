@@ -13,7 +13,7 @@
 use super::ctypes::{find_btf_record, named_type};
 use super::resolve::Checker;
 use super::types::{AddrSpace, Pointee, Type};
-use crate::builtins::{self, Form};
+use crate::builtins::{self, BuiltinId, Form, FuncId};
 use crate::syntax::ast::*;
 
 /// Whether `e` is a call of an aggregation (`count()`, `avg(x)`…).
@@ -130,9 +130,9 @@ impl Checker<'_> {
         let of = |x: &Expr| spaces.get(&x.id).copied();
         let s = match &e.kind {
             _ if !t.is_integer() => None,
-            ExprKind::Call { name, args } if args.len() == 1 => match name.name.as_str() {
-                "uptr" => Some(AddrSpace::User),
-                "kptr" => Some(AddrSpace::Kernel),
+            ExprKind::Call { .. } => match self.builtin_ids.get(&e.id) {
+                Some(BuiltinId::Func(FuncId::Uptr)) => Some(AddrSpace::User),
+                Some(BuiltinId::Func(FuncId::Kptr)) => Some(AddrSpace::Kernel),
                 _ => None,
             },
             ExprKind::Var(_) => self
