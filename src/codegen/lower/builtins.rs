@@ -4,6 +4,7 @@
 
 use super::{int_ty, ArgsSource, Lower, LowerError, Val};
 use crate::asm::isa::Size;
+use crate::builtins::ValueId;
 use crate::codegen::emit::builtins as bi;
 use crate::codegen::emit::{IntTy, Place, Value};
 use crate::sema::Type;
@@ -156,45 +157,44 @@ pub(crate) fn probe_contains(
     Ok(Val::Int(Value::Reg(r), IntTy::U8))
 }
 
-/// A builtin value `name`.
-pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Val, LowerError> {
+/// The builtin value `v`, spelled `name` in the script (`arg2` for [`ValueId::ArgN`]).
+pub(crate) fn lower_value(
+    lw: &mut Lower<'_>,
+    e: &Expr,
+    v: ValueId,
+    name: &str,
+) -> Result<Val, LowerError> {
     let t = lw.type_of(e.id);
     let it = int_ty(&t).unwrap_or(IntTy::U64);
-    if name == "elapsed" {
-        return Ok(Val::Int(super::elapsed::elapsed(lw), it));
-    }
-    if name == "args" {
-        return args_record(lw, e, &t);
-    }
-    if matches!(name, "ppid" | "pcomm" | "leader_tid" | "leader_comm") {
-        return super::task::parent(lw, e, name, None);
-    }
-    if matches!(name, "pid" | "tid") {
-        return pid_tid(lw, e, name == "tid", false);
-    }
-    let b = &mut lw.b;
-    let v = match name {
-        "uid" => bi::uid(b),
-        "gid" => bi::gid(b),
-        "cpu" => bi::cpu(b),
-        "numaid" => bi::numaid(b),
-        "nsecs" => bi::nsecs(b),
-        "jiffies" => bi::jiffies(b),
-        "rand" => bi::rand(b),
-        "curtask" => bi::curtask(b),
-        "cgroup" => bi::cgroup(b),
-        "username" => bi::uid(b),
+    let v = match v {
+        ValueId::Elapsed => super::elapsed::elapsed(lw),
+        ValueId::Args => return args_record(lw, e, &t),
+        ValueId::Ppid | ValueId::Pcomm | ValueId::LeaderTid | ValueId::LeaderComm => {
+            return super::task::parent(lw, e, name, None)
+        }
+        ValueId::Pid | ValueId::Tid => return pid_tid(lw, e, v == ValueId::Tid, false),
+        ValueId::Uid => bi::uid(&mut lw.b),
+        ValueId::Gid => bi::gid(&mut lw.b),
+        ValueId::Cpu => bi::cpu(&mut lw.b),
+        ValueId::Numaid => bi::numaid(&mut lw.b),
+        ValueId::Nsecs => bi::nsecs(&mut lw.b),
+        ValueId::Jiffies => bi::jiffies(&mut lw.b),
+        ValueId::Rand => bi::rand(&mut lw.b),
+        ValueId::Curtask => bi::curtask(&mut lw.b),
+        ValueId::Cgroup => bi::cgroup(&mut lw.b),
+        ValueId::Username => bi::uid(&mut lw.b),
         // With `-c` (without it the checker made `cpid` the constant 0).
-        "cpid" => Value::Reg(super::pid_filter::load_pid(b)),
-        "kstack" | "ustack" => return stack(lw, e, &t),
-        "func" => return func(lw, e, &t),
-        "comm" => {
+        ValueId::Cpid => Value::Reg(super::pid_filter::load_pid(&mut lw.b)),
+        ValueId::Kstack | ValueId::Ustack => return stack(lw, e, &t),
+        ValueId::Func => return func(lw, e, &t),
+        ValueId::Comm => {
+            let b = &mut lw.b;
             let slot = b.slot(16, 8);
             let p = Place::new(slot, 0);
             bi::comm_from_task(b, p, lw.kernel.task_fields().map(|f| f.comm));
             return Ok(Val::Mem(p));
         }
-        "probe" => {
+        ValueId::Probe => {
             let idx = target_index(lw, e)?;
             let b = &mut lw.b;
             let hi = (lw.probe_index as i64) << 32;
@@ -206,7 +206,7 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
                 IntTy::U64,
             )
         }
-        "retval" => match lw.args {
+        ValueId::Retval => match lw.args {
             ArgsSource::Regs => ctx_load(lw, pt_regs("ret", ""), it),
             ArgsSource::Fentry => bi::ret_slot(&mut lw.b, it),
             _ => return Err(LowerError::unsupported("`retval` in this probe", e.span)),
@@ -215,7 +215,7 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
         // user mode. Profile/perf contexts start with the interrupted `pt_regs`.
         // BEGIN/END run from user space in bpftrace (a uprobe on its own trigger function);
         // strobe runs them with BPF_PROG_TEST_RUN, which has no registers to read.
-        "usermode"
+        ValueId::Usermode
             if matches!(
                 lw.probe_kind,
                 crate::syntax::ast::ProbeKind::Begin
@@ -225,7 +225,7 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
         {
             Value::Imm(1)
         }
-        "usermode" => {
+        ValueId::Usermode => {
             let cs = ctx_load(lw, pt_regs("reg", "cs"), IntTy::U64);
             let low = crate::codegen::emit::arith::binop(
                 &mut lw.b,
@@ -242,11 +242,12 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
                 false,
             )
         }
-        "ctx" => {
+        ValueId::Ctx => {
             let c = lw.b.ctx();
             Value::Reg(lw.b.copy(c))
         }
-        n if n.starts_with("arg") && n[3..].parse::<usize>().is_ok() => {
+        ValueId::ArgN if name.starts_with("arg") && name[3..].parse::<usize>().is_ok() => {
+            let n = name;
             let i: usize = n[3..].parse().unwrap_or(0);
             match &lw.args {
                 ArgsSource::Regs if i < 6 => ctx_load(lw, pt_regs(&format!("arg{i}"), ""), it),
@@ -258,7 +259,9 @@ pub(crate) fn lower_value(lw: &mut Lower<'_>, e: &Expr, name: &str) -> Result<Va
                 _ => return Err(LowerError::unsupported(format!("`{n}` here"), e.span)),
             }
         }
-        _ => {
+        // Folded to constants by the checker (`sema::config_read`); `argN` spelled as such;
+        // `sarg0`… not lowered yet.
+        ValueId::Probetype | ValueId::Config | ValueId::Ncpus | ValueId::ArgN | ValueId::SargN => {
             return Err(LowerError::unsupported(
                 format!("the builtin `{name}`"),
                 e.span,

@@ -9,6 +9,7 @@ use super::maps::{slot_field, stored_key_fields, FIRST_SCRIPT_MAP};
 use super::store::store_val;
 use super::{int_ty, Lower, LowerError, Val};
 use crate::asm::isa::Size;
+use crate::builtins::{BuiltinId, FuncId, ValueId};
 use crate::codegen::emit::agg::update_agg;
 use crate::codegen::emit::maps::{self as emaps, Key, BPF_ANY};
 use crate::codegen::emit::output::{submit, EventKind, Record};
@@ -137,23 +138,58 @@ pub(crate) fn lower_call(
     if let Some(v) = super::inline::lower_call(lw, e, name, args) {
         return v;
     }
-    if let Some(v) = super::mapfns::lower_call(lw, e, name, args) {
-        return v;
-    }
-    if crate::builtins::value_call(name, args.len()) {
-        return super::builtins::lower_value(lw, e, name);
-    }
-    if matches!(name, "pid" | "tid") {
-        let init = matches!(args.first().map(|a| &a.kind), Some(ExprKind::Ident(m)) if m == "init");
-        return super::builtins::pid_tid(lw, e, name == "tid", init);
-    }
-    if name == "comm" && args.is_empty() {
-        return super::builtins::lower_value(lw, e, name);
-    }
+    let not_lowered = || {
+        Err(LowerError::unsupported(
+            format!("the function `{name}()`"),
+            e.span,
+        ))
+    };
+    // As the checker resolved it: a function, or a value called with `()` (`cpu()`).
+    let f = match lw.cp.builtin_of(e.id) {
+        Some(BuiltinId::Func(f)) => f,
+        Some(BuiltinId::Value(v)) => return super::builtins::lower_value(lw, e, v, name),
+        None => return not_lowered(),
+    };
     let t = lw.type_of(e.id);
-    match name {
-        n if super::funcs::NAMES.contains(&n) => super::funcs::lower_call(lw, e, name, args),
-        "printf" | "errorf" | "warnf" => {
+    match f {
+        FuncId::Len | FuncId::HasKey => {
+            super::mapfns::lower_call(lw, e, f, args).unwrap_or_else(not_lowered)
+        }
+        FuncId::Pid | FuncId::Tid => {
+            let init =
+                matches!(args.first().map(|a| &a.kind), Some(ExprKind::Ident(m)) if m == "init");
+            super::builtins::pid_tid(lw, e, f == FuncId::Tid, init)
+        }
+        FuncId::Comm if args.is_empty() => super::builtins::lower_value(lw, e, ValueId::Comm, name),
+        FuncId::Buf => super::funcs::buf(lw, e, args, &t),
+        // The argument is kept as recorded (nanoseconds since boot); userspace adds the boot
+        // time when printing (bpftrace 0.17 does the same).
+        FuncId::Strftime => Ok(Val::Int(lower_expr(lw, &args[1])?.value(), IntTy::U64)),
+        // The cgroup id; userspace finds its paths.
+        FuncId::CgroupPath => Ok(Val::Int(lower_expr(lw, &args[0])?.value(), IntTy::U64)),
+        FuncId::Macaddr => super::funcs::macaddr(lw, e, &args[0]),
+        FuncId::Path => super::funcs::path(lw, e, &args[0], &t),
+        // Address-space annotations: the value is unchanged; reads through it use the
+        // kernel/user helpers (the type's space, or `reads_user_expr`).
+        FuncId::Kptr | FuncId::Uptr => lower_expr(lw, &args[0]),
+        FuncId::Debugf => super::funcs::debugf(lw, e, args),
+        FuncId::Pton => super::funcs::pton(lw, e, args),
+        FuncId::Cgroupid => super::funcs::cgroupid(lw, e, args),
+        // The errno (or number) as is; userspace prints its text.
+        FuncId::Strerror | FuncId::SyscallName | FuncId::SignalName => {
+            Ok(Val::Int(lower_expr(lw, &args[0])?.value(), IntTy::U64))
+        }
+        FuncId::Kaddr => super::funcs::kaddr(lw, e, args),
+        FuncId::PercpuKaddr => super::funcs::percpu_kaddr(lw, e, args),
+        FuncId::Uaddr => super::funcs::uaddr(lw, e, args),
+        FuncId::Reg => super::funcs::reg(lw, e, args),
+        FuncId::WriteUser => super::funcs::write_user(lw, e, args),
+        FuncId::Memcmp => super::funcs::memcmp(lw, e, args),
+        FuncId::SocketCookie => super::funcs::socket_cookie(lw, args),
+        FuncId::Signal => super::funcs::signal(lw, e, args, false),
+        FuncId::SignalThread => super::funcs::signal(lw, e, args, true),
+        FuncId::Override => super::funcs::override_(lw, e, args),
+        FuncId::Printf | FuncId::Errorf | FuncId::Warnf => {
             let Some(fid) = lw.cp.format_of.get(&e.id).copied() else {
                 return Err(LowerError::unsupported(
                     "printf without a checked format",
@@ -163,10 +199,10 @@ pub(crate) fn lower_call(
             let call = lw.cp.formats[fid.0 as usize].printf.clone();
             let id = lw.script.events.printf.len() as u32;
             lw.script.events.printf.push(call.clone());
-            if name != "printf" {
+            if f != FuncId::Printf {
                 let diag = crate::plan::PrintfDiag {
                     id,
-                    error: name == "errorf",
+                    error: f == FuncId::Errorf,
                     span: e.span,
                     expanded_from: lw.macros.iter().rev().map(|f| f.call_span()).collect(),
                     ..Default::default()
@@ -184,7 +220,7 @@ pub(crate) fn lower_call(
             submit_record(lw, &rec);
             Ok(Val::None)
         }
-        "cat" | "system" => {
+        FuncId::Cat | FuncId::System => {
             let Some(fid) = lw.cp.format_of.get(&e.id).copied() else {
                 return Err(LowerError::unsupported(
                     format!("{name} without a checked format"),
@@ -192,7 +228,7 @@ pub(crate) fn lower_call(
                 ));
             };
             let call = lw.cp.formats[fid.0 as usize].printf.clone();
-            let (kind, table) = if name == "cat" {
+            let (kind, table) = if f == FuncId::Cat {
                 (EventKind::Cat, &mut lw.script.events.cat)
             } else {
                 (EventKind::System, &mut lw.script.events.system)
@@ -207,7 +243,7 @@ pub(crate) fn lower_call(
             emit_record(lw, e.span, kind, id, &call.args, &vals)?;
             Ok(Val::None)
         }
-        "join" => {
+        FuncId::Join => {
             // bpftrace: up to 16 elements of 1024 bytes each (its join_argnum and
             // join_argsize, whatever max_strlen is), stopping at the first NULL.
             const JOIN_MAX: usize = 16;
@@ -264,7 +300,7 @@ pub(crate) fn lower_call(
             submit_record(lw, &record);
             Ok(Val::None)
         }
-        "ntop" => {
+        FuncId::Ntop => {
             // `u64 af` then 16 address bytes (runtime::format::decode's Inet).
             const AF_INET: i64 = 2;
             const AF_INET6: i64 = 10;
@@ -290,7 +326,7 @@ pub(crate) fn lower_call(
             }
             Ok(Val::Mem(p))
         }
-        "bswap" => {
+        FuncId::Bswap => {
             // Byte by byte with shifts: the builder has no endianness operation.
             use crate::codegen::emit::arith::{binop, BinOp};
             let it = int_ty(&t).unwrap_or(IntTy::U64);
@@ -314,7 +350,7 @@ pub(crate) fn lower_call(
                 it,
             ))
         }
-        "strncmp" => {
+        FuncId::Strncmp => {
             let n = args
                 .get(2)
                 .and_then(|a| lw.cp.consts.get(&a.id).copied())
@@ -329,17 +365,17 @@ pub(crate) fn lower_call(
             let v = crate::codegen::emit::strings::strncmp(&mut lw.b, a, b, n);
             Ok(Val::Int(v, IntTy::U64))
         }
-        "strlen" => {
+        FuncId::Strlen => {
             let at = lw.type_of(args[0].id);
             let a = lower_expr(lw, &args[0])?;
             let a = super::store::spill(lw, a, &at);
             let v = crate::codegen::emit::strings::strlen(&mut lw.b, a, at.size() as u32);
             Ok(Val::Int(v, IntTy::U64))
         }
-        "strcontains" if lw.type_of(args[0].id) == Type::Probe => {
+        FuncId::Strcontains if lw.type_of(args[0].id) == Type::Probe => {
             super::builtins::probe_contains(lw, e, &args[1])
         }
-        "strcontains" => {
+        FuncId::Strcontains => {
             let (at, bt) = (lw.type_of(args[0].id), lw.type_of(args[1].id));
             let a = lower_expr(lw, &args[0])?;
             let a = super::store::spill(lw, a, &at);
@@ -351,7 +387,7 @@ pub(crate) fn lower_call(
             let v = crate::codegen::emit::strings::contains(&mut lw.b, a, hs, b, ns, work);
             Ok(Val::Int(v, IntTy::U64))
         }
-        "nsecs" => {
+        FuncId::Nsecs => {
             let v = match args.first().map(|a| &a.kind) {
                 Some(ExprKind::Ident(m)) if m == "boot" => {
                     crate::codegen::emit::builtins::boot_ns(&mut lw.b)
@@ -378,17 +414,17 @@ pub(crate) fn lower_call(
             };
             Ok(Val::Int(v, IntTy::U64))
         }
-        "exit" => {
+        FuncId::Exit => {
             let code = match args.first() {
                 Some(a) => lower_expr(lw, a)?.value(),
                 None => Value::Imm(0),
             };
             lower_exit(lw, e.span, code)
         }
-        "assert" => super::asserts::assert(lw, e, args),
+        FuncId::Assert => super::asserts::assert(lw, e, args),
         // Checked when compiling (`sema::meta`); nothing runs.
-        "static_assert" | "assert_str" | "fail" => Ok(Val::None),
-        "time" => {
+        FuncId::StaticAssert | FuncId::AssertStr | FuncId::Fail => Ok(Val::None),
+        FuncId::Time => {
             let fmt = match args.first() {
                 Some(a) => match &a.kind {
                     ExprKind::Str(s) => String::from_utf8_lossy(s).into_owned(),
@@ -401,7 +437,7 @@ pub(crate) fn lower_call(
             emit_record(lw, e.span, EventKind::Time, id, &[], &[])?;
             Ok(Val::None)
         }
-        "clear" | "zero" => {
+        FuncId::Clear | FuncId::Zero => {
             let Some(ExprKind::Map { name: m, .. }) = args.first().map(|a| &a.kind) else {
                 return Err(LowerError::unsupported(
                     format!("{name} of a non-map"),
@@ -410,7 +446,7 @@ pub(crate) fn lower_call(
             };
             let (id, _) = map_by_name(lw, &m.name, e.span)?;
             let index = FIRST_SCRIPT_MAP + id.0 as usize;
-            let (kind, id) = if name == "clear" {
+            let (kind, id) = if f == FuncId::Clear {
                 lw.script.events.clear.push(index);
                 (EventKind::Clear, lw.script.events.clear.len() - 1)
             } else {
@@ -420,7 +456,7 @@ pub(crate) fn lower_call(
             emit_record(lw, e.span, kind, id as u32, &[], &[])?;
             Ok(Val::None)
         }
-        "print" => {
+        FuncId::Print => {
             let int_arg = |lw: &Lower<'_>, i: usize| {
                 args.get(i)
                     .and_then(|a| lw.cp.consts.get(&a.id).copied())
@@ -454,19 +490,19 @@ pub(crate) fn lower_call(
             }
             Ok(Val::None)
         }
-        "kstack" | "ustack" => super::builtins::stack(lw, e, &t),
-        "ppid" | "pcomm" | "leader_tid" | "leader_comm" => {
-            super::task::parent(lw, e, name, args.first())
+        FuncId::Kstack | FuncId::Ustack => super::builtins::stack(lw, e, &t),
+        FuncId::Ppid | FuncId::Pcomm | FuncId::LeaderTid | FuncId::LeaderComm => {
+            super::task::parent(lw, e, f.name(), args.first())
         }
-        "ksym" => {
+        FuncId::Ksym => {
             let v = lower_expr(lw, &args[0])?.value();
             Ok(Val::Int(v, IntTy::U64))
         }
-        "usym" => {
+        FuncId::Usym => {
             let v = lower_expr(lw, &args[0])?.value();
             super::builtins::usym(lw, e, v)
         }
-        "delete" => {
+        FuncId::Delete => {
             let Some(first) = args.first() else {
                 return Ok(Val::None);
             };
@@ -490,7 +526,7 @@ pub(crate) fn lower_call(
                 IntTy::U8,
             ))
         }
-        "str" => {
+        FuncId::Str => {
             let size = match t {
                 Type::Str { size } => size as u32,
                 _ => lw.max_strlen as u32,
@@ -523,10 +559,27 @@ pub(crate) fn lower_call(
             }
             Ok(Val::Mem(p))
         }
-        _ => Err(LowerError::unsupported(
-            format!("the function `{name}()`"),
-            e.span,
-        )),
+        // Aggregations are lowered as a map's assigned value (`maps`), folds and checks have
+        // a constant (`sema::meta`, `sema::getopt`), `comm(pid)` has no lowering yet.
+        FuncId::Count
+        | FuncId::Sum
+        | FuncId::Min
+        | FuncId::Max
+        | FuncId::Avg
+        | FuncId::Stats
+        | FuncId::Hist
+        | FuncId::Lhist
+        | FuncId::Tseries
+        | FuncId::Comm
+        | FuncId::Getopt
+        | FuncId::IsStr
+        | FuncId::IsPtr
+        | FuncId::IsArray
+        | FuncId::IsInteger
+        | FuncId::IsUnsignedInteger
+        | FuncId::IsLiteral
+        | FuncId::KfuncExist
+        | FuncId::KfuncAllowed => not_lowered(),
     }
 }
 

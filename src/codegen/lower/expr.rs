@@ -8,6 +8,7 @@
 
 use super::store::{spill, store_val};
 use super::{int_ty, Lower, LowerError, Val};
+use crate::builtins::BuiltinId;
 use crate::codegen::emit::arith::{self, BinOp, CmpOp};
 use crate::codegen::emit::control::jump_if_false;
 use crate::codegen::emit::mem::write_str;
@@ -61,7 +62,13 @@ fn lower_expr_here(lw: &mut Lower<'_>, e: &Expr) -> Result<Val, LowerError> {
             }
         }
         ExprKind::Map { name, keys } => super::calls::read_map(lw, e, &name.name, keys),
-        ExprKind::Ident(name) => super::builtins::lower_value(lw, e, name),
+        ExprKind::Ident(name) => match lw.cp.builtin_of(e.id) {
+            Some(BuiltinId::Value(v)) => super::builtins::lower_value(lw, e, v, name),
+            _ => Err(LowerError::unsupported(
+                format!("the builtin `{name}`"),
+                e.span,
+            )),
+        },
         ExprKind::Call { name, args } => super::calls::lower_call(lw, e, &name.name, args),
         ExprKind::Unary { op, expr } => lower_unary(lw, e, *op, expr, &t),
         ExprKind::Binary { op, lhs, rhs } => lower_binary(lw, *op, lhs, rhs, &t, e.span),

@@ -1,6 +1,6 @@
 //! Value functions and unsafe actions: `buf`, `strftime`, `macaddr`, `cgroup_path`, `kaddr`,
-//! `uaddr`, `reg`, `signal`, `override`. Each is lowered in one place here; [`super::calls`]
-//! dispatches to [`lower_call`] by name.
+//! `uaddr`, `reg`, `signal`, `override`. Each is lowered by one function here, which
+//! [`super::calls::lower_call`]'s match on the builtin's id calls.
 //!
 //! Layouts are the runtime's (`runtime::format::decode`): `buf` is `u32 length` then the bytes;
 //! `macaddr` 6 bytes; `strftime` and `cgroup_path` one `u64` (boot nanoseconds / cgroup id)
@@ -18,205 +18,168 @@ use crate::plan::layout::FieldType;
 use crate::sema::Type;
 use crate::syntax::ast::{Expr, ExprKind};
 
-/// The builtins this file lowers.
-pub(crate) const NAMES: &[&str] = &[
-    "buf",
-    "strftime",
-    "macaddr",
-    "cgroup_path",
-    "kaddr",
-    "percpu_kaddr",
-    "uaddr",
-    "reg",
-    "signal",
-    "signal_thread",
-    "write_user",
-    "memcmp",
-    "socket_cookie",
-    "override",
-    "strerror",
-    "syscall_name",
-    "signal_name",
-    "kptr",
-    "uptr",
-    "cgroupid",
-    "debugf",
-    "pton",
-    "path",
-];
+/// `pton("addr")`.
+///
+/// The checker parsed the address; its bytes go on the stack as a uint8 array.
+pub(crate) fn pton(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
+    let s = match lw.cp.str_consts.get(&args[0].id) {
+        Some(s) => String::from_utf8_lossy(s).into_owned(),
+        None => str_lit(lw, &args[0]),
+    };
+    let bytes = crate::builtins::pton_bytes(&s)
+        .ok_or_else(|| LowerError::unsupported("pton of an unchecked address", e.span))?;
+    let p = lw.place(bytes.len() as u32, e.span)?;
+    crate::codegen::emit::mem::write_bytes(&mut lw.b, p, &bytes);
+    Ok(Val::Mem(p))
+}
 
-/// Lowers call `name(args)` (one of [`NAMES`]).
-pub(crate) fn lower_call(
+/// `cgroupid("path")`.
+///
+/// Resolved now, as bpftrace resolves it at compile time.
+pub(crate) fn cgroupid(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
+    let path = str_lit(lw, &args[0]);
+    match lw.kernel.cgroup_id(&path) {
+        Ok(id) => Ok(Val::Int(Value::Imm(id as i64), IntTy::U64)),
+        Err(err) => Err(LowerError::Kernel {
+            what: format!(
+                "Failed to get `cgroupid` for path: \"{path}\": {}",
+                crate::plan::layout::strerror_text(err.raw_os_error().unwrap_or(0))
+            ),
+            span: e.span,
+        }),
+    }
+}
+
+/// `kaddr("sym")`.
+pub(crate) fn kaddr(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
+    let sym = str_lit(lw, &args[0]);
+    match lw.kernel.kernel_symbol_address(&sym) {
+        Some(a) => Ok(Val::Int(Value::Imm(a as i64), IntTy::U64)),
+        None => Err(LowerError::Kernel {
+            what: format!("Failed to resolve kernel symbol: {sym}"),
+            span: e.span,
+        }),
+    }
+}
+
+/// `uaddr("sym")`.
+///
+/// The checker resolved the symbol in every target's binary (`sema::uaddr`); this
+/// probe's attach point has one binary.
+pub(crate) fn uaddr(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
+    let sym = str_lit(lw, &args[0]);
+    let binary = lw.user_binary.clone().unwrap_or_default();
+    let Some((a, _)) = lw.kernel.elf_symbol_address(&binary, &sym) else {
+        return Err(LowerError::Kernel {
+            what: format!("Could not resolve symbol: {}:{sym}", binary.display()),
+            span: e.span,
+        });
+    };
+    use crate::syntax::ast::ProbeKind as K;
+    let uprobe = matches!(lw.probe_kind, K::Uprobe | K::Uretprobe);
+    if !uprobe || !lw.kernel.elf_is_dyn(&binary) {
+        return Ok(Val::Int(Value::Imm(a as i64), IntTy::U64));
+    }
+    super::builtins::uaddr_relocated(lw, a, e.span)
+}
+
+/// `reg("name")`.
+pub(crate) fn reg(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
+    let r = str_lit(lw, &args[0]);
+    let off = crate::asm::isa::register_offset(std::env::consts::ARCH, &r)
+        .ok_or_else(|| LowerError::unsupported(format!("register '{r}'"), e.span))?;
+    let v = lw.b.vreg();
+    let ctx = lw.b.ctx();
+    lw.b.load(Size::Dw, v, ctx, off as i32);
+    Ok(Val::Int(Value::Reg(v), IntTy::U64))
+}
+
+/// `socket_cookie(sk)`.
+///
+/// The checker allowed it only in tracing programs, where `sk` is a BTF pointer.
+pub(crate) fn socket_cookie(lw: &mut Lower<'_>, args: &[Expr]) -> Result<Val, LowerError> {
+    let sk = match lower_expr(lw, &args[0])?.value() {
+        Value::Imm(n) => Arg::Imm(n),
+        Value::Reg(r) => Arg::Reg(r),
+    };
+    let r = lw.b.call(Helper::GetSocketCookie, &[sk]);
+    Ok(Val::Int(Value::Reg(r), IntTy::U64))
+}
+
+/// `signal(sig)` and (`thread`) `signal_thread(sig)`.
+pub(crate) fn signal(
     lw: &mut Lower<'_>,
     e: &Expr,
-    name: &str,
     args: &[Expr],
+    thread: bool,
 ) -> Result<Val, LowerError> {
-    let t = lw.type_of(e.id);
-    match name {
-        "buf" => buf(lw, e, args, &t),
-        // The argument is kept as recorded (nanoseconds since boot); userspace adds the boot
-        // time when printing (bpftrace 0.17 does the same).
-        "strftime" => Ok(Val::Int(lower_expr(lw, &args[1])?.value(), IntTy::U64)),
-        // The cgroup id; userspace finds its paths.
-        "cgroup_path" => Ok(Val::Int(lower_expr(lw, &args[0])?.value(), IntTy::U64)),
-        "macaddr" => macaddr(lw, e, &args[0]),
-        "path" => path(lw, e, &args[0], &t),
-        // Address-space annotations: the value is unchanged; reads through it use the
-        // kernel/user helpers (the type's space, or `calls::reads_user_expr`).
-        "kptr" | "uptr" => lower_expr(lw, &args[0]),
-        "debugf" => debugf(lw, e, args),
-        // The checker parsed the address; its bytes go on the stack as a uint8 array.
-        "pton" => {
-            let s = match lw.cp.str_consts.get(&args[0].id) {
-                Some(s) => String::from_utf8_lossy(s).into_owned(),
-                None => str_lit(lw, &args[0]),
-            };
-            let bytes = crate::builtins::pton_bytes(&s)
-                .ok_or_else(|| LowerError::unsupported("pton of an unchecked address", e.span))?;
-            let p = lw.place(bytes.len() as u32, e.span)?;
-            crate::codegen::emit::mem::write_bytes(&mut lw.b, p, &bytes);
-            Ok(Val::Mem(p))
-        }
-        // Resolved now, as bpftrace resolves it at compile time.
-        "cgroupid" => {
-            let path = str_lit(lw, &args[0]);
-            match lw.kernel.cgroup_id(&path) {
-                Ok(id) => Ok(Val::Int(Value::Imm(id as i64), IntTy::U64)),
-                Err(err) => Err(LowerError::Kernel {
-                    what: format!(
-                        "Failed to get `cgroupid` for path: \"{path}\": {}",
-                        crate::plan::layout::strerror_text(err.raw_os_error().unwrap_or(0))
-                    ),
-                    span: e.span,
-                }),
-            }
-        }
-        // The errno as is; userspace prints the C library's message for it.
-        "strerror" | "syscall_name" | "signal_name" => {
-            Ok(Val::Int(lower_expr(lw, &args[0])?.value(), IntTy::U64))
-        }
-        "kaddr" => {
-            let sym = str_lit(lw, &args[0]);
-            match lw.kernel.kernel_symbol_address(&sym) {
-                Some(a) => Ok(Val::Int(Value::Imm(a as i64), IntTy::U64)),
-                None => Err(LowerError::Kernel {
-                    what: format!("Failed to resolve kernel symbol: {sym}"),
-                    span: e.span,
-                }),
-            }
-        }
-        "percpu_kaddr" => percpu_kaddr(lw, e, args),
-        // The checker resolved the symbol in every target's binary (`sema::uaddr`); this
-        // probe's attach point has one binary.
-        "uaddr" => {
-            let sym = str_lit(lw, &args[0]);
-            let binary = lw.user_binary.clone().unwrap_or_default();
-            let Some((a, _)) = lw.kernel.elf_symbol_address(&binary, &sym) else {
-                return Err(LowerError::Kernel {
-                    what: format!("Could not resolve symbol: {}:{sym}", binary.display()),
-                    span: e.span,
-                });
-            };
-            use crate::syntax::ast::ProbeKind as K;
-            let uprobe = matches!(lw.probe_kind, K::Uprobe | K::Uretprobe);
-            if !uprobe || !lw.kernel.elf_is_dyn(&binary) {
-                return Ok(Val::Int(Value::Imm(a as i64), IntTy::U64));
-            }
-            super::builtins::uaddr_relocated(lw, a, e.span)
-        }
-        "reg" => {
-            let r = str_lit(lw, &args[0]);
-            let off = crate::asm::isa::register_offset(std::env::consts::ARCH, &r)
-                .ok_or_else(|| LowerError::unsupported(format!("register '{r}'"), e.span))?;
-            let v = lw.b.vreg();
-            let ctx = lw.b.ctx();
-            lw.b.load(Size::Dw, v, ctx, off as i32);
-            Ok(Val::Int(Value::Reg(v), IntTy::U64))
-        }
-        "write_user" => write_user(lw, e, args),
-        "memcmp" => memcmp(lw, e, args),
-        // The checker allowed it only in tracing programs, where `sk` is a BTF pointer.
-        "socket_cookie" => {
-            let sk = match lower_expr(lw, &args[0])?.value() {
-                Value::Imm(n) => Arg::Imm(n),
-                Value::Reg(r) => Arg::Reg(r),
-            };
-            let r = lw.b.call(Helper::GetSocketCookie, &[sk]);
-            Ok(Val::Int(Value::Reg(r), IntTy::U64))
-        }
-        "signal" | "signal_thread" => {
-            use crate::kernel::features::Helper as H;
-            let (h, fh, hname) = if name == "signal" {
-                (Helper::SendSignal, H::SendSignal, "send_signal")
-            } else {
-                (
-                    Helper::SendSignalThread,
-                    H::SendSignalThread,
-                    "send_signal_thread",
-                )
-            };
-            if let Some(why) = lw.kernel.helper_unavailable(fh) {
-                return Err(LowerError::Kernel {
-                    what: format!("BPF_FUNC_{hname} not available for your kernel version ({why})"),
-                    span: e.span,
-                });
-            }
-            let sig = match &args[0].kind {
-                ExprKind::Str(s) => {
-                    let n = String::from_utf8_lossy(s);
-                    Value::Imm(crate::builtins::signal_number(&n).unwrap_or(0))
-                }
-                _ => match lw.cp.str_consts.get(&args[0].id) {
-                    Some(s) => Value::Imm(
-                        crate::builtins::signal_number(&String::from_utf8_lossy(s)).unwrap_or(0),
-                    ),
-                    None => lower_expr(lw, &args[0])?.value(),
-                },
-            };
-            let a = match sig {
-                Value::Imm(n) => Arg::Imm(n),
-                Value::Reg(r) => Arg::Reg(r),
-            };
-            lw.b.call(h, &[a]);
-            Ok(Val::None)
-        }
-        "override" => {
-            // bpf_override_return exists only in kernels built with CONFIG_BPF_KPROBE_OVERRIDE
-            // (which needs CONFIG_FUNCTION_ERROR_INJECTION; Debian's kernels have neither).
-            use crate::kernel::features::Helper as H;
-            if let Some(mut why) = lw.kernel.helper_unavailable(H::OverrideReturn) {
-                if !why.contains("CONFIG_BPF_KPROBE_OVERRIDE") {
-                    why.push_str("; the kernel needs CONFIG_BPF_KPROBE_OVERRIDE");
-                }
-                return Err(LowerError::Kernel {
-                    what: format!(
-                        "override(): BPF_FUNC_override_return not available for your kernel \
-                         version: {why}"
-                    ),
-                    span: e.span,
-                });
-            }
-            let rc = lower_expr(lw, &args[0])?.value();
-            let rc = match rc {
-                Value::Imm(n) => Arg::Imm(n),
-                Value::Reg(r) => Arg::Reg(r),
-            };
-            let ctx = lw.b.ctx();
-            lw.b.call(Helper::OverrideReturn, &[Arg::Reg(ctx), rc]);
-            Ok(Val::None)
-        }
-        _ => Err(LowerError::unsupported(
-            format!("the function `{name}()`"),
-            e.span,
-        )),
+    use crate::kernel::features::Helper as H;
+    let (h, fh, hname) = if !thread {
+        (Helper::SendSignal, H::SendSignal, "send_signal")
+    } else {
+        (
+            Helper::SendSignalThread,
+            H::SendSignalThread,
+            "send_signal_thread",
+        )
+    };
+    if let Some(why) = lw.kernel.helper_unavailable(fh) {
+        return Err(LowerError::Kernel {
+            what: format!("BPF_FUNC_{hname} not available for your kernel version ({why})"),
+            span: e.span,
+        });
     }
+    let sig = match &args[0].kind {
+        ExprKind::Str(s) => {
+            let n = String::from_utf8_lossy(s);
+            Value::Imm(crate::builtins::signal_number(&n).unwrap_or(0))
+        }
+        _ => match lw.cp.str_consts.get(&args[0].id) {
+            Some(s) => {
+                Value::Imm(crate::builtins::signal_number(&String::from_utf8_lossy(s)).unwrap_or(0))
+            }
+            None => lower_expr(lw, &args[0])?.value(),
+        },
+    };
+    let a = match sig {
+        Value::Imm(n) => Arg::Imm(n),
+        Value::Reg(r) => Arg::Reg(r),
+    };
+    lw.b.call(h, &[a]);
+    Ok(Val::None)
+}
+
+/// `override(rc)`.
+pub(crate) fn override_(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
+    // bpf_override_return exists only in kernels built with CONFIG_BPF_KPROBE_OVERRIDE
+    // (which needs CONFIG_FUNCTION_ERROR_INJECTION; Debian's kernels have neither).
+    use crate::kernel::features::Helper as H;
+    if let Some(mut why) = lw.kernel.helper_unavailable(H::OverrideReturn) {
+        if !why.contains("CONFIG_BPF_KPROBE_OVERRIDE") {
+            why.push_str("; the kernel needs CONFIG_BPF_KPROBE_OVERRIDE");
+        }
+        return Err(LowerError::Kernel {
+            what: format!(
+                "override(): BPF_FUNC_override_return not available for your kernel \
+                 version: {why}"
+            ),
+            span: e.span,
+        });
+    }
+    let rc = lower_expr(lw, &args[0])?.value();
+    let rc = match rc {
+        Value::Imm(n) => Arg::Imm(n),
+        Value::Reg(r) => Arg::Reg(r),
+    };
+    let ctx = lw.b.ctx();
+    lw.b.call(Helper::OverrideReturn, &[Arg::Reg(ctx), rc]);
+    Ok(Val::None)
 }
 
 /// `write_user(dst, src, len)`: bpf_probe_write_user of `len` bytes of the value `src` (a
 /// string or an array in the program's memory) to user address `dst`; true when the helper
 /// returned 0. The length must be a constant within the value, which the verifier checks.
-fn write_user(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
+pub(crate) fn write_user(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
     let size = lw.type_of(args[1].id).size() as i64;
     let len = match lw
         .cp
@@ -272,7 +235,7 @@ fn write_user(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerE
 
 /// `memcmp(left, right, n)`: both values in memory, compared byte by byte (unsigned) up to
 /// the first difference, whose difference is the result (0 when the `n` bytes are equal).
-fn memcmp(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
+pub(crate) fn memcmp(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
     let n = lw
         .cp
         .consts
@@ -315,7 +278,7 @@ fn memcmp(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError
 /// The verifier wants `p` as the BTF pointer it derived from the context, so the argument is
 /// lowered as an address computation only: `args.file->f_path` is the file pointer plus the
 /// member's offset, never a value read through a helper.
-fn path(lw: &mut Lower<'_>, e: &Expr, arg: &Expr, t: &Type) -> Result<Val, LowerError> {
+pub(crate) fn path(lw: &mut Lower<'_>, e: &Expr, arg: &Expr, t: &Type) -> Result<Val, LowerError> {
     use crate::kernel::features::Helper as H;
     if let Some(why) = lw.kernel.helper_unavailable(H::DPath) {
         return Err(LowerError::Kernel {
@@ -342,7 +305,7 @@ fn path(lw: &mut Lower<'_>, e: &Expr, arg: &Expr, t: &Type) -> Result<Val, Lower
 /// `percpu_kaddr("name"[, cpu])`: the vmlinux variable's address (`ld_imm64` of its BTF id,
 /// which the verifier resolves through kallsyms) turned into CPU `cpu`'s copy by
 /// `bpf_per_cpu_ptr` (NULL past the last CPU), or this CPU's by `bpf_this_cpu_ptr`.
-fn percpu_kaddr(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
+pub(crate) fn percpu_kaddr(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
     let sym = str_lit(lw, &args[0]);
     let id = lw
         .kernel
@@ -386,7 +349,12 @@ fn str_lit(lw: &Lower<'_>, a: &Expr) -> String {
 /// `buf(src[, len])`: `u32 length` then up to `capacity` bytes, read from a pointer (kernel or
 /// user memory, as `str()` decides) or copied from a value in memory (arrays, strings). A
 /// length that is not a constant is clamped to the capacity at run time.
-fn buf(lw: &mut Lower<'_>, e: &Expr, args: &[Expr], t: &Type) -> Result<Val, LowerError> {
+pub(crate) fn buf(
+    lw: &mut Lower<'_>,
+    e: &Expr,
+    args: &[Expr],
+    t: &Type,
+) -> Result<Val, LowerError> {
     let capacity = match t {
         Type::Buf { capacity } => *capacity as u32,
         _ => return Err(LowerError::unsupported("buf() of this type", e.span)),
@@ -442,7 +410,7 @@ fn clamp(lw: &mut Lower<'_>, len: Value, max: u32) -> Value {
 }
 
 /// `macaddr(src)`: 6 bytes from an array value or read through a pointer.
-fn macaddr(lw: &mut Lower<'_>, e: &Expr, a: &Expr) -> Result<Val, LowerError> {
+pub(crate) fn macaddr(lw: &mut Lower<'_>, e: &Expr, a: &Expr) -> Result<Val, LowerError> {
     let user = reads_user_expr(lw, a);
     let p = lw.place(8, e.span)?;
     match lower_expr(lw, a)? {
@@ -513,7 +481,7 @@ pub(crate) fn address_of(lw: &mut Lower<'_>, e: &Expr, inner: &Expr) -> Result<V
 /// `debugf(fmt, a, b, c)`: one `bpf_trace_printk` with the format on the stack; integers are
 /// passed as they are, strings as the address of their bytes (for `%s`), as bpftrace does.
 /// The checker allowed at most three arguments.
-fn debugf(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
+pub(crate) fn debugf(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
     let fmt = match &args[0].kind {
         ExprKind::Str(s) => s.clone(),
         _ => {

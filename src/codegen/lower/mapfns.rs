@@ -8,6 +8,7 @@
 use super::store::{load_val, spill, store_val};
 use super::{int_ty, Lower, LowerError, Val};
 use crate::asm::isa::{AluOp, Helper, JmpOp, Size};
+use crate::builtins::FuncId;
 use crate::codegen::emit::maps::Key;
 use crate::codegen::emit::{IntTy, Value};
 use crate::codegen::{Arg, Builder, VReg};
@@ -20,13 +21,10 @@ use crate::syntax::ast::{Expr, ExprKind};
 pub(crate) fn lower_call(
     lw: &mut Lower<'_>,
     e: &Expr,
-    name: &str,
+    f: FuncId,
     args: &[Expr],
 ) -> Option<Result<Val, LowerError>> {
-    if name != "len" && name != "has_key" {
-        return None;
-    }
-    if name == "len" {
+    if f == FuncId::Len {
         let t = lw.type_of(args.first()?.id);
         if matches!(t, Type::KStack { .. } | Type::UStack { .. }) {
             return Some(super::builtins::stack_len(lw, e, &t));
@@ -40,8 +38,8 @@ pub(crate) fn lower_call(
     }
     let map_name = super::inline::map_alias(lw, &m.name);
     let info = lw.cp.map(&map_name)?.1.clone();
-    Some(match name {
-        "len" => Ok(len(lw, e, &map_name)),
+    Some(match f {
+        FuncId::Len => Ok(len(lw, e, &map_name)),
         _ => match args.get(1) {
             Some(k) => has_key(lw, &map_name, &info, k),
             None => Err(LowerError::unsupported("has_key without a key", e.span)),
