@@ -324,15 +324,9 @@ mod tests {
 
     #[test]
     fn ids_resolve_to_their_spelling() {
-        assert_eq!(lookup("pid", Form::Value).unwrap().id, ValueId::Pid.into());
-        assert_eq!(
-            lookup("pid", Form::Function).unwrap().id,
-            FuncId::Pid.into()
-        );
-        assert_eq!(
-            lookup("arg3", Form::Value).unwrap().id,
-            ValueId::ArgN.into()
-        );
+        assert_eq!(lookup("pid", Form::Value).unwrap().id, ValueId::Pid);
+        assert_eq!(lookup("pid", Form::Function).unwrap().id, FuncId::Pid);
+        assert_eq!(lookup("arg3", Form::Value).unwrap().id, ValueId::ArgN);
         assert_eq!(FuncId::SignalThread.name(), "signal_thread");
         assert_eq!(BuiltinId::from(ValueId::LeaderComm).name(), "leader_comm");
     }
