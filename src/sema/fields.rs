@@ -25,6 +25,7 @@ impl Checker<'_> {
             let Some(b) = builtins::lookup("args", Form::Value) else {
                 return Type::None;
             };
+            self.builtin_ids.insert(base.id, b.id);
             if !self.builtin_allowed(b, base.span) {
                 return Type::None;
             }

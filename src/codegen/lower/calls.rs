@@ -677,7 +677,8 @@ fn build_key_for(
         .iter()
         .enumerate()
         .filter(|(i, k)| {
-            matches!(&k.kind, ExprKind::Ident(n) if n == "comm")
+            matches!(&k.kind, ExprKind::Ident(_))
+                && lw.cp.builtin_of(k.id) == Some(BuiltinId::Value(ValueId::Comm))
                 && fields.get(*i) == Some(&FieldType::Str { size: 16 })
         })
         .map(|(i, _)| i)

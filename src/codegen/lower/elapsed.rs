@@ -7,35 +7,17 @@
 use super::Lower;
 use crate::asm::isa::MapType;
 use crate::asm::isa::{Helper, JmpOp, Size};
+use crate::builtins::ValueId;
 use crate::codegen::emit::{IntTy, Value};
 use crate::codegen::Builder;
 use crate::plan::{MapRole, MapSpec};
-use crate::syntax::ast::{Expr, ExprKind, Program};
-use crate::syntax::visit::{walk_expr, Visitor};
+use crate::sema::CheckedProgram;
 
 pub(crate) const START_MAP: &str = "elapsed_start";
 
-struct Finder(bool);
-
-impl Visitor for Finder {
-    fn visit_expr(&mut self, e: &Expr) {
-        let named = |n: &str| n == "elapsed";
-        if match &e.kind {
-            ExprKind::Ident(n) => named(n),
-            ExprKind::Call { name, args } => args.is_empty() && named(&name.name),
-            _ => false,
-        } {
-            self.0 = true;
-        }
-        walk_expr(self, e)
-    }
-}
-
-/// Whether any probe reads `elapsed`.
-pub(crate) fn uses_elapsed(p: &Program) -> bool {
-    let mut f = Finder(false);
-    f.visit_program(p);
-    f.0
+/// Whether any probe reads `elapsed` (or calls `elapsed()`), as the checker resolved names.
+pub(crate) fn uses_elapsed(cp: &CheckedProgram) -> bool {
+    cp.builtins.values().any(|&b| b == ValueId::Elapsed)
 }
 
 pub(crate) fn start_map() -> MapSpec {

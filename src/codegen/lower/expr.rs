@@ -8,7 +8,7 @@
 
 use super::store::{spill, store_val};
 use super::{int_ty, Lower, LowerError, Val};
-use crate::builtins::BuiltinId;
+use crate::builtins::{BuiltinId, ValueId};
 use crate::codegen::emit::arith::{self, BinOp, CmpOp};
 use crate::codegen::emit::control::jump_if_false;
 use crate::codegen::emit::mem::write_str;
@@ -162,10 +162,10 @@ fn lower_expr_here(lw: &mut Lower<'_>, e: &Expr) -> Result<Val, LowerError> {
         }
         ExprKind::Field { expr, field, .. } => {
             let inner_t = lw.type_of(expr.id);
-            if let ExprKind::Ident(n) = &expr.kind {
-                if n == "args" {
-                    return super::builtins::lower_arg(lw, e, &field.name, &t);
-                }
+            if matches!(expr.kind, ExprKind::Ident(_))
+                && lw.cp.builtin_of(expr.id) == Some(ValueId::Args.into())
+            {
+                return super::builtins::lower_arg(lw, e, &field.name, &t);
             }
             if let Some(v) = super::deref::member(lw, e, expr, &field.name)? {
                 return Ok(v);

@@ -17,6 +17,7 @@ use std::collections::HashMap;
 
 use super::stmt::{lower_block, var_slot_of, Scopes};
 use super::{int_ty, Lower, LowerError, Val};
+use crate::builtins::BuiltinId;
 use crate::codegen::emit::{IntTy, Place, Value};
 use crate::codegen::{Label, VReg};
 use crate::diag::Span;
@@ -169,7 +170,7 @@ pub(crate) fn lower_ident(
     if let Some(arg) = lw.macros.last().and_then(|f| f.idents.get(name)).cloned() {
         return Some(lower_in_caller(lw, &arg));
     }
-    if crate::builtins::lookup(name, crate::builtins::Form::Value).is_some() {
+    if matches!(lw.cp.builtin_of(e.id), Some(BuiltinId::Value(_))) {
         return None;
     }
     let cp = lw.cp;
@@ -196,7 +197,8 @@ pub(crate) fn lower_call(
     {
         return Some(expand(lw, e, m, args));
     }
-    if crate::builtins::lookup(name, crate::builtins::Form::Function).is_some() {
+    // As the checker resolved it: the builtin function of this name.
+    if matches!(cp.builtin_of(e.id), Some(BuiltinId::Func(_))) {
         return None;
     }
     if let Some(m) = cp.program.macros().find(|m| m.name.name == name) {

@@ -17,6 +17,7 @@
 
 use super::{DROPS, LOST, RINGBUF, SCRATCH, SCRATCH_SIZE};
 use crate::asm::isa::MapType;
+use crate::builtins::{BuiltinId, FuncId};
 use crate::codegen::emit::maps::hist_key_fields;
 use crate::plan::agg::AggKind;
 use crate::plan::layout::FieldType;
@@ -230,18 +231,20 @@ const SLOT_HIST_BUCKETS: usize = 1024;
 /// reads of the value are fine, and so is `zero` for a count (a histogram keeps the hash form
 /// there: a zeroed hash histogram still has its keys, a zeroed array none to tell apart).
 pub fn slot_maps(cp: &CheckedProgram) -> BTreeSet<String> {
-    struct Uses {
+    struct Uses<'c> {
+        cp: &'c CheckedProgram,
         any: BTreeSet<String>,
         zeroed: BTreeSet<String>,
     }
-    impl Visitor for Uses {
+    impl Visitor for Uses<'_> {
         fn visit_expr(&mut self, e: &Expr) {
-            if let ExprKind::Call { name, args } = &e.kind {
+            if let ExprKind::Call { args, .. } = &e.kind {
                 for a in args {
                     if let ExprKind::Map { name: m, .. } = &a.kind {
-                        match name.name.as_str() {
-                            "print" | "clear" => {}
-                            "zero" => {
+                        // Any other call (builtin, macro, user function) is a use.
+                        match self.cp.builtin_of(e.id) {
+                            Some(BuiltinId::Func(FuncId::Print | FuncId::Clear)) => {}
+                            Some(BuiltinId::Func(FuncId::Zero)) => {
                                 self.zeroed.insert(m.name.clone());
                             }
                             _ => {
@@ -265,6 +268,7 @@ pub fn slot_maps(cp: &CheckedProgram) -> BTreeSet<String> {
         }
     }
     let mut uses = Uses {
+        cp,
         any: BTreeSet::new(),
         zeroed: BTreeSet::new(),
     };

@@ -400,7 +400,7 @@ pub fn lower(
     state.events.str_trunc_size = cp.str_trunc_size;
     let mut maps = maps::map_table(cp);
     let mut probes = Vec::new();
-    let uses_elapsed = elapsed::uses_elapsed(&cp.program);
+    let uses_elapsed = elapsed::uses_elapsed(cp);
     let mut need_start = uses_elapsed;
     if uses_elapsed {
         maps.push(elapsed::start_map());

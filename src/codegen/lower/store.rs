@@ -296,13 +296,15 @@ pub(crate) fn write_direct(
     let outer = lw.b.span();
     lw.b.set_span(e.span);
     let done = match (&e.kind, f) {
-        (ExprKind::Ident(n), FieldType::Str { size: 16 }) if n == "comm" => {
+        (ExprKind::Ident(_), FieldType::Str { size: 16 })
+            if lw.cp.builtin_of(e.id) == Some(crate::builtins::ValueId::Comm.into()) =>
+        {
             let off = lw.kernel.task_fields().map(|f| f.comm);
             crate::codegen::emit::builtins::comm_from_task(&mut lw.b, dst, off);
             true
         }
-        (ExprKind::Call { name, args }, FieldType::Str { size })
-            if name.name == "str"
+        (ExprKind::Call { args, .. }, FieldType::Str { size })
+            if lw.cp.builtin_of(e.id) == Some(crate::builtins::FuncId::Str.into())
                 && args.len() == 1
                 && !lw.cp.str_consts.contains_key(&e.id)
                 && lw.type_of(e.id) == (Type::Str { size: *size })
