@@ -2,6 +2,7 @@
 //! lowering table keyed by the registry's builtin name (`crate::builtins` has no lowering
 //! hook field yet; when it gets one, these arms move there one by one).
 
+use super::task::{parent, Member, Relative::*};
 use super::{int_ty, ArgsSource, Lower, LowerError, Val};
 use crate::asm::isa::Size;
 use crate::builtins::ValueId;
@@ -169,9 +170,10 @@ pub(crate) fn lower_value(
     let v = match v {
         ValueId::Elapsed => super::elapsed::elapsed(lw),
         ValueId::Args => return args_record(lw, e, &t),
-        ValueId::Ppid | ValueId::Pcomm | ValueId::LeaderTid | ValueId::LeaderComm => {
-            return super::task::parent(lw, e, name, None)
-        }
+        ValueId::Ppid => return parent(lw, e, (RealParent, Member::Pid), None),
+        ValueId::Pcomm => return parent(lw, e, (RealParent, Member::Comm), None),
+        ValueId::LeaderTid => return parent(lw, e, (GroupLeader, Member::Pid), None),
+        ValueId::LeaderComm => return parent(lw, e, (GroupLeader, Member::Comm), None),
         ValueId::Pid | ValueId::Tid => return pid_tid(lw, e, v == ValueId::Tid, false),
         ValueId::Uid => bi::uid(&mut lw.b),
         ValueId::Gid => bi::gid(&mut lw.b),

@@ -7,6 +7,7 @@
 use super::expr::lower_expr;
 use super::maps::{slot_field, stored_key_fields, FIRST_SCRIPT_MAP};
 use super::store::store_val;
+use super::task::{Member, Relative::*};
 use super::{int_ty, Lower, LowerError, Val};
 use crate::asm::isa::Size;
 use crate::builtins::{BuiltinId, FuncId, ValueId};
@@ -491,9 +492,10 @@ pub(crate) fn lower_call(
             Ok(Val::None)
         }
         FuncId::Kstack | FuncId::Ustack => super::builtins::stack(lw, e, &t),
-        FuncId::Ppid | FuncId::Pcomm | FuncId::LeaderTid | FuncId::LeaderComm => {
-            super::task::parent(lw, e, f.name(), args.first())
-        }
+        FuncId::Ppid => super::task::parent(lw, e, (RealParent, Member::Pid), args.first()),
+        FuncId::Pcomm => super::task::parent(lw, e, (RealParent, Member::Comm), args.first()),
+        FuncId::LeaderTid => super::task::parent(lw, e, (GroupLeader, Member::Pid), args.first()),
+        FuncId::LeaderComm => super::task::parent(lw, e, (GroupLeader, Member::Comm), args.first()),
         FuncId::Ksym => {
             let v = lower_expr(lw, &args[0])?.value();
             Ok(Val::Int(v, IntTy::U64))

@@ -34,22 +34,36 @@ fn offsets(lw: &Lower<'_>, link: &str, member: &str, e: &Expr) -> Result<(i32, i
     Ok((off(link)?, off(member)?))
 }
 
-/// `ppid`/`pcomm` (`name`), of `task` or of the current task.
+/// The task `parent` reads: `ppid`/`pcomm` read the real parent, `leader_tid`/`leader_comm`
+/// the thread-group leader.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Relative {
+    RealParent,
+    GroupLeader,
+}
+
+/// What `parent` reads of that task: its `pid` (`ppid`, `leader_tid`) or its `comm`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Member {
+    Pid,
+    Comm,
+}
+
+/// The `ppid`/`pcomm`/`leader_tid`/`leader_comm` builtins (which and what), of `task` or of
+/// the current task.
 pub(crate) fn parent(
     lw: &mut Lower<'_>,
     e: &Expr,
-    name: &str,
+    (which, what): (Relative, Member),
     task: Option<&Expr>,
 ) -> Result<Val, LowerError> {
-    let member = if matches!(name, "ppid" | "leader_tid") {
-        "pid"
-    } else {
-        "comm"
+    let member = match what {
+        Member::Pid => "pid",
+        Member::Comm => "comm",
     };
-    let link = if name.starts_with("leader_") {
-        "group_leader"
-    } else {
-        "real_parent"
+    let link = match which {
+        Relative::GroupLeader => "group_leader",
+        Relative::RealParent => "real_parent",
     };
     let (parent_off, member_off) = offsets(lw, link, member, e)?;
     let task = match task {
