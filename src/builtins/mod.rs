@@ -5,10 +5,28 @@
 //!
 //! Input: a name (and, for the type rule, a [`CallCtx`] with the argument types). Output: the
 //! entry, or the nearest known name for a did-you-mean hint.
-//! Invariant: names are unique across [`REGISTRY`] (a test checks it). Adding a builtin is one
-//! entry in a topic file (`values.rs`, `agg.rs`, `output.rs`, `funcs.rs`, `maps.rs`) plus, for
-//! a new topic, one line in [`REGISTRY`]; the code generator will add its lowering hook as a
-//! field of [`Builtin`] so everything about one builtin stays in one place.
+//!
+//! Each entry carries its typed id ([`ValueId`] or [`FuncId`], in `id.rs`). The checker looks a
+//! name up here once per identifier or call and records the id in the checked program
+//! (`CheckedProgram::builtins`, by expression); the checker's extra rules and the code
+//! generator then `match` on the id with no catch-all arm, never on the name.
+//! Invariants: names are unique per form across [`REGISTRY`]; every id has exactly one entry
+//! and every entry its own id (tests check both).
+//!
+//! Adding a builtin function `foo()`:
+//! 1. a variant `FuncId::Foo` in `id.rs`;
+//! 2. its entry `func(FuncId::Foo, "foo", min, max, type_rule, "about")` and type rule in a
+//!    topic file (`values.rs`, `agg.rs`, `output.rs`, `funcs.rs`, `maps.rs`, `meta.rs`; a new
+//!    topic is one more line in [`REGISTRY`]);
+//! 3. the compiler then names the two matches that must decide for it:
+//!    `sema::meta` `fold_meta` (a fold or check past the type rule, or none) and
+//!    `codegen::lower::calls` `lower_call` (its lowering; the code goes in a topic file of
+//!    `codegen::lower`, such as `funcs.rs`).
+//!
+//! A builtin value `bar` is the same with `ValueId::Bar`, `value(ValueId::Bar, "bar", …)` in
+//! `values.rs`, and the matches in `sema::calls` `ident` and `codegen::lower::builtins`
+//! `lower_value`; if `(bar) * 2` must multiply rather than cast, the parser's `VALUE_WORDS`
+//! too (the parser sits below this module, so it keeps its own list; a test here checks it).
 
 mod agg;
 mod funcs;

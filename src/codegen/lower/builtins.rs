@@ -1,6 +1,6 @@
-//! Builtin values (`pid`, `comm`, `nsecs`, `probe`, `argN`, `retval`, `args.field`, …): the
-//! lowering table keyed by the registry's builtin name (`crate::builtins` has no lowering
-//! hook field yet; when it gets one, these arms move there one by one).
+//! Builtin values (`pid`, `comm`, `nsecs`, `probe`, `argN`, `retval`, `args.field`, …):
+//! [`lower_value`] matches on the checker's [`ValueId`] with no catch-all, so a new value is a
+//! compile error here until it is lowered (or refused).
 
 use super::task::{parent, Member, Relative::*};
 use super::{int_ty, ArgsSource, Lower, LowerError, Val};

@@ -9,8 +9,9 @@
 //! [`expr`] (expressions), [`calls`] (builtin functions), [`builtins`] (builtin values),
 //! [`store`] (writing values into records, keys and map values).
 //!
-//! The builtins registry (`crate::builtins`) has no lowering field yet, so lowering keys its
-//! own tables by builtin name ([`builtins`], [`calls`]); each builtin is lowered in one place.
+//! Builtins are lowered by the id the checker resolved (`CheckedProgram::builtin_of`): one
+//! exhaustive `match` over [`crate::builtins::FuncId`] in [`calls`] and one over
+//! [`crate::builtins::ValueId`] in [`builtins`]; each builtin is lowered in one place.
 //!
 //! Invariants: values of integer-like types are [`Val::Int`] (normalized 64-bit registers or
 //! constants); strings, tuples and other aggregates are [`Val::Mem`] (a stack place holding the
