@@ -1,5 +1,5 @@
 //! Builtin values (`pid`, `comm`, `nsecs`, `probe`, `argN`, `retval`, `args.field`, …):
-//! [`lower_value`] matches on the checker's [`ValueId`] with no catch-all, so a new value is a
+//! `lower_value` matches on the checker's [`ValueId`] with no catch-all, so a new value is a
 //! compile error here until it is lowered (or refused).
 
 use super::task::{parent, Member, Relative::*};

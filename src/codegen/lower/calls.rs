@@ -2,7 +2,7 @@
 //! `clear`, `zero`) as ring-buffer records whose ids index the script's event table;
 //! aggregations (`count`, `sum`, `min`, `max`, `avg`, `stats`, `hist`, `lhist`) as per-CPU
 //! map updates; map reads, assignments (plain and compound), `delete`, `++`/`--`; `str()`.
-//! [`lower_call`] matches on the checker's [`FuncId`] with no catch-all, so a new builtin
+//! `lower_call` matches on the checker's [`FuncId`] with no catch-all, so a new builtin
 //! function is a compile error here until it is lowered (or refused).
 
 use super::expr::lower_expr;

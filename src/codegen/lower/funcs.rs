@@ -1,6 +1,6 @@
 //! Value functions and unsafe actions: `buf`, `strftime`, `macaddr`, `cgroup_path`, `kaddr`,
 //! `uaddr`, `reg`, `signal`, `override`. Each is lowered by one function here, which
-//! [`super::calls::lower_call`]'s match on the builtin's id calls.
+//! `calls::lower_call`'s match on the builtin's id calls.
 //!
 //! Layouts are the runtime's (`runtime::format::decode`): `buf` is `u32 length` then the bytes;
 //! `macaddr` 6 bytes; `strftime` and `cgroup_path` one `u64` (boot nanoseconds / cgroup id)
