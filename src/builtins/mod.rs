@@ -349,12 +349,13 @@ mod tests {
         assert_eq!(BuiltinId::from(ValueId::LeaderComm).name(), "leader_comm");
     }
 
-    /// The parser keeps its own list of value words (it sits below the registry in the
-    /// module graph): every one must still be a registry value (`sarg` and `$` are the
+    /// The parser keeps its own lists of value words and of bpftrace's core builtins (it sits
+    /// below the registry in the module graph): every one must still be a registry value (`sarg` and `$` are the
     /// parser's own spellings of `sargN` and positional parameters).
     #[test]
     fn parser_value_words_are_registry_values() {
-        for w in crate::syntax::parser::expr::VALUE_WORDS {
+        use crate::syntax::parser::expr::{CORE_BUILTINS, VALUE_WORDS};
+        for w in VALUE_WORDS.iter().chain(CORE_BUILTINS) {
             if matches!(*w, "sarg" | "$") {
                 continue;
             }

@@ -15,7 +15,8 @@ use crate::syntax::ast::{
 };
 
 /// bpftrace's own list of builtin names: these cannot name a macro parameter or a record field.
-const CORE_BUILTINS: &[&str] = &["args", "ctx", "kstack", "nsecs", "pid", "tid", "ustack"];
+pub(crate) const CORE_BUILTINS: &[&str] =
+    &["args", "ctx", "kstack", "nsecs", "pid", "tid", "ustack"];
 
 /// Names that are values, never types, in a cast position: bpftrace's builtins plus the
 /// stdlib's value names, so `(retval) * 2` multiplies. Kept here because the parser sits below
