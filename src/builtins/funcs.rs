@@ -68,7 +68,7 @@ fn buf(c: &CallCtx<'_>) -> Result<Type, RuleError> {
 
 fn ksym(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     c.want_int(0, true)?;
-    Ok(if c.name == "ksym" {
+    Ok(if c.id == FuncId::Ksym {
         Type::KSym
     } else {
         Type::USym
@@ -77,7 +77,7 @@ fn ksym(c: &CallCtx<'_>) -> Result<Type, RuleError> {
 
 fn kaddr(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     c.str_arg(0, "the symbol name")?;
-    Ok(if c.name == "uaddr" {
+    Ok(if c.id == FuncId::Uaddr {
         Type::Pointer {
             pointee: Pointee::Opaque,
             space: AddrSpace::User,
@@ -293,7 +293,7 @@ fn stack(c: &CallCtx<'_>) -> Result<Type, RuleError> {
                 "bpftrace" => StackMode::Bpftrace,
                 "perf" => StackMode::Perf,
                 "raw" => StackMode::Raw,
-                "build_id" if c.name == "kstack" => {
+                "build_id" if c.id == FuncId::Kstack => {
                     return Err(RuleError::arg(
                         i,
                         "'build_id' stack mode can only be used for ustack",
@@ -321,7 +321,7 @@ fn stack(c: &CallCtx<'_>) -> Result<Type, RuleError> {
             limit = n as usize;
         }
     }
-    Ok(if c.name == "kstack" {
+    Ok(if c.id == FuncId::Kstack {
         Type::KStack { mode, limit }
     } else {
         Type::UStack { mode, limit }
@@ -458,7 +458,7 @@ fn bswap(c: &CallCtx<'_>) -> Result<Type, RuleError> {
 
 fn kptr(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     let t = c.want_int(0, true)?.clone();
-    let space = if c.name == "uptr" {
+    let space = if c.id == FuncId::Uptr {
         AddrSpace::User
     } else {
         AddrSpace::Kernel

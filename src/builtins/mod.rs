@@ -105,6 +105,9 @@ impl RuleError {
 
 /// What a type rule sees of a call site.
 pub struct CallCtx<'a> {
+    /// The builtin called (type rules shared by several entries tell them apart by it).
+    pub id: BuiltinId,
+    /// Its name as written (`arg3` for [`ValueId::ArgN`]), for messages.
     pub name: &'a str,
     pub args: &'a [Expr],
     /// The arguments' types, already checked.

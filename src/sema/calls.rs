@@ -94,6 +94,7 @@ impl Checker<'_> {
                 let ci = |_: ExprId| None;
                 let cs = |_: ExprId| None;
                 let ctx = CallCtx {
+                    id: b.id,
                     name,
                     args: &[],
                     arg_types: &[],
@@ -628,6 +629,7 @@ impl Checker<'_> {
         let ci = |id: ExprId| consts.get(&id).copied();
         let cs = |id: ExprId| strs.get(&id).cloned();
         let ctx = CallCtx {
+            id: b.id,
             name: b.name,
             args,
             arg_types: &ts,
