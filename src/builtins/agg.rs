@@ -24,13 +24,27 @@ fn signed_arg(c: &CallCtx<'_>) -> Result<bool, RuleError> {
 
 fn sum(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     let signed = signed_arg(c)?;
-    Ok(Type::Agg(match c.name {
-        "sum" => AggKind::Sum { signed },
-        "min" => AggKind::Min { signed },
-        "max" => AggKind::Max { signed },
-        "avg" => AggKind::Avg { signed },
-        _ => AggKind::Stats { signed },
-    }))
+    Ok(Type::Agg(AggKind::Sum { signed }))
+}
+
+fn min(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    let signed = signed_arg(c)?;
+    Ok(Type::Agg(AggKind::Min { signed }))
+}
+
+fn max(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    let signed = signed_arg(c)?;
+    Ok(Type::Agg(AggKind::Max { signed }))
+}
+
+fn avg(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    let signed = signed_arg(c)?;
+    Ok(Type::Agg(AggKind::Avg { signed }))
+}
+
+fn stats(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    let signed = signed_arg(c)?;
+    Ok(Type::Agg(AggKind::Stats { signed }))
 }
 
 fn hist(c: &CallCtx<'_>) -> Result<Type, RuleError> {
@@ -151,15 +165,15 @@ fn tseries(c: &CallCtx<'_>) -> Result<Type, RuleError> {
 pub const BUILTINS: &[Builtin] = &[
     agg(func(FuncId::Count, "count", 0, 0, count, "count events")),
     agg(func(FuncId::Sum, "sum", 1, 1, sum, "sum of values")),
-    agg(func(FuncId::Min, "min", 1, 1, sum, "minimum value")),
-    agg(func(FuncId::Max, "max", 1, 1, sum, "maximum value")),
-    agg(func(FuncId::Avg, "avg", 1, 1, sum, "average value")),
+    agg(func(FuncId::Min, "min", 1, 1, min, "minimum value")),
+    agg(func(FuncId::Max, "max", 1, 1, max, "maximum value")),
+    agg(func(FuncId::Avg, "avg", 1, 1, avg, "average value")),
     agg(func(
         FuncId::Stats,
         "stats",
         1,
         1,
-        sum,
+        stats,
         "count, average and total",
     )),
     agg(func(FuncId::Hist, "hist", 1, 2, hist, "log2 histogram")),
