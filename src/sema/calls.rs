@@ -801,3 +801,55 @@ fn c_value(v: crate::syntax::cpp::MacroValue) -> Define {
         crate::syntax::cpp::MacroValue::Str(s) => Define::Str(s),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::builtins::{BuiltinId, FuncId, ValueId};
+    use crate::diag::SourceFile;
+    use crate::kernel::info::MockKernel;
+    use crate::sema::{check, CheckOptions, CheckedProgram};
+
+    fn checked(text: &str) -> CheckedProgram {
+        let src = SourceFile::new("t.bt", text);
+        let program = crate::syntax::parse_ok(&src).expect("parses");
+        let out = check(&program, &MockKernel::fixture(), &CheckOptions::default());
+        let diags: Vec<String> = out.diagnostics.iter().map(|d| d.message.clone()).collect();
+        out.program.unwrap_or_else(|| panic!("{diags:?}"))
+    }
+
+    fn ids(cp: &CheckedProgram) -> std::collections::BTreeSet<BuiltinId> {
+        cp.builtins.values().copied().collect()
+    }
+
+    #[test]
+    fn checker_records_each_builtin_once_resolved() {
+        let cp = checked(
+            "kprobe:vfs_read { @c[comm] = count(); $p = pid; $q = pid(); $r = cpu(); \
+             $t = __builtin_tid; printf(\"%d\\n\", arg0); } fentry:vfs_read { printf(\"%d\\n\", args.count); }",
+        );
+        let got = ids(&cp);
+        for want in [
+            BuiltinId::Value(ValueId::Comm),
+            BuiltinId::Func(FuncId::Count),
+            BuiltinId::Value(ValueId::Pid),
+            BuiltinId::Func(FuncId::Pid),
+            // `cpu()`: the value called with no arguments.
+            BuiltinId::Value(ValueId::Cpu),
+            BuiltinId::Value(ValueId::Tid),
+            BuiltinId::Func(FuncId::Printf),
+            BuiltinId::Value(ValueId::Args),
+            BuiltinId::Value(ValueId::ArgN),
+        ] {
+            assert!(got.contains(&want), "{want:?} not recorded in {got:?}");
+        }
+    }
+
+    #[test]
+    fn a_macro_of_the_calls_arity_is_no_builtin() {
+        let cp = checked("macro cpu() { 42 } macro strlen(s) { 5 } BEGIN { $a = cpu(); $b = strlen(\"x\"); $c = nsecs; }");
+        let got = ids(&cp);
+        assert!(!got.contains(&BuiltinId::Value(ValueId::Cpu)), "{got:?}");
+        assert!(!got.contains(&BuiltinId::Func(FuncId::Strlen)), "{got:?}");
+        assert!(got.contains(&BuiltinId::Value(ValueId::Nsecs)), "{got:?}");
+    }
+}
