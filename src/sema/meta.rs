@@ -9,7 +9,7 @@
 use super::resolve::Checker;
 use super::types::Type;
 use crate::asm::isa::ProgType;
-use crate::builtins::FuncId;
+use crate::builtins::{BuiltinId, FuncId, ValueId};
 use crate::syntax::ast::{Expr, ExprKind, ProbeKind, UnaryOp};
 
 /// The run-time message of a failed `assert` (its format; the message is the argument).
@@ -276,7 +276,13 @@ impl Checker<'_> {
                 // same run of the probe.
                 let fresh = match &args[0].kind {
                     ExprKind::Var(v) => var_holds_fresh_stacks(self.program, v),
-                    _ => is_stack_builtin(&args[0]),
+                    _ => matches!(
+                        self.builtin_ids.get(&args[0].id),
+                        Some(
+                            BuiltinId::Value(ValueId::Kstack | ValueId::Ustack)
+                                | BuiltinId::Func(FuncId::Kstack | FuncId::Ustack)
+                        )
+                    ),
                 };
                 if !fresh {
                     self.error(
