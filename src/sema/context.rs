@@ -19,6 +19,10 @@ use crate::kernel::tracefs::{Field, FieldLayout};
 use crate::syntax::ast::ProbeKind;
 use crate::template::{TargetProto, TypeClass as FactClass};
 
+// The four lists below are the kind table's `Context` (`crate::kinds::KindInfo::context`) in
+// the order messages name them (`retval` is only available in: fexit, kretprobe, uretprobe); a
+// test checks that they agree with the table.
+
 /// Probe kinds that have `args`.
 pub const ARGS_KINDS: &[ProbeKind] = &[
     ProbeKind::Tracepoint,
@@ -61,6 +65,10 @@ pub struct TargetArgs {
     pub retval: Option<Type>,
     /// Fact shapes, for grouping (fentry/fexit).
     pub proto: Option<TargetProto>,
+    /// A tracepoint's fields as tracefs' format gives them (offsets and sizes in the record).
+    pub fields: Vec<Field>,
+    /// Why the target's arguments could not be read, if they could not.
+    pub unreadable: Option<String>,
 }
 
 /// What a probe's body can refer to.
@@ -365,9 +373,10 @@ impl ProbeContext {
                     Ok(Some(a)) => cx.targets.push(a),
                     Ok(None) => {}
                     Err(why) => {
-                        cx.unreadable.push((t.name.clone(), why));
+                        cx.unreadable.push((t.name.clone(), why.clone()));
                         cx.targets.push(TargetArgs {
                             name: t.name.clone(),
+                            unreadable: Some(why),
                             ..TargetArgs::default()
                         });
                     }
@@ -440,6 +449,7 @@ impl ProbeContext {
                             )
                         })
                         .collect(),
+                    fields: f.fields,
                     ..TargetArgs::default()
                 }
             }
@@ -542,6 +552,31 @@ impl ProbeContext {
                 ProbeKind::Kprobe | ProbeKind::Kretprobe | ProbeKind::Fentry | ProbeKind::Fexit,
             ) => Type::KSym,
             _ => Type::Str { size: 128 },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_lists_agree_with_the_kind_table() {
+        let lists: [(&str, &[ProbeKind], fn(&crate::kinds::Context) -> bool); 4] = [
+            ("args", ARGS_KINDS, |c| c.args),
+            ("argN", ARGN_KINDS, |c| c.argn),
+            ("retval", RETVAL_KINDS, |c| c.retval),
+            ("func", FUNC_KINDS, |c| c.func),
+        ];
+        for (what, list, has) in lists {
+            for k in ProbeKind::all() {
+                assert_eq!(
+                    list.contains(&k),
+                    has(&k.info().context),
+                    "{what} of {}: the list and the kind table disagree",
+                    k.name()
+                );
+            }
         }
     }
 }

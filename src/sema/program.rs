@@ -14,7 +14,7 @@ use crate::diag::{Diagnostic, Span};
 use crate::plan::agg::AggKind;
 use crate::plan::printf::PrintfCall;
 use crate::syntax::ast::{ExprId, ProbeKind, Program};
-use crate::template::{Fact, Grouping};
+use crate::template::{Fact, Grouping, TargetProto};
 
 /// Index into [`CheckedProgram::maps`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -90,6 +90,22 @@ pub struct AttachTargets {
     /// Targets grouped by those facts (`strobe::template::group_targets`); targets that fail a
     /// fact are in `grouping.skipped` with the reason (and were warned about).
     pub grouping: Grouping,
+    /// What the checker read about each target (in `targets` order), so that the code
+    /// generator does not read BTF or call back into the checker to learn it again.
+    pub slots: Vec<TargetSlots>,
+}
+
+/// What the checker read about one target from BTF or tracefs: its named arguments in order
+/// (`args.NAME`; a raw tracepoint's `argN` is the Nth) and, for fentry/fexit, the shapes of its
+/// prototype (where each argument and the return value sit in the program's context).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TargetSlots {
+    pub args: Vec<String>,
+    pub proto: Option<TargetProto>,
+    /// A tracepoint's fields at their offsets in the record (tracefs' format).
+    pub fields: Vec<crate::kernel::tracefs::Field>,
+    /// Why the target's arguments could not be read (the checker warned), if they could not.
+    pub unreadable: Option<String>,
 }
 
 /// The result of checking a script without errors.

@@ -6,7 +6,6 @@
 //! Program shape: [predicate → exit] body; `r0 = 0; exit` at the single exit label. Every
 //! probe except BEGIN/END gets the arming guard (runtime plan invariant).
 
-use crate::syntax::ast::ProbeKind as AstKind;
 use std::path::PathBuf;
 
 use super::{ArgsSource, Lower, LowerError, ScriptState};
@@ -51,7 +50,7 @@ pub(crate) fn lower_probe(
         }
         let kind = run_kind(at, &ap.spec, ap.span, &opts.params, kernel)?;
         let Some(kind) = kind else { continue };
-        let (attach, args) = context(at, kernel, ap.span)?;
+        let (attach, args) = context(at, ap.span)?;
         let index = start + out.len();
         let name = match &kind {
             RunKind::Begin => "BEGIN".to_string(),
@@ -96,7 +95,7 @@ pub(crate) fn lower_probe(
             }
             _ => None,
         };
-        let kind = with_fentry_targets(kind, &compiled.template, at, kernel);
+        let kind = with_fentry_targets(kind, &compiled.template, at);
         out.push(ProbeSpec {
             name,
             kind,
@@ -216,13 +215,13 @@ fn lower_point(
     // strobe's own pid is left out where its own syscalls would feed the probe
     // (tracepoints, raw tracepoints); kprobes and fentry keep bpftrace 0.17's size
     // budget (`tests/lower_sizes.rs`) unless `-p`/`-c` filters anyway.
-    let own_feed = matches!(at.kind, AstKind::Tracepoint | AstKind::RawTracepoint);
+    let own_feed = at.kind.info().pid_filter == crate::kinds::PidFilter::Always;
     if super::pid_filter::applies(at.kind) && (opts.pid_filter || own_feed) {
         let exit = lw.exit;
         let task = kernel.task_fields();
         super::pid_filter::emit(&mut lw.b, exit, opts.pid_filter, task);
     }
-    if at.kind == AstKind::Iter {
+    if at.kind == ProbeKind::Iter {
         // The kernel runs an iterator program once more after the last object, with a
         // NULL object (`ctx->task`, `ctx->file`, …: the field after `meta`); bpftrace's
         // probes skip that call, so do these.
@@ -329,21 +328,48 @@ fn run_kind(
     kernel: &dyn KernelInfo,
 ) -> Result<Option<RunKind>, LowerError> {
     let unsupported = |what: &str| Err(LowerError::unsupported(what, span));
-    Ok(Some(match (at.kind, spec) {
-        (ProbeKind::Begin, _) => RunKind::Begin,
-        (ProbeKind::Test, AttachSpec::Named { name, .. }) => RunKind::Test { name: name.clone() },
-        (ProbeKind::Bench, AttachSpec::Named { name, .. }) => RunKind::Bench { name: name.clone() },
-        (ProbeKind::SelfEvent, AttachSpec::Named { name, .. }) => {
+    // The parser gives each kind its own spec; another is an internal error, refused here.
+    let mismatch = || {
+        Ok(Some(RunKind::Unsupported {
+            kind: at.kind,
+            what: format!("{} probes with this attach point", at.kind.name()),
+        }))
+    };
+    Ok(Some(match at.kind {
+        ProbeKind::Begin => RunKind::Begin,
+        ProbeKind::Test | ProbeKind::Bench => {
+            let AttachSpec::Named { name, .. } = spec else {
+                return mismatch();
+            };
+            let name = name.clone();
+            if at.kind == ProbeKind::Test {
+                RunKind::Test { name }
+            } else {
+                RunKind::Bench { name }
+            }
+        }
+        ProbeKind::SelfEvent => {
+            let AttachSpec::Named { name, .. } = spec else {
+                return mismatch();
+            };
             match crate::builtins::signal_number(name) {
                 Some(n) => RunKind::Signal { signal: n as i32 },
                 None => return unsupported(&format!("the signal `{name}`")),
             }
         }
-        (ProbeKind::End, _) => RunKind::End,
-        (ProbeKind::Interval, AttachSpec::Timer { unit, value }) => RunKind::Interval {
-            period_ns: period_ns(*unit, num(*value, span, params)?).max(1),
-        },
-        (ProbeKind::Profile, AttachSpec::Timer { unit, value }) => {
+        ProbeKind::End => RunKind::End,
+        ProbeKind::Interval => {
+            let AttachSpec::Timer { unit, value } = spec else {
+                return mismatch();
+            };
+            RunKind::Interval {
+                period_ns: period_ns(*unit, num(*value, span, params)?).max(1),
+            }
+        }
+        ProbeKind::Profile => {
+            let AttachSpec::Timer { unit, value } = spec else {
+                return mismatch();
+            };
             let v = num(*value, span, params)?;
             RunKind::Profile {
                 sampling: match unit {
@@ -352,7 +378,7 @@ fn run_kind(
                 },
             }
         }
-        (ProbeKind::Tracepoint, _) => {
+        ProbeKind::Tracepoint => {
             let targets: Vec<(String, String)> = at
                 .targets
                 .iter()
@@ -368,7 +394,7 @@ fn run_kind(
             }
             RunKind::Tracepoint { targets }
         }
-        (ProbeKind::RawTracepoint, _) => {
+        ProbeKind::RawTracepoint => {
             let targets: Vec<String> = at
                 .targets
                 .iter()
@@ -382,7 +408,7 @@ fn run_kind(
             }
             RunKind::RawTracepoint { targets }
         }
-        (ProbeKind::Uprobe | ProbeKind::Uretprobe, _) => {
+        ProbeKind::Uprobe | ProbeKind::Uretprobe => {
             let Some(TargetKind::User {
                 path,
                 func,
@@ -415,22 +441,24 @@ fn run_kind(
                 cpp,
             }
         }
-        (
-            ProbeKind::Watchpoint | ProbeKind::AsyncWatchpoint,
-            AttachSpec::Watchpoint { address, len, mode },
-        ) => RunKind::Watchpoint {
-            address: num(*address, span, params)?,
-            len: num(*len, span, params)?,
-            // HW_BREAKPOINT_R = 1, _W = 2, _X = 4 (include/uapi/linux/hw_breakpoint.h).
-            bp_type: mode.chars().fold(0, |t, c| {
-                t | match c {
-                    'r' => 1,
-                    'w' => 2,
-                    _ => 4,
-                }
-            }),
-        },
-        (ProbeKind::Usdt, _) => {
+        ProbeKind::Watchpoint | ProbeKind::AsyncWatchpoint => {
+            let AttachSpec::Watchpoint { address, len, mode } = spec else {
+                return mismatch();
+            };
+            RunKind::Watchpoint {
+                address: num(*address, span, params)?,
+                len: num(*len, span, params)?,
+                // HW_BREAKPOINT_R = 1, _W = 2, _X = 4 (include/uapi/linux/hw_breakpoint.h).
+                bp_type: mode.chars().fold(0, |t, c| {
+                    t | match c {
+                        'r' => 1,
+                        'w' => 2,
+                        _ => 4,
+                    }
+                }),
+            }
+        }
+        ProbeKind::Usdt => {
             let Some(TargetKind::Usdt { path, note }) = at.targets.first().map(|t| &t.kind) else {
                 return Ok(None);
             };
@@ -439,7 +467,7 @@ fn run_kind(
                 note: note.clone(),
             }
         }
-        (ProbeKind::Kprobe | ProbeKind::Kretprobe, _) => RunKind::Kprobe {
+        ProbeKind::Kprobe | ProbeKind::Kretprobe => RunKind::Kprobe {
             funcs: at
                 .targets
                 .iter()
@@ -450,11 +478,14 @@ fn run_kind(
                 .collect(),
             retprobe: at.kind == ProbeKind::Kretprobe,
         },
-        (ProbeKind::Fentry | ProbeKind::Fexit, _) => RunKind::Fentry {
+        ProbeKind::Fentry | ProbeKind::Fexit => RunKind::Fentry {
             targets: Vec::new(),
             fexit: at.kind == ProbeKind::Fexit,
         },
-        (ProbeKind::Software | ProbeKind::Hardware, AttachSpec::PerfEvent { event, count }) => {
+        ProbeKind::Software | ProbeKind::Hardware => {
+            let AttachSpec::PerfEvent { event, count } = spec else {
+                return mismatch();
+            };
             let hw = at.kind == ProbeKind::Hardware;
             let Some((config, default)) = perf_event(hw, event) else {
                 return unsupported(&format!("the perf event `{event}`"));
@@ -470,7 +501,10 @@ fn run_kind(
                 RunKind::Software { config, sampling }
             }
         }
-        (ProbeKind::Iter, AttachSpec::Iter { name, pin }) => {
+        ProbeKind::Iter => {
+            let AttachSpec::Iter { name, pin } = spec else {
+                return mismatch();
+            };
             if pin.is_some() {
                 // A pinned iterator is read by others (`cat /sys/fs/bpf/PIN`): its output must
                 // go to the iterator's seq file, and strobe's printf writes the ring buffer.
@@ -493,11 +527,6 @@ fn run_kind(
                 name: name.clone(),
                 btf_id,
             }
-        }
-        (k, _) => {
-            return Ok(Some(RunKind::Unsupported {
-                what: format!("{} probes", k.name()),
-            }))
         }
     }))
 }
@@ -539,12 +568,7 @@ fn perf_event(hw: bool, name: &str) -> Option<(u64, u64)> {
 
 /// fentry/fexit: one clone target per target that has every fact the template needs, with
 /// its argument and return-value slots from the function's prototype (BTF).
-fn with_fentry_targets(
-    kind: RunKind,
-    t: &Template,
-    at: &AttachTargets,
-    kernel: &dyn KernelInfo,
-) -> RunKind {
+fn with_fentry_targets(kind: RunKind, t: &Template, at: &AttachTargets) -> RunKind {
     let RunKind::Fentry { fexit, .. } = kind else {
         return kind;
     };
@@ -581,11 +605,11 @@ fn with_fentry_targets(
         else {
             continue;
         };
-        // Shapes only (no script types): a wildcard reaches tens of thousands of targets.
-        let Some(proto) = crate::sema::context::fentry_proto(kernel, target) else {
+        // The prototype's shapes the checker read (none: its BTF could not be read).
+        let Some(proto) = at.slots.get(i).and_then(|s| s.proto.as_ref()) else {
             continue;
         };
-        if let Ok(mut c) = crate::plan::target::CloneTarget::from_proto(t, &proto, *id) {
+        if let Ok(mut c) = crate::plan::target::CloneTarget::from_proto(t, proto, *id) {
             // `func` prints the target's name (the target-index table).
             c.name = target.name.clone();
             c.func = func.clone();
@@ -598,56 +622,52 @@ fn with_fentry_targets(
     RunKind::Fentry { targets, fexit }
 }
 
-/// The template's attach kind and what `args` means for this attach point.
+/// The template's attach kind (the kind table's shape) and what `args` means for this attach
+/// point, from what the checker read about its first target.
 fn context(
     at: &AttachTargets,
-    kernel: &dyn KernelInfo,
     span: crate::diag::Span,
 ) -> Result<(AttachKind, ArgsSource), LowerError> {
-    Ok(match at.kind {
-        ProbeKind::Tracepoint => {
-            let mut fields = Vec::new();
-            if let Some(TargetKind::Tracepoint { category, name }) =
-                at.targets.first().map(|t| &t.kind)
-            {
-                let f =
-                    kernel
-                        .tracepoint_format(category, name)
-                        .map_err(|e| LowerError::Kernel {
-                            what: format!("tracepoint {category}:{name}: {e}"),
-                            span,
-                        })?;
-                fields = f.fields;
+    let first = at.slots.first();
+    let args = match at.kind {
+        ProbeKind::Tracepoint => match (first, at.targets.first().map(|t| &t.kind)) {
+            (Some(slots), Some(TargetKind::Tracepoint { category, name })) => {
+                if let Some(e) = &slots.unreadable {
+                    return Err(LowerError::Kernel {
+                        what: format!("tracepoint {category}:{name}: {e}"),
+                        span,
+                    });
+                }
+                ArgsSource::Tracepoint(slots.fields.clone())
             }
-            (AttachKind::RawTracepoint, ArgsSource::Tracepoint(fields))
-        }
+            _ => ArgsSource::Tracepoint(Vec::new()),
+        },
+        // The argument names the checker read from BTF's `btf_trace_<name>`.
         ProbeKind::RawTracepoint => {
-            let mut names = Vec::new();
-            if let Some(TargetKind::RawTracepoint { module, name }) =
-                at.targets.first().map(|t| &t.kind)
-            {
-                names = raw_tp_args(kernel, module.as_deref(), name);
-            }
-            (AttachKind::RawTracepoint, ArgsSource::RawTracepoint(names))
+            ArgsSource::RawTracepoint(first.map(|s| s.args.clone()).unwrap_or_default())
         }
-        ProbeKind::Uprobe => (AttachKind::Uprobe { retprobe: false }, ArgsSource::Regs),
-        ProbeKind::Uretprobe => (AttachKind::Uprobe { retprobe: true }, ArgsSource::Regs),
-        ProbeKind::Kprobe => (AttachKind::Kprobe { retprobe: false }, ArgsSource::Regs),
-        ProbeKind::Kretprobe => (AttachKind::Kprobe { retprobe: true }, ArgsSource::Regs),
-        ProbeKind::Fentry => (AttachKind::Fentry, ArgsSource::Fentry),
-        ProbeKind::Fexit => (AttachKind::Fexit, ArgsSource::Fentry),
-        ProbeKind::Usdt => {
-            let args = match at.targets.first().map(|t| &t.kind) {
-                Some(TargetKind::Usdt { note, .. }) => crate::kernel::usdt::parse_args(&note.args),
-                _ => Vec::new(),
-            };
-            (
-                AttachKind::Uprobe { retprobe: false },
-                ArgsSource::Usdt(args),
-            )
+        ProbeKind::Uprobe | ProbeKind::Uretprobe | ProbeKind::Kprobe | ProbeKind::Kretprobe => {
+            ArgsSource::Regs
         }
-        _ => (AttachKind::RawTracepoint, ArgsSource::None),
-    })
+        ProbeKind::Fentry | ProbeKind::Fexit => ArgsSource::Fentry,
+        ProbeKind::Usdt => ArgsSource::Usdt(match at.targets.first().map(|t| &t.kind) {
+            Some(TargetKind::Usdt { note, .. }) => crate::kernel::usdt::parse_args(&note.args),
+            _ => Vec::new(),
+        }),
+        ProbeKind::Begin
+        | ProbeKind::End
+        | ProbeKind::SelfEvent
+        | ProbeKind::Test
+        | ProbeKind::Bench
+        | ProbeKind::Profile
+        | ProbeKind::Interval
+        | ProbeKind::Software
+        | ProbeKind::Hardware
+        | ProbeKind::Watchpoint
+        | ProbeKind::AsyncWatchpoint
+        | ProbeKind::Iter => ArgsSource::None,
+    };
+    Ok((at.kind.info().template, args))
 }
 
 /// The attach points to lower for `at`: itself, or for `usdt:` one per probe site (target).
@@ -659,13 +679,14 @@ fn usdt_sites(at: &AttachTargets) -> Vec<std::borrow::Cow<'_, AttachTargets>> {
         return vec![std::borrow::Cow::Borrowed(at)];
     }
     // The sites of one probe next to each other: `Attached N probes` counts probes.
-    let mut sites: Vec<&crate::sema::expand::Target> = at.targets.iter().collect();
-    sites.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut sites: Vec<usize> = (0..at.targets.len()).collect();
+    sites.sort_by(|&a, &b| at.targets[a].name.cmp(&at.targets[b].name));
     sites
         .into_iter()
-        .map(|t| {
+        .map(|i| {
             let mut one = at.clone();
-            one.targets = vec![t.clone()];
+            one.targets = vec![at.targets[i].clone()];
+            one.slots = at.slots.get(i).cloned().into_iter().collect();
             std::borrow::Cow::Owned(one)
         })
         .collect()
@@ -692,32 +713,15 @@ fn user_binaries(at: &AttachTargets) -> Vec<std::borrow::Cow<'_, AttachTargets>>
         .into_iter()
         .map(|p| {
             let mut one = at.clone();
+            let keep: Vec<bool> = at
+                .targets
+                .iter()
+                .map(|t| path(t).as_ref() == Some(&p))
+                .collect();
             one.targets.retain(|t| path(t).as_ref() == Some(&p));
+            let mut k = keep.iter();
+            one.slots.retain(|_| k.next().copied().unwrap_or(false));
             std::borrow::Cow::Owned(one)
         })
         .collect()
-}
-
-/// A raw tracepoint's argument names, from BTF's `btf_trace_<name>` typedef (a pointer to a
-/// function whose first parameter is the `void *__data` the kernel passes internally).
-fn raw_tp_args(kernel: &dyn KernelInfo, module: Option<&str>, name: &str) -> Vec<String> {
-    let cx = crate::sema::context::ProbeContext::build(
-        &[(
-            ProbeKind::RawTracepoint,
-            vec![crate::sema::expand::Target {
-                name: format!("rawtracepoint:{name}"),
-                kind: TargetKind::RawTracepoint {
-                    module: module.map(str::to_string),
-                    name: name.to_string(),
-                },
-            }],
-        )],
-        kernel,
-        64,
-        false,
-    );
-    cx.targets
-        .first()
-        .map(|t| t.args.iter().map(|(n, _)| n.clone()).collect())
-        .unwrap_or_default()
 }

@@ -94,24 +94,7 @@ fn count_error(kind: ProbeKind, expected: &str, parts: &[Part], span: Span) -> A
 
 /// The accepted forms of each kind, for hints.
 pub fn usage(kind: ProbeKind) -> &'static str {
-    use ProbeKind::*;
-    match kind {
-        Begin | End => "no arguments, e.g. `begin`",
-        SelfEvent => "`self:signal:SIGUSR1`",
-        Test | Bench => "a name, e.g. `test:name`",
-        Kprobe => "`kprobe:[module:]function[+offset]`",
-        Kretprobe => "`kretprobe:[module:]function`",
-        Uprobe => "`uprobe:binary[:lang]:function[+offset]`",
-        Uretprobe => "`uretprobe:binary[:lang]:function`",
-        Usdt => "`usdt:binary[:provider]:name`",
-        Tracepoint => "`tracepoint:category:name`",
-        RawTracepoint => "`rawtracepoint[:module]:name`",
-        Fentry | Fexit => "`fentry[:module]:function`",
-        Profile | Interval => "`interval:s:1`, `interval:1s` or `profile:hz:99`",
-        Software | Hardware => "`software:event[:count]`",
-        Watchpoint | AsyncWatchpoint => "`watchpoint:address:length:mode`",
-        Iter => "`iter:name[:pin]`",
-    }
+    kind.info().usage
 }
 
 /// A number as bpftrace's attach-point parser reads it: decimal, `0x`, `0b`, leading-zero octal,
