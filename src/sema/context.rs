@@ -69,6 +69,8 @@ pub struct TargetArgs {
     pub fields: Vec<Field>,
     /// Why the target's arguments could not be read, if they could not.
     pub unreadable: Option<String>,
+    /// The BTF function an iterator's program loads against (`bpf_iter_NAME` in vmlinux).
+    pub btf_id: Option<u32>,
 }
 
 /// What a probe's body can refer to.
@@ -473,13 +475,16 @@ impl ProbeContext {
             (_, ProbeKind::Iter) => {
                 let iter = t.name.strip_prefix("iter:").unwrap_or(&t.name);
                 let iter = iter.split(':').next().unwrap_or(iter);
+                let mut btf_id = None;
                 if let Ok(b) = btf(None) {
                     if let Some(id) = b.find_struct(&format!("bpf_iter__{iter}")) {
                         self.iter_ctx_set(btf_to_type(&b, None, id, AddrSpace::Kernel));
                     }
+                    btf_id = b.find_func(&format!("bpf_iter_{iter}"));
                 }
                 TargetArgs {
                     name: t.name.clone(),
+                    btf_id,
                     ..TargetArgs::default()
                 }
             }

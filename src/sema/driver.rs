@@ -557,6 +557,7 @@ impl<'a> Checker<'a> {
                     proto: a.proto.clone(),
                     fields: a.fields.clone(),
                     unreadable: a.unreadable.clone(),
+                    btf_id: a.btf_id,
                 },
                 None => super::program::TargetSlots::default(),
             })

@@ -106,6 +106,9 @@ pub struct TargetSlots {
     pub fields: Vec<crate::kernel::tracefs::Field>,
     /// Why the target's arguments could not be read (the checker warned), if they could not.
     pub unreadable: Option<String>,
+    /// The BTF function an iterator's program loads against (`bpf_iter_NAME`), if the
+    /// kernel has it.
+    pub btf_id: Option<u32>,
 }
 
 /// The result of checking a script without errors.

@@ -1,5 +1,5 @@
-//! `iter:`: the iterator's `bpf_iter_NAME` BTF function to load against; a pinned iterator is
-//! refused.
+//! `iter:`: the iterator's `bpf_iter_NAME` BTF function to load against (as the checker found
+//! it); a pinned iterator is refused.
 
 use super::{mismatch, Input, LowerError, RunKind};
 use crate::syntax::attach::AttachSpec;
@@ -22,10 +22,12 @@ pub(super) fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
         what: format!("iter {name} not available for your kernel version."),
         span: i.span,
     };
-    let btf = i.kernel.btf(None).map_err(|_| missing())?;
-    let btf_id = btf
-        .find_func(&format!("bpf_iter_{name}"))
-        .ok_or_else(missing)?;
+    // The checker looked `bpf_iter_NAME` up in the kernel's BTF.
+    let btf_id =
+        i.at.slots
+            .first()
+            .and_then(|s| s.btf_id)
+            .ok_or_else(missing)?;
     Ok(Some(RunKind::Iter {
         name: name.clone(),
         btf_id,

@@ -65,7 +65,6 @@ pub(crate) fn lower_probe(
             spec: &ap.spec,
             span: ap.span,
             params: &opts.params,
-            kernel,
         })?;
         let Some(kind) = kind else { continue };
         let (attach, args) = context(at, ap.span)?;
@@ -318,14 +317,13 @@ fn sites(at: &AttachTargets) -> Vec<std::borrow::Cow<'_, AttachTargets>> {
     }
 }
 
-/// What planning one attach point reads: the checked targets, the parsed spec, positional
-/// parameters (`$N` in numbers) and the kernel (iterators' BTF).
+/// What planning one attach point reads: the checked targets, the parsed spec and the
+/// positional parameters (`$N` in numbers).
 struct Input<'a> {
     at: &'a AttachTargets,
     spec: &'a AttachSpec,
     span: crate::diag::Span,
     params: &'a [String],
-    kernel: &'a dyn KernelInfo,
 }
 
 impl Input<'_> {
