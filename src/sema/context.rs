@@ -405,74 +405,100 @@ impl ProbeContext {
         let btf = |m: Option<&str>| -> Result<Arc<Btf>, String> {
             kernel.btf(m).map_err(|e| e.to_string())
         };
-        Ok(Some(match (&t.kind, kind) {
-            (
+        // Kinds whose programs see only registers: `retval` is the raw return register.
+        let plain = || TargetArgs {
+            name: t.name.clone(),
+            retval: Some(Type::U64),
+            ..TargetArgs::default()
+        };
+        Ok(Some(match kind {
+            ProbeKind::Fentry | ProbeKind::Fexit => match &t.kind {
                 TargetKind::KernelFunc {
                     module,
                     func,
                     btf_id,
                     ..
-                },
-                ProbeKind::Fentry | ProbeKind::Fexit,
-            ) => {
-                let b = btf(module.as_deref())?;
-                func_args(&b, module.as_deref(), func, *btf_id, &t.name)?
-            }
-            (TargetKind::KernelFunc { module, func, .. }, ProbeKind::Kretprobe) => {
-                // kretprobe's retval has the function's return type when BTF knows it.
-                let retval = btf(module.as_deref())
-                    .ok()
-                    .and_then(|b| {
-                        let p = b.func_proto_by_name(func).ok()?;
-                        btf_to_type(&b, module.as_deref(), p.ret, AddrSpace::Kernel)
-                    })
-                    .filter(|t| t.is_scalar())
-                    .unwrap_or(Type::I64);
-                TargetArgs {
-                    name: t.name.clone(),
-                    retval: Some(retval),
-                    ..TargetArgs::default()
+                } => {
+                    let b = btf(module.as_deref())?;
+                    func_args(&b, module.as_deref(), func, *btf_id, &t.name)?
                 }
-            }
-            (TargetKind::Tracepoint { category, name }, _) => {
-                let f = kernel
-                    .tracepoint_format(category, name)
-                    .map_err(|e| e.to_string())?;
-                let vmlinux = btf(None).ok();
-                TargetArgs {
-                    name: t.name.clone(),
-                    args: f
-                        .fields
-                        .iter()
-                        .map(|fl| {
-                            (
-                                fl.name.clone(),
-                                tracepoint_field_type(fl, category, max_strlen, vmlinux.as_deref()),
-                            )
+                // `fentry:bpf:`: no `args` (bpftrace has none for these either).
+                _ => plain(),
+            },
+            ProbeKind::Kretprobe => match &t.kind {
+                TargetKind::KernelFunc { module, func, .. } => {
+                    // kretprobe's retval has the function's return type when BTF knows it.
+                    let retval = btf(module.as_deref())
+                        .ok()
+                        .and_then(|b| {
+                            let p = b.func_proto_by_name(func).ok()?;
+                            btf_to_type(&b, module.as_deref(), p.ret, AddrSpace::Kernel)
                         })
-                        .collect(),
-                    fields: f.fields,
-                    ..TargetArgs::default()
+                        .filter(|t| t.is_scalar())
+                        .unwrap_or(Type::I64);
+                    TargetArgs {
+                        name: t.name.clone(),
+                        retval: Some(retval),
+                        ..TargetArgs::default()
+                    }
                 }
-            }
-            (TargetKind::RawTracepoint { module, name }, _) => {
-                let b = btf(module.as_deref())?;
-                let params = b.raw_tracepoint_args(name).map_err(|e| e.to_string())?;
-                TargetArgs {
-                    name: t.name.clone(),
-                    args: params
-                        .iter()
-                        .map(|p| {
-                            (
-                                p.name.to_string(),
-                                btf_to_type(&b, module.as_deref(), p.type_id, AddrSpace::Kernel),
-                            )
-                        })
-                        .collect(),
-                    ..TargetArgs::default()
+                _ => plain(),
+            },
+            ProbeKind::Tracepoint => match &t.kind {
+                TargetKind::Tracepoint { category, name } => {
+                    let f = kernel
+                        .tracepoint_format(category, name)
+                        .map_err(|e| e.to_string())?;
+                    let vmlinux = btf(None).ok();
+                    TargetArgs {
+                        name: t.name.clone(),
+                        args: f
+                            .fields
+                            .iter()
+                            .map(|fl| {
+                                (
+                                    fl.name.clone(),
+                                    tracepoint_field_type(
+                                        fl,
+                                        category,
+                                        max_strlen,
+                                        vmlinux.as_deref(),
+                                    ),
+                                )
+                            })
+                            .collect(),
+                        fields: f.fields,
+                        ..TargetArgs::default()
+                    }
                 }
-            }
-            (_, ProbeKind::Iter) => {
+                _ => plain(),
+            },
+            ProbeKind::RawTracepoint => match &t.kind {
+                TargetKind::RawTracepoint { module, name } => {
+                    let b = btf(module.as_deref())?;
+                    let params = b.raw_tracepoint_args(name).map_err(|e| e.to_string())?;
+                    TargetArgs {
+                        name: t.name.clone(),
+                        args: params
+                            .iter()
+                            .map(|p| {
+                                (
+                                    p.name.to_string(),
+                                    btf_to_type(
+                                        &b,
+                                        module.as_deref(),
+                                        p.type_id,
+                                        AddrSpace::Kernel,
+                                    ),
+                                )
+                            })
+                            .collect(),
+                        ..TargetArgs::default()
+                    }
+                }
+                _ => plain(),
+            },
+            ProbeKind::Iter => {
                 let iter = t.name.strip_prefix("iter:").unwrap_or(&t.name);
                 let iter = iter.split(':').next().unwrap_or(iter);
                 let mut btf_id = None;
@@ -488,11 +514,21 @@ impl ProbeContext {
                     ..TargetArgs::default()
                 }
             }
-            _ => TargetArgs {
-                name: t.name.clone(),
-                retval: Some(Type::U64),
-                ..TargetArgs::default()
-            },
+            ProbeKind::Begin
+            | ProbeKind::End
+            | ProbeKind::SelfEvent
+            | ProbeKind::Test
+            | ProbeKind::Bench
+            | ProbeKind::Kprobe
+            | ProbeKind::Uprobe
+            | ProbeKind::Uretprobe
+            | ProbeKind::Usdt
+            | ProbeKind::Profile
+            | ProbeKind::Interval
+            | ProbeKind::Software
+            | ProbeKind::Hardware
+            | ProbeKind::Watchpoint
+            | ProbeKind::AsyncWatchpoint => plain(),
         }))
     }
 
