@@ -192,3 +192,36 @@ impl CheckedProgram {
         ix
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::diag::SourceFile;
+    use crate::kernel::info::MockKernel;
+    use crate::sema::{check, CheckOptions};
+
+    fn slots(text: &str) -> Vec<super::TargetSlots> {
+        let src = SourceFile::new("t.bt", text);
+        let program = crate::syntax::parse_ok(&src).expect("parses");
+        let out = check(&program, &MockKernel::fixture(), &CheckOptions::default());
+        let checked = out.program.expect("no errors");
+        let at = &checked.probes[0].attach[0];
+        assert_eq!(at.slots.len(), at.targets.len());
+        at.slots.clone()
+    }
+
+    #[test]
+    fn checked_targets_carry_what_the_checker_read_for_the_code_generator() {
+        // fentry: the prototype's shapes (argument and return-value slots).
+        let s = slots("fentry:vfs_read { @ = args.count; }");
+        let proto = s[0].proto.as_ref().expect("fentry prototype");
+        assert!(proto.params.iter().any(|(n, _)| n == "count"));
+        assert!(s[0].args.iter().any(|n| n == "count"));
+        // rawtracepoint: the argument names from `btf_trace_<name>`, in order.
+        let s = slots("rawtracepoint:sched_switch { @ = arg1; }");
+        assert_eq!(s[0].args, ["preempt", "prev", "next"]);
+        // tracepoint: the format's fields, for their offsets in the record.
+        let s = slots("tracepoint:syscalls:sys_enter_read { @ = args.count; }");
+        assert!(s[0].fields.iter().any(|f| f.name == "count"));
+        assert_eq!(s[0].unreadable, None);
+    }
+}
