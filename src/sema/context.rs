@@ -603,7 +603,8 @@ mod tests {
 
     #[test]
     fn context_lists_agree_with_the_kind_table() {
-        let lists: [(&str, &[ProbeKind], fn(&crate::kinds::Context) -> bool); 4] = [
+        type Has = fn(&crate::kinds::Context) -> bool;
+        let lists: [(&str, &[ProbeKind], Has); 4] = [
             ("args", ARGS_KINDS, |c| c.args),
             ("argN", ARGN_KINDS, |c| c.argn),
             ("retval", RETVAL_KINDS, |c| c.retval),
