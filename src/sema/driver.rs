@@ -551,15 +551,36 @@ impl<'a> Checker<'a> {
             .collect();
         targets
             .iter()
-            .map(|t| match by_name.get(t.name.as_str()) {
-                Some(a) => super::program::TargetSlots {
-                    args: a.args.iter().map(|(n, _)| n.clone()).collect(),
-                    proto: a.proto.clone(),
-                    fields: a.fields.clone(),
-                    unreadable: a.unreadable.clone(),
-                    btf_id: a.btf_id,
-                },
-                None => super::program::TargetSlots::default(),
+            .map(|t| {
+                let mut slots = match by_name.get(t.name.as_str()) {
+                    Some(a) => super::program::TargetSlots {
+                        args: a.args.iter().map(|(n, _)| n.clone()).collect(),
+                        proto: a.proto.clone(),
+                        fields: a.fields.clone(),
+                        unreadable: a.unreadable.clone(),
+                        btf_id: a.btf_id,
+                        anchor: None,
+                    },
+                    None => super::program::TargetSlots::default(),
+                };
+                // Once, in the round whose output is kept (each lookup reads the binary).
+                if let (
+                    true,
+                    super::expand::TargetKind::User {
+                        path,
+                        func,
+                        offset,
+                        address,
+                    },
+                ) = (self.report, &t.kind)
+                {
+                    slots.anchor = address.or_else(|| {
+                        self.kernel
+                            .elf_symbol_address(path, func)
+                            .map(|(a, _)| a + offset.unwrap_or(0))
+                    });
+                }
+                slots
             })
             .collect()
     }

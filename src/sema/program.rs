@@ -109,6 +109,9 @@ pub struct TargetSlots {
     /// The BTF function an iterator's program loads against (`bpf_iter_NAME`), if the
     /// kernel has it.
     pub btf_id: Option<u32>,
+    /// A uprobe target's link-time address (function + offset, or the address given), if
+    /// its binary's symbols say.
+    pub anchor: Option<u64>,
 }
 
 /// The result of checking a script without errors.

@@ -204,22 +204,13 @@ fn lower_point(
         helper_warnings: opts.helper_warnings,
         stack_value_max: super::stack_value_max(cp.on_stack_limit),
         shared_fentry,
+        // The link-time addresses the checker found for the uprobe targets.
         user_anchors: at
             .targets
             .iter()
-            .filter_map(|t| match &t.kind {
-                TargetKind::User {
-                    path,
-                    func,
-                    offset,
-                    address,
-                } => Some(address.or_else(|| {
-                    kernel
-                        .elf_symbol_address(path, func)
-                        .map(|(a, _)| a + offset.unwrap_or(0))
-                })),
-                _ => None,
-            })
+            .zip(&at.slots)
+            .filter(|(t, _)| matches!(t.kind, TargetKind::User { .. }))
+            .map(|(_, s)| s.anchor)
             .collect(),
     };
     lw.exit = lw.b.label();
