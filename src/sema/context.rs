@@ -271,32 +271,6 @@ fn fact_class(btf: &Btf, id: u32) -> FactClass {
     }
 }
 
-/// The grouping prototype of an fentry/fexit target (parameter and return shapes from BTF),
-/// without converting its types to script types: what the lowering needs per target, at a
-/// fraction of a [`ProbeContext`]'s cost under `fentry:*`.
-pub fn fentry_proto(kernel: &dyn KernelInfo, t: &Target) -> Option<TargetProto> {
-    let TargetKind::KernelFunc {
-        module,
-        func,
-        btf_id,
-        ..
-    } = &t.kind
-    else {
-        return None;
-    };
-    let btf = kernel.btf(module.as_deref()).ok()?;
-    let id = btf_id.or_else(|| btf.find_func(func))?;
-    let proto = btf.func_proto(id).ok()?;
-    Some(TargetProto {
-        name: t.name.clone(),
-        params: proto
-            .params()
-            .map(|p| (p.name.to_string(), fact_class(&btf, p.type_id)))
-            .collect(),
-        ret: fact_class(&btf, proto.ret),
-    })
-}
-
 fn func_args(
     btf: &Btf,
     module: Option<&str>,

@@ -248,7 +248,6 @@ const NO_CALL_BACK: &[(&str, &str, &str)] = &[
         "the per-target slots in `AttachTargets::slots`",
     ),
     ("codegen", "ProbeContext", "`AttachTargets::slots`"),
-    ("codegen", "fentry_proto", "`TargetSlots::proto`"),
     ("codegen", "sema::driver", "the checked program"),
     ("codegen", "sema::expand::expand", "the checked targets"),
     ("loader", "sema::", "the plan"),
