@@ -1,6 +1,7 @@
 //! Per-probe context: what `args`, `args.NAME`, `argN`, `retval` and `func` mean in a probe,
 //! built from its expanded targets — BTF prototypes (fentry/fexit), `btf_trace_<name>`
-//! (rawtracepoint), tracefs formats (tracepoint).
+//! (rawtracepoint), tracefs formats (tracepoint), DWARF (uprobes); each kind's reading is in
+//! its own file beside this one, named as in [`crate::kinds`].
 //!
 //! Input: the probe's attach points with their [`Target`]s and a [`KernelInfo`]. Output: a
 //! [`ProbeContext`] the type rules query; per target, the named arguments with their types, so
@@ -9,6 +10,13 @@
 //! has no arguments and is named in [`ProbeContext::unreadable`].
 
 use std::sync::Arc;
+
+mod fentry;
+mod iter;
+mod kprobe;
+mod rawtracepoint;
+mod tracepoint;
+mod uprobe;
 
 use super::ctypes::btf_to_type;
 use super::expand::{Target, TargetKind};
@@ -107,38 +115,6 @@ pub fn mentions_args(probe: &crate::syntax::ast::Probe) -> bool {
     f.0
 }
 
-/// A uprobe target's parameters (`args`) and return type (`retval`) from the binary's DWARF.
-fn user_args(
-    path: &std::path::Path,
-    func: &str,
-    name: &str,
-    kind: ProbeKind,
-) -> Result<TargetArgs, String> {
-    let info = crate::dwarf::for_binary(path).map_err(|e| e.to_string())?;
-    let f = info
-        .function(func)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("no DWARF for function {func} in {}", path.display()))?;
-    let btf = info.btf();
-    let module = crate::dwarf::module_name(path);
-    let mut out = TargetArgs {
-        name: name.to_string(),
-        ..TargetArgs::default()
-    };
-    if kind == ProbeKind::Uprobe {
-        for p in &f.params {
-            let ty = btf_to_type(&btf, Some(&module), p.type_id, AddrSpace::User)
-                // A struct or union passed by value is in registers or on the stack in ways
-                // the calling convention decides per type: not read.
-                .filter(|t| !matches!(t, Type::CStruct(_)));
-            out.args.push((p.name.clone(), ty));
-        }
-    }
-    out.retval = btf_to_type(&btf, Some(&module), f.ret, AddrSpace::User)
-        .filter(|t| t.is_scalar() || matches!(t, Type::Pointer { .. }));
-    Ok(out)
-}
-
 /// The result of looking `args.NAME` up across a probe's targets.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ArgLookup {
@@ -148,160 +124,6 @@ pub enum ArgLookup {
     Unsupported,
     /// In no target: the names of the first target's arguments.
     Missing { available: Vec<String> },
-}
-
-/// The type of tracepoint field `f`. A pointer to a struct or union (`struct
-/// __kernel_timespec *rqtp`) points at the kernel BTF's type of that name when there is one,
-/// so its members can be read (`args.rqtp->tv_sec`, as bpftrace allows); otherwise it is
-/// an opaque pointer.
-fn tracepoint_field_type(
-    f: &Field,
-    category: &str,
-    max_strlen: usize,
-    btf: Option<&Btf>,
-) -> Option<Type> {
-    let space = if category == "syscalls" {
-        AddrSpace::User
-    } else {
-        AddrSpace::Kernel
-    };
-    match f.layout {
-        FieldLayout::DataLoc | FieldLayout::RelLoc | FieldLayout::FlexibleArray
-            if f.type_text == "char" =>
-        {
-            return Some(Type::Str { size: max_strlen })
-        }
-        FieldLayout::Array { len } if f.type_text == "char" => {
-            return Some(Type::Str { size: len as usize })
-        }
-        _ => {}
-    }
-    let t = f.type_text.trim();
-    if t.ends_with('*') {
-        // `const char *const *argv`: one pointer per `*`, qualifiers dropped.
-        let mut base = t;
-        let mut depth = 0;
-        while let Some(rest) = base.strip_suffix('*') {
-            depth += 1;
-            let rest = rest.trim_end();
-            base = match rest.strip_suffix("const") {
-                Some(r) if r.is_empty() || r.ends_with([' ', '*']) => r.trim_end(),
-                _ => rest,
-            };
-        }
-        let base = base.trim().trim_start_matches("const ").trim();
-        let pointee = super::ctypes::named_type(base, max_strlen)
-            .filter(|t| !t.is_string())
-            .or_else(|| {
-                let b = btf?;
-                let id = match base.split_once(' ') {
-                    Some(("struct", n)) => b.find_struct(n.trim())?,
-                    Some(("union", n)) => b.find_union(n.trim())?,
-                    _ => return None,
-                };
-                btf_to_type(b, None, id, space)
-            });
-        let mut ty = match pointee {
-            Some(Type::None) | None => Type::Pointer {
-                pointee: super::types::Pointee::Opaque,
-                space,
-            },
-            Some(p) => Type::ptr_to(p, space),
-        };
-        for _ in 1..depth {
-            ty = Type::ptr_to(ty, space);
-        }
-        return Some(ty);
-    }
-    let scalar = match (f.size, f.layout) {
-        (_, FieldLayout::Array { len }) if len > 0 => {
-            let elem = (f.size / len).clamp(1, 8) as u8;
-            return Some(Type::Array {
-                elem: Box::new(Type::Int {
-                    bytes: elem,
-                    signed: f.signed,
-                }),
-                len: len as usize,
-            });
-        }
-        (1 | 2 | 4 | 8, FieldLayout::Scalar) => Type::Int {
-            bytes: f.size as u8,
-            signed: f.signed,
-        },
-        _ => return None,
-    };
-    if let (Some(name), Some(b), Type::Int { bytes, signed }) =
-        (t.strip_prefix("enum "), btf, &scalar)
-    {
-        // `enum skb_drop_reason reason`: printed by enumerator name when the kernel's BTF has
-        // the enum; the record's size and signedness stay tracefs'.
-        if let Some(Type::Enum {
-            name, ty, variants, ..
-        }) = b
-            .find_enum(name.trim())
-            .and_then(|id| btf_to_type(b, None, id, space))
-        {
-            return Some(Type::Enum {
-                name,
-                ty,
-                bytes: *bytes,
-                signed: *signed,
-                variants,
-            });
-        }
-    }
-    Some(if t == "bool" { Type::Bool } else { scalar })
-}
-
-fn fact_class(btf: &Btf, id: u32) -> FactClass {
-    match btf.classify(id) {
-        Ok(BtfClass::Void) => FactClass::Void,
-        Ok(BtfClass::Int { size, signed, .. }) | Ok(BtfClass::Enum { size, signed }) => {
-            FactClass::Int { size, signed }
-        }
-        Ok(BtfClass::Pointer { .. }) => FactClass::Pointer,
-        Ok(BtfClass::Float { size }) => FactClass::Float { size },
-        Ok(BtfClass::Record {
-            size, union: false, ..
-        }) => FactClass::Struct { size },
-        Ok(BtfClass::Record {
-            size, union: true, ..
-        }) => FactClass::Union { size },
-        _ => FactClass::Other,
-    }
-}
-
-fn func_args(
-    btf: &Btf,
-    module: Option<&str>,
-    func: &str,
-    btf_id: Option<u32>,
-    name: &str,
-) -> Result<TargetArgs, String> {
-    let id = btf_id
-        .or_else(|| btf.find_func(func))
-        .ok_or_else(|| format!("no BTF for function {func}"))?;
-    let proto = btf.func_proto(id).map_err(|e| e.to_string())?;
-    let mut out = TargetArgs {
-        name: name.to_string(),
-        ..TargetArgs::default()
-    };
-    let mut fact = TargetProto {
-        name: name.to_string(),
-        params: Vec::new(),
-        ret: fact_class(btf, proto.ret),
-    };
-    for p in proto.params() {
-        out.args.push((
-            p.name.to_string(),
-            btf_to_type(btf, module, p.type_id, AddrSpace::Kernel),
-        ));
-        fact.params
-            .push((p.name.to_string(), fact_class(btf, p.type_id)));
-    }
-    out.retval = btf_to_type(btf, module, proto.ret, AddrSpace::Kernel);
-    out.proto = Some(fact);
-    Ok(out)
 }
 
 impl ProbeContext {
@@ -335,7 +157,7 @@ impl ProbeContext {
                         },
                         ProbeKind::Uprobe | ProbeKind::Uretprobe,
                     ) if uses_args && !func.is_empty() => {
-                        match user_args(path, func, &t.name, *kind) {
+                        match uprobe::args(path, func, &t.name, *kind) {
                             // Without DWARF a uretprobe's retval is the raw register.
                             Err(_) if *kind == ProbeKind::Uretprobe => {
                                 cx.target_args(*kind, t, kernel, max_strlen)
@@ -394,99 +216,37 @@ impl ProbeContext {
                     ..
                 } => {
                     let b = btf(module.as_deref())?;
-                    func_args(&b, module.as_deref(), func, *btf_id, &t.name)?
+                    fentry::args(&b, module.as_deref(), func, *btf_id, &t.name)?
                 }
                 // `fentry:bpf:`: no `args` (bpftrace has none for these either).
                 _ => plain(),
             },
             ProbeKind::Kretprobe => match &t.kind {
-                TargetKind::KernelFunc { module, func, .. } => {
-                    // kretprobe's retval has the function's return type when BTF knows it.
-                    let retval = btf(module.as_deref())
-                        .ok()
-                        .and_then(|b| {
-                            let p = b.func_proto_by_name(func).ok()?;
-                            btf_to_type(&b, module.as_deref(), p.ret, AddrSpace::Kernel)
-                        })
-                        .filter(|t| t.is_scalar())
-                        .unwrap_or(Type::I64);
-                    TargetArgs {
-                        name: t.name.clone(),
-                        retval: Some(retval),
-                        ..TargetArgs::default()
-                    }
-                }
+                TargetKind::KernelFunc { module, func, .. } => kprobe::kretprobe_args(
+                    &t.name,
+                    btf(module.as_deref()).ok(),
+                    module.as_deref(),
+                    func,
+                ),
                 _ => plain(),
             },
             ProbeKind::Tracepoint => match &t.kind {
                 TargetKind::Tracepoint { category, name } => {
-                    let f = kernel
-                        .tracepoint_format(category, name)
-                        .map_err(|e| e.to_string())?;
-                    let vmlinux = btf(None).ok();
-                    TargetArgs {
-                        name: t.name.clone(),
-                        args: f
-                            .fields
-                            .iter()
-                            .map(|fl| {
-                                (
-                                    fl.name.clone(),
-                                    tracepoint_field_type(
-                                        fl,
-                                        category,
-                                        max_strlen,
-                                        vmlinux.as_deref(),
-                                    ),
-                                )
-                            })
-                            .collect(),
-                        fields: f.fields,
-                        ..TargetArgs::default()
-                    }
+                    tracepoint::args(&t.name, kernel, category, name, max_strlen)?
                 }
                 _ => plain(),
             },
             ProbeKind::RawTracepoint => match &t.kind {
                 TargetKind::RawTracepoint { module, name } => {
                     let b = btf(module.as_deref())?;
-                    let params = b.raw_tracepoint_args(name).map_err(|e| e.to_string())?;
-                    TargetArgs {
-                        name: t.name.clone(),
-                        args: params
-                            .iter()
-                            .map(|p| {
-                                (
-                                    p.name.to_string(),
-                                    btf_to_type(
-                                        &b,
-                                        module.as_deref(),
-                                        p.type_id,
-                                        AddrSpace::Kernel,
-                                    ),
-                                )
-                            })
-                            .collect(),
-                        ..TargetArgs::default()
-                    }
+                    rawtracepoint::args(&t.name, &b, module.as_deref(), name)?
                 }
                 _ => plain(),
             },
             ProbeKind::Iter => {
-                let iter = t.name.strip_prefix("iter:").unwrap_or(&t.name);
-                let iter = iter.split(':').next().unwrap_or(iter);
-                let mut btf_id = None;
-                if let Ok(b) = btf(None) {
-                    if let Some(id) = b.find_struct(&format!("bpf_iter__{iter}")) {
-                        self.iter_ctx_set(btf_to_type(&b, None, id, AddrSpace::Kernel));
-                    }
-                    btf_id = b.find_func(&format!("bpf_iter_{iter}"));
-                }
-                TargetArgs {
-                    name: t.name.clone(),
-                    btf_id,
-                    ..TargetArgs::default()
-                }
+                let (args, ctx) = iter::args(&t.name, btf(None).ok());
+                self.iter_ctx_set(ctx);
+                args
             }
             ProbeKind::Begin
             | ProbeKind::End
