@@ -28,6 +28,7 @@ pub mod diag;
 pub(crate) mod dwarf;
 pub mod elf;
 pub mod kernel;
+pub mod kinds;
 pub mod loader;
 pub mod plan;
 pub mod runtime;

@@ -48,7 +48,7 @@ use crate::elf::symbols::elf_functions;
 use crate::kernel::info::KernelInfo;
 use crate::loader::{CloneTarget, MultiTargets};
 use crate::sema::expand::{Target, TargetKind};
-use crate::syntax::attach::{parse_attach_point, AttachPoint, AttachSpec as Spec, ProbeKind};
+use crate::syntax::attach::{parse_attach_point, AttachPoint, AttachSpec as Spec};
 use crate::template::AttachKind;
 
 /// A parsed attach point and the attach kind its programs are loaded as.
@@ -98,21 +98,15 @@ impl AttachSpec {
             return Err(parse_err("expected one probe type, not a wildcard".into()));
         }
         let point = points.remove(0);
-        let kind = match point.kind {
-            ProbeKind::Fentry => AttachKind::Fentry,
-            ProbeKind::Fexit => AttachKind::Fexit,
-            ProbeKind::Kprobe => AttachKind::Kprobe { retprobe: false },
-            ProbeKind::Kretprobe => AttachKind::Kprobe { retprobe: true },
-            ProbeKind::RawTracepoint => AttachKind::RawTracepoint,
-            ProbeKind::Uprobe => AttachKind::Uprobe { retprobe: false },
-            ProbeKind::Uretprobe => AttachKind::Uprobe { retprobe: true },
-            other => {
-                return Err(ExpandError::UnsupportedKind {
-                    spec: spec.into(),
-                    kind: other.name().into(),
-                })
-            }
-        };
+        // The kinds whose templates the loader attaches: their attach shape is the table's.
+        let info = point.kind.info();
+        if info.runner != crate::kinds::Runner::Loader {
+            return Err(ExpandError::UnsupportedKind {
+                spec: spec.into(),
+                kind: info.name.into(),
+            });
+        }
+        let kind = info.template;
         let unsupported = |what| ExpandError::UnsupportedForm {
             spec: spec.into(),
             what,

@@ -9,6 +9,30 @@
 
 include!(concat!(env!("OUT_DIR"), "/isa_tables.rs"));
 
+/// `enum bpf_attach_type` (the ones tracing uses).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum AttachType {
+    #[doc(alias = "BPF_TRACE_RAW_TP")]
+    TraceRawTp = 23,
+    #[doc(alias = "BPF_TRACE_FENTRY")]
+    TraceFentry = 24,
+    #[doc(alias = "BPF_TRACE_FEXIT")]
+    TraceFexit = 25,
+    #[doc(alias = "BPF_MODIFY_RETURN")]
+    ModifyReturn = 26,
+    #[doc(alias = "BPF_LSM_MAC")]
+    LsmMac = 27,
+    #[doc(alias = "BPF_TRACE_ITER")]
+    TraceIter = 28,
+    #[doc(alias = "BPF_PERF_EVENT")]
+    PerfEvent = 41,
+    #[doc(alias = "BPF_TRACE_KPROBE_MULTI")]
+    TraceKprobeMulti = 42,
+    #[doc(alias = "BPF_TRACE_UPROBE_MULTI")]
+    TraceUprobeMulti = 48,
+}
+
 /// What a helper argument must be (isa/helpers.txt, "Argument kinds").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ArgKind {

@@ -301,11 +301,14 @@ pub fn module_btf_obj(m: &str) -> Result<Arc<OwnedFd>, String> {
     }
 }
 
+/// The expected attach type of a tracing clone: the kind table's decision.
 fn tracing_attach_type(kind: AttachKind) -> AttachType {
-    match kind {
-        AttachKind::Fexit => AttachType::TraceFexit,
-        _ => AttachType::TraceFentry,
-    }
+    kind.kind().load_types().1.unwrap_or_else(|| {
+        panic!(
+            "internal error: {} clones have no expected attach type",
+            kind.name()
+        )
+    })
 }
 
 /// fentry/fexit: a tracing link (5.8+), falling back to BPF_RAW_TRACEPOINT_OPEN (which

@@ -119,11 +119,9 @@ pub fn attach_multi(
         Prog::load(&o).map_err(|e| LoaderError::Sys(e.sys))
     };
     if opts.use_multi != Some(false) && !targets.is_empty() {
-        let expected = match targets {
-            MultiTargets::Kernel { .. } => AttachType::TraceKprobeMulti,
-            MultiTargets::User { .. } => AttachType::TraceUprobeMulti,
-        };
-        if let Ok(prog) = load(Some(expected)) {
+        // kprobe_multi or uprobe_multi, as the kind table says for the template's kind.
+        let expected = template.attach.kind().info().multi_attach;
+        if let Ok(prog) = load(expected) {
             if let Ok((link, via)) = multi_link(&prog, targets, retprobe) {
                 res.links.push(link);
                 res.shared_prog = Some(prog);

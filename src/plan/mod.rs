@@ -203,6 +203,7 @@ pub enum ProbeKind {
     },
     /// Kinds recognised but not run yet.
     Unsupported {
+        kind: crate::kinds::ProbeKind,
         what: String,
     },
 }
@@ -253,35 +254,49 @@ pub enum Sampling {
 }
 
 impl ProbeKind {
-    /// The BPF program type this kind's programs are loaded as.
-    pub fn prog_type(&self) -> crate::asm::isa::ProgType {
-        use crate::asm::isa::ProgType;
+    /// The probe kind this attach plan is for (a watchpoint plan does not tell a synchronous
+    /// one from an asynchronous one: both load and attach the same way).
+    pub fn kind(&self) -> crate::kinds::ProbeKind {
+        use crate::kinds::ProbeKind as K;
         match self {
-            ProbeKind::Begin
-            | ProbeKind::End
-            | ProbeKind::Signal { .. }
-            | ProbeKind::RawTracepoint { .. } => ProgType::RawTracepoint,
-            ProbeKind::Interval { .. }
-            | ProbeKind::Profile { .. }
-            | ProbeKind::Software { .. }
-            | ProbeKind::Hardware { .. } => ProgType::PerfEvent,
-            ProbeKind::Tracepoint { .. } => ProgType::Tracepoint,
-            ProbeKind::Uprobe { .. } | ProbeKind::Kprobe { .. } => ProgType::Kprobe,
-            ProbeKind::Fentry { .. } | ProbeKind::Iter { .. } => ProgType::Tracing,
-            ProbeKind::Usdt { .. } => ProgType::Kprobe,
-            ProbeKind::Watchpoint { .. } => ProgType::PerfEvent,
-            ProbeKind::Test { .. } | ProbeKind::Bench { .. } => ProgType::Xdp,
-            ProbeKind::Unsupported { .. } => ProgType::RawTracepoint,
+            ProbeKind::Begin => K::Begin,
+            ProbeKind::End => K::End,
+            ProbeKind::Interval { .. } => K::Interval,
+            ProbeKind::Profile { .. } => K::Profile,
+            ProbeKind::Tracepoint { .. } => K::Tracepoint,
+            ProbeKind::RawTracepoint { .. } => K::RawTracepoint,
+            ProbeKind::Uprobe {
+                retprobe: false, ..
+            } => K::Uprobe,
+            ProbeKind::Uprobe { retprobe: true, .. } => K::Uretprobe,
+            ProbeKind::Software { .. } => K::Software,
+            ProbeKind::Hardware { .. } => K::Hardware,
+            ProbeKind::Kprobe {
+                retprobe: false, ..
+            } => K::Kprobe,
+            ProbeKind::Kprobe { retprobe: true, .. } => K::Kretprobe,
+            ProbeKind::Fentry { fexit: false, .. } => K::Fentry,
+            ProbeKind::Fentry { fexit: true, .. } => K::Fexit,
+            ProbeKind::Usdt { .. } => K::Usdt,
+            ProbeKind::Watchpoint { .. } => K::Watchpoint,
+            ProbeKind::Signal { .. } => K::SelfEvent,
+            ProbeKind::Test { .. } => K::Test,
+            ProbeKind::Bench { .. } => K::Bench,
+            ProbeKind::Iter { .. } => K::Iter,
+            ProbeKind::Unsupported { kind, .. } => *kind,
         }
+    }
+
+    /// The BPF program type this kind's programs are loaded as: the kind table's one decision
+    /// ([`crate::kinds::ProbeKind::load_types`]).
+    pub fn prog_type(&self) -> crate::asm::isa::ProgType {
+        self.kind().prog_type()
     }
 
     /// Whether the runtime runs it itself with BPF_PROG_TEST_RUN, disarmed (no arming
     /// guard).
     pub fn is_special(&self) -> bool {
-        matches!(
-            self,
-            ProbeKind::Begin | ProbeKind::End | ProbeKind::Test { .. } | ProbeKind::Bench { .. }
-        )
+        !self.kind().info().armed
     }
 }
 

@@ -529,6 +529,7 @@ impl<'a> Checker<'a> {
                     targets: targets.clone(),
                     facts: facts.clone(),
                     grouping,
+                    slots: self.target_slots(targets),
                 }
             })
             .collect();
@@ -537,6 +538,53 @@ impl<'a> Checker<'a> {
             attach,
             vars: std::mem::take(&mut self.vars),
         }
+    }
+
+    /// The argument names and prototype shapes the probe's context read for each target.
+    fn target_slots(&self, targets: &[Target]) -> Vec<super::program::TargetSlots> {
+        // By name once: wildcards reach tens of thousands of targets; the first entry of a
+        // name wins, as in [`Self::group`].
+        let by_name: HashMap<&str, &super::context::TargetArgs> = self
+            .cx
+            .targets
+            .iter()
+            .rev()
+            .map(|a| (a.name.as_str(), a))
+            .collect();
+        targets
+            .iter()
+            .map(|t| {
+                let mut slots = match by_name.get(t.name.as_str()) {
+                    Some(a) => super::program::TargetSlots {
+                        args: a.args.iter().map(|(n, _)| n.clone()).collect(),
+                        proto: a.proto.clone(),
+                        fields: a.fields.clone(),
+                        unreadable: a.unreadable.clone(),
+                        btf_id: a.btf_id,
+                        anchor: None,
+                    },
+                    None => super::program::TargetSlots::default(),
+                };
+                // Once, in the round whose output is kept (each lookup reads the binary).
+                if let (
+                    true,
+                    super::expand::TargetKind::User {
+                        path,
+                        func,
+                        offset,
+                        address,
+                    },
+                ) = (self.report, &t.kind)
+                {
+                    slots.anchor = address.or_else(|| {
+                        self.kernel
+                            .elf_symbol_address(path, func)
+                            .map(|(a, _)| a + offset.unwrap_or(0))
+                    });
+                }
+                slots
+            })
+            .collect()
     }
 
     /// Groups fentry/fexit targets by the facts the body assumes; other kinds form one group.

@@ -8,9 +8,8 @@
 
 use super::resolve::Checker;
 use super::types::Type;
-use crate::asm::isa::ProgType;
 use crate::builtins::{BuiltinId, FuncId, ValueId};
-use crate::syntax::ast::{Expr, ExprKind, ProbeKind, UnaryOp};
+use crate::syntax::ast::{Expr, ExprKind, UnaryOp};
 
 /// The run-time message of a failed `assert` (its format; the message is the argument).
 pub const ASSERT_FORMAT: &str = "assert failed: %s";
@@ -24,20 +23,6 @@ fn is_literal(e: &Expr) -> bool {
             expr,
         } => matches!(expr.kind, ExprKind::Int(_)),
         _ => false,
-    }
-}
-
-/// The program type strobe loads a probe kind as (what `kfunc_allowed` asks the kernel about).
-fn prog_type(k: ProbeKind) -> ProgType {
-    use ProbeKind as K;
-    match k {
-        K::Begin | K::End | K::SelfEvent | K::RawTracepoint => ProgType::RawTracepoint,
-        K::Kprobe | K::Kretprobe | K::Uprobe | K::Uretprobe | K::Usdt => ProgType::Kprobe,
-        K::Tracepoint => ProgType::Tracepoint,
-        K::Fentry | K::Fexit | K::Iter => ProgType::Tracing,
-        K::Profile | K::Interval | K::Software | K::Hardware => ProgType::PerfEvent,
-        K::Watchpoint | K::AsyncWatchpoint => ProgType::PerfEvent,
-        K::Test | K::Bench => ProgType::Xdp,
     }
 }
 
@@ -223,7 +208,7 @@ impl Checker<'_> {
                 !kinds.is_empty()
                     && kinds
                         .iter()
-                        .all(|k| self.kernel.kfunc_allowed(&n, prog_type(*k)))
+                        .all(|k| self.kernel.kfunc_allowed(&n, k.prog_type()))
             }
             FuncId::StaticAssert => {
                 match self.const_eval(&args[0]) {

@@ -54,8 +54,8 @@ pub mod types;
 mod uaddr;
 
 pub use program::{
-    AttachTargets, CheckedProbe, CheckedProgram, FormatId, FormatSite, MapId, MapInfo, VarSlot,
-    VarTable,
+    AttachTargets, CheckedProbe, CheckedProgram, FormatId, FormatSite, MapId, MapInfo, TargetSlots,
+    VarSlot, VarTable,
 };
 pub use types::Type;
 

@@ -14,7 +14,7 @@ use crate::diag::{Diagnostic, Span};
 use crate::plan::agg::AggKind;
 use crate::plan::printf::PrintfCall;
 use crate::syntax::ast::{ExprId, ProbeKind, Program};
-use crate::template::{Fact, Grouping};
+use crate::template::{Fact, Grouping, TargetProto};
 
 /// Index into [`CheckedProgram::maps`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -90,6 +90,28 @@ pub struct AttachTargets {
     /// Targets grouped by those facts (`strobe::template::group_targets`); targets that fail a
     /// fact are in `grouping.skipped` with the reason (and were warned about).
     pub grouping: Grouping,
+    /// What the checker read about each target (in `targets` order), so that the code
+    /// generator does not read BTF or call back into the checker to learn it again.
+    pub slots: Vec<TargetSlots>,
+}
+
+/// What the checker read about one target from BTF or tracefs: its named arguments in order
+/// (`args.NAME`; a raw tracepoint's `argN` is the Nth) and, for fentry/fexit, the shapes of its
+/// prototype (where each argument and the return value sit in the program's context).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TargetSlots {
+    pub args: Vec<String>,
+    pub proto: Option<TargetProto>,
+    /// A tracepoint's fields at their offsets in the record (tracefs' format).
+    pub fields: Vec<crate::kernel::tracefs::Field>,
+    /// Why the target's arguments could not be read (the checker warned), if they could not.
+    pub unreadable: Option<String>,
+    /// The BTF function an iterator's program loads against (`bpf_iter_NAME`), if the
+    /// kernel has it.
+    pub btf_id: Option<u32>,
+    /// A uprobe target's link-time address (function + offset, or the address given), if
+    /// its binary's symbols say.
+    pub anchor: Option<u64>,
 }
 
 /// The result of checking a script without errors.
@@ -180,5 +202,38 @@ impl CheckedProgram {
             ix.entry(m.name.clone()).or_insert(i as u32);
         }
         ix
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::diag::SourceFile;
+    use crate::kernel::info::MockKernel;
+    use crate::sema::{check, CheckOptions};
+
+    fn slots(text: &str) -> Vec<super::TargetSlots> {
+        let src = SourceFile::new("t.bt", text);
+        let program = crate::syntax::parse_ok(&src).expect("parses");
+        let out = check(&program, &MockKernel::fixture(), &CheckOptions::default());
+        let checked = out.program.expect("no errors");
+        let at = &checked.probes[0].attach[0];
+        assert_eq!(at.slots.len(), at.targets.len());
+        at.slots.clone()
+    }
+
+    #[test]
+    fn checked_targets_carry_what_the_checker_read_for_the_code_generator() {
+        // fentry: the prototype's shapes (argument and return-value slots).
+        let s = slots("fentry:vfs_read { @ = args.count; }");
+        let proto = s[0].proto.as_ref().expect("fentry prototype");
+        assert!(proto.params.iter().any(|(n, _)| n == "count"));
+        assert!(s[0].args.iter().any(|n| n == "count"));
+        // rawtracepoint: the argument names from `btf_trace_<name>`, in order.
+        let s = slots("rawtracepoint:sched_switch { @ = arg1; }");
+        assert_eq!(s[0].args, ["preempt", "prev", "next"]);
+        // tracepoint: the format's fields, for their offsets in the record.
+        let s = slots("tracepoint:syscalls:sys_enter_read { @ = args.count; }");
+        assert!(s[0].fields.iter().any(|f| f.name == "count"));
+        assert_eq!(s[0].unreadable, None);
     }
 }

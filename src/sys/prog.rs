@@ -52,29 +52,8 @@ impl ProgType {
     }
 }
 
-/// `enum bpf_attach_type` (the ones tracing uses).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u32)]
-pub enum AttachType {
-    #[doc(alias = "BPF_TRACE_RAW_TP")]
-    TraceRawTp = 23,
-    #[doc(alias = "BPF_TRACE_FENTRY")]
-    TraceFentry = 24,
-    #[doc(alias = "BPF_TRACE_FEXIT")]
-    TraceFexit = 25,
-    #[doc(alias = "BPF_MODIFY_RETURN")]
-    ModifyReturn = 26,
-    #[doc(alias = "BPF_LSM_MAC")]
-    LsmMac = 27,
-    #[doc(alias = "BPF_TRACE_ITER")]
-    TraceIter = 28,
-    #[doc(alias = "BPF_PERF_EVENT")]
-    PerfEvent = 41,
-    #[doc(alias = "BPF_TRACE_KPROBE_MULTI")]
-    TraceKprobeMulti = 42,
-    #[doc(alias = "BPF_TRACE_UPROBE_MULTI")]
-    TraceUprobeMulti = 48,
-}
+/// `enum bpf_attach_type` (the ones tracing uses), beside the program types.
+pub use crate::asm::isa::AttachType;
 
 bitflags::bitflags! {
     /// `prog_flags` of BPF_PROG_LOAD.

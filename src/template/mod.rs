@@ -82,54 +82,8 @@ pub use source_map::SourceMap;
 use crate::asm::isa::ProgType;
 use crate::asm::{Insn, Section};
 
-/// How clones of a template are attached; decides the program's load attributes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum AttachKind {
-    /// BPF_PROG_TYPE_TRACING, BPF_TRACE_FENTRY, one clone per BTF function.
-    #[doc(alias = "BPF_TRACE_FENTRY")]
-    Fentry,
-    /// BPF_PROG_TYPE_TRACING, BPF_TRACE_FEXIT, one clone per BTF function.
-    #[doc(alias = "BPF_TRACE_FEXIT")]
-    Fexit,
-    /// BPF_PROG_TYPE_RAW_TRACEPOINT, one clone per tracepoint name.
-    RawTracepoint,
-    /// BPF_PROG_TYPE_KPROBE on kernel functions: one program for all targets (no clones).
-    Kprobe { retprobe: bool },
-    /// BPF_PROG_TYPE_KPROBE on user functions: one program for all targets (no clones).
-    Uprobe { retprobe: bool },
-}
-
-impl AttachKind {
-    /// True when each target needs its own loaded program (the kernel binds the target at load
-    /// time: fentry/fexit) or its own patched copy (raw tracepoints, for `probe`).
-    pub fn clones_per_target(self) -> bool {
-        matches!(
-            self,
-            AttachKind::Fentry | AttachKind::Fexit | AttachKind::RawTracepoint
-        )
-    }
-
-    pub fn prog_type(self) -> ProgType {
-        match self {
-            AttachKind::Fentry | AttachKind::Fexit => ProgType::Tracing,
-            AttachKind::RawTracepoint => ProgType::RawTracepoint,
-            AttachKind::Kprobe { .. } | AttachKind::Uprobe { .. } => ProgType::Kprobe,
-        }
-    }
-
-    /// The probe-kind word users write (`fentry`, `kretprobe`, …).
-    pub fn name(self) -> &'static str {
-        match self {
-            AttachKind::Fentry => "fentry",
-            AttachKind::Fexit => "fexit",
-            AttachKind::RawTracepoint => "rawtracepoint",
-            AttachKind::Kprobe { retprobe: false } => "kprobe",
-            AttachKind::Kprobe { retprobe: true } => "kretprobe",
-            AttachKind::Uprobe { retprobe: false } => "uprobe",
-            AttachKind::Uprobe { retprobe: true } => "uretprobe",
-        }
-    }
-}
+/// How clones of a template are attached: the probe-kind table's attach shapes.
+pub use crate::kinds::AttachKind;
 
 /// A relocatable program: see the module documentation for what each part means.
 #[derive(Clone, Debug, PartialEq, Eq)]

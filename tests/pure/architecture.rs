@@ -1,7 +1,8 @@
 //! The module graph follows the data flow: script text (`syntax`) → checked program (`sema`,
 //! `builtins`) → templates and the plan (`codegen`, driven by `compile`, producing `template`s
 //! and a `plan`) → `loader` → `runtime` → the front ends (`api`, `cli`), with leaf modules
-//! (`diag`, `timings`, `asm` (the ISA), `btf`, `elf`, `sys`, `kernel`) below them all. The
+//! (`diag`, `timings`, `asm` (the ISA), `btf`, `elf`, `sys`, `kinds` (the probe-kind table),
+//! `kernel`) below them all. The
 //! contract between compiler and runtime (`plan`, with the `template`s it holds) is the
 //! vocabulary the checker already decides in (value layouts, aggregation kinds, printf
 //! specs), so it sits below the checker, and it imports only `asm`, `template`, `diag` and
@@ -26,6 +27,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("btf", 1),
     ("elf", 2),
     ("sys", 2),
+    ("kinds", 2),
     ("dwarf", 2),
     ("kernel", 3),
     ("syntax", 4),
@@ -52,7 +54,7 @@ const SAME_LAYER: &[(&str, &str)] = &[
 
 /// Modules that may import only the modules listed (tighter than their layer).
 /// The plan may also name `elf`'s parsed USDT note (a plain record of an ELF file's contents).
-const ONLY: &[(&str, &[&str])] = &[("plan", &["asm", "template", "diag", "elf"])];
+const ONLY: &[(&str, &[&str])] = &[("plan", &["asm", "template", "diag", "elf", "kinds"])];
 
 /// Back edges not removed yet, each with what it is. Fix one by moving what is shared down to
 /// the lower module (or passing it in), then delete its entry here.
@@ -232,5 +234,59 @@ fn module_imports_follow_the_data_flow() {
     assert!(
         stale.is_empty(),
         "these KNOWN_DEBT edges are gone; delete them from the list: {stale:?}"
+    );
+}
+
+/// Paths a module may not name although its layer would allow the module: the checker's
+/// decisions travel in the checked program (`sema::AttachTargets::slots`, the targets, the
+/// grouping), so the code generator and the loader do not rebuild them by calling back into
+/// the checker's passes. Each entry: (importing module, forbidden path, what to use instead).
+const NO_CALL_BACK: &[(&str, &str, &str)] = &[
+    (
+        "codegen",
+        "sema::context",
+        "the per-target slots in `AttachTargets::slots`",
+    ),
+    ("codegen", "ProbeContext", "`AttachTargets::slots`"),
+    ("codegen", "sema::driver", "the checked program"),
+    ("codegen", "sema::expand::expand", "the checked targets"),
+    ("loader", "sema::", "the plan"),
+];
+
+/// The code of `text` without `//` comments, as one string per line.
+fn code_lines(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().map(code_of)
+}
+
+#[test]
+fn code_generation_does_not_call_back_into_the_checker() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    files.sort();
+    let mut bad = Vec::new();
+    for file in &files {
+        let rel = file.strip_prefix(&root).unwrap();
+        let Some(path) = module_path(rel) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(file).unwrap();
+        for (from, forbidden, instead) in NO_CALL_BACK {
+            if path[0] != *from {
+                continue;
+            }
+            if code_lines(&text).any(|l| l.contains(forbidden)) {
+                bad.push(format!(
+                    "{} names `{forbidden}`; use {instead}",
+                    rel.display()
+                ));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "the code generator and loader take the checker's decisions from the checked \
+         program:\n{}",
+        bad.join("\n")
     );
 }

@@ -36,20 +36,10 @@ pub(crate) fn map() -> MapSpec {
     }
 }
 
-/// Whether probes of `kind` get the filter.
+/// Whether probes of `kind` get the filter (with `-p`/`-c`): the kind table's
+/// [`crate::kinds::KindInfo::pid_filter`].
 pub(crate) fn applies(kind: ProbeKind) -> bool {
-    matches!(
-        kind,
-        ProbeKind::Tracepoint
-            | ProbeKind::RawTracepoint
-            | ProbeKind::Kprobe
-            | ProbeKind::Kretprobe
-            | ProbeKind::Fentry
-            | ProbeKind::Fexit
-            | ProbeKind::Profile
-            | ProbeKind::Software
-            | ProbeKind::Hardware
-    )
+    kind.info().pid_filter != crate::kinds::PidFilter::Never
 }
 
 /// The traced process's pid from the map (`cpid` with `-c`; 0 when unset).

@@ -14,7 +14,7 @@ use std::io::Read;
 use super::{AttachContext, Attachment, ProbeError};
 use crate::loader::KernelObject;
 use crate::plan::ProbeSpec;
-use crate::sys::{AttachType, Link, LinkTarget};
+use crate::sys::{Link, LinkTarget};
 
 /// Loads the iterator program for `bpf_iter_NAME` (BTF id `btf_id` in vmlinux) and creates
 /// its link; the link is the attachment's first object.
@@ -39,7 +39,7 @@ pub fn attach(
         }
     }
     let prog = super::load_program_with(probe, 0, ctx, |o| {
-        o.expected_attach_type = Some(AttachType::TraceIter);
+        o.expected_attach_type = probe.kind.kind().load_types().1;
         o.attach_btf_id = btf_id;
     })?;
     let link = Link::create(

@@ -214,7 +214,7 @@ pub fn attach(probe: &ProbeSpec, ctx: &AttachContext<'_>) -> Result<Attachment, 
             kernel::fentry(probe, targets, probe.multi_template.as_deref(), ctx)
         }
         ProbeKind::Iter { btf_id, .. } => iter::attach(probe, *btf_id, ctx),
-        ProbeKind::Unsupported { what } => Err(ProbeError::Unsupported {
+        ProbeKind::Unsupported { what, .. } => Err(ProbeError::Unsupported {
             probe: probe.name.clone(),
             what: what.clone(),
         }),

@@ -1,6 +1,6 @@
-//! Attach points: the probe kinds with their names and aliases, and the split of an attach
-//! point's text (`kprobe:vfs_read+0x10`, `uprobe:/bin/bash:readline`, `interval:s:1`) into a
-//! typed [`AttachSpec`].
+//! Attach points: the split of an attach point's text (`kprobe:vfs_read+0x10`,
+//! `uprobe:/bin/bash:readline`, `interval:s:1`) into a typed [`AttachSpec`]; the kinds
+//! themselves (names, aliases, forms) are [`crate::kinds`]' table.
 //!
 //! Input: the raw attach-point text and its span. Output: an [`AttachPoint`] or an
 //! [`AttachError`] with the span of the offending part.
@@ -10,97 +10,8 @@
 
 use crate::diag::Span;
 
-/// Every probe kind bpftrace knows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ProbeKind {
-    Begin,
-    End,
-    /// `self:signal:SIGUSR1`: events of the tracer process itself.
-    SelfEvent,
-    Test,
-    Bench,
-    Kprobe,
-    Kretprobe,
-    Uprobe,
-    Uretprobe,
-    Usdt,
-    Tracepoint,
-    RawTracepoint,
-    Fentry,
-    Fexit,
-    Profile,
-    Interval,
-    Software,
-    Hardware,
-    Watchpoint,
-    AsyncWatchpoint,
-    Iter,
-}
-
-/// The probe-kind table: canonical name, then the aliases accepted in scripts.
-pub const PROBE_KINDS: &[(ProbeKind, &str, &[&str])] = &[
-    (ProbeKind::Begin, "begin", &["BEGIN"]),
-    (ProbeKind::End, "end", &["END"]),
-    (ProbeKind::SelfEvent, "self", &[]),
-    (ProbeKind::Test, "test", &[]),
-    (ProbeKind::Bench, "bench", &[]),
-    (ProbeKind::Kprobe, "kprobe", &["k"]),
-    (ProbeKind::Kretprobe, "kretprobe", &["kr"]),
-    (ProbeKind::Uprobe, "uprobe", &["u"]),
-    (ProbeKind::Uretprobe, "uretprobe", &["ur"]),
-    (ProbeKind::Usdt, "usdt", &["U"]),
-    (ProbeKind::Tracepoint, "tracepoint", &["t"]),
-    (ProbeKind::RawTracepoint, "rawtracepoint", &["rt"]),
-    (ProbeKind::Fentry, "fentry", &["f", "kfunc"]),
-    (ProbeKind::Fexit, "fexit", &["fr", "kretfunc"]),
-    (ProbeKind::Profile, "profile", &["p"]),
-    (ProbeKind::Interval, "interval", &["i"]),
-    (ProbeKind::Software, "software", &["s"]),
-    (ProbeKind::Hardware, "hardware", &["h"]),
-    (ProbeKind::Watchpoint, "watchpoint", &["w"]),
-    (ProbeKind::AsyncWatchpoint, "asyncwatchpoint", &["aw"]),
-    (ProbeKind::Iter, "iter", &["it"]),
-];
-
-impl ProbeKind {
-    /// Whether the probe fires in a user process, so the addresses it sees (arguments,
-    /// integers cast to pointers) are user addresses unless `kptr()` says otherwise, as
-    /// bpftrace infers the address space from the probe type.
-    pub fn user_space(self) -> bool {
-        matches!(
-            self,
-            ProbeKind::Uprobe | ProbeKind::Uretprobe | ProbeKind::Usdt
-        )
-    }
-
-    /// Looks a provider name up: exact names and aliases first (`U` is usdt, `u` uprobe), then
-    /// names case-insensitively (`BEGIN`, `Kprobe`).
-    pub fn from_name(name: &str) -> Option<ProbeKind> {
-        PROBE_KINDS
-            .iter()
-            .find(|(_, n, a)| *n == name || a.contains(&name))
-            .or_else(|| {
-                PROBE_KINDS
-                    .iter()
-                    .find(|(_, n, _)| n.eq_ignore_ascii_case(name))
-            })
-            .map(|(k, _, _)| *k)
-    }
-
-    pub fn name(self) -> &'static str {
-        PROBE_KINDS
-            .iter()
-            .find(|(k, _, _)| *k == self)
-            .map_or("?", |(_, n, _)| n)
-    }
-
-    /// Every spelling accepted, for did-you-mean hints.
-    pub fn all_spellings() -> impl Iterator<Item = &'static str> {
-        PROBE_KINDS
-            .iter()
-            .flat_map(|(_, n, a)| std::iter::once(*n).chain(a.iter().copied()))
-    }
-}
+/// The probe kinds with their names and aliases: the one table in [`crate::kinds`].
+pub use crate::kinds::ProbeKind;
 
 /// A number in an attach point: a literal, or a positional parameter expanded later.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

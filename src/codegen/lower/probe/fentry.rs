@@ -1,0 +1,74 @@
+//! `fentry:`/`fexit:`: one clone target per expanded function that has every fact the
+//! template needs, with its argument and return-value slots from the prototype shapes the
+//! checker read (BTF).
+
+use super::{Input, LowerError, RunKind};
+use crate::sema::expand::TargetKind;
+use crate::sema::AttachTargets;
+use crate::syntax::ast::ProbeKind;
+use crate::template::Template;
+
+/// The plan before lowering: the clone targets are filled in by [`with_fentry_targets`] once
+/// the template is known.
+pub(super) fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
+    Ok(Some(RunKind::Fentry {
+        targets: Vec::new(),
+        fexit: i.at.kind == ProbeKind::Fexit,
+    }))
+}
+
+/// fentry/fexit: one clone target per target that has every fact the template needs, with
+/// its argument and return-value slots from the function's prototype (BTF).
+pub(super) fn with_fentry_targets(kind: RunKind, t: &Template, at: &AttachTargets) -> RunKind {
+    let RunKind::Fentry { fexit, .. } = kind else {
+        return kind;
+    };
+    let mut targets = Vec::new();
+    let skipped: std::collections::HashSet<usize> =
+        at.grouping.skipped.iter().map(|(s, _)| *s).collect();
+    for (i, target) in at.targets.iter().enumerate() {
+        if skipped.contains(&i) {
+            continue;
+        }
+        // `fentry:bpf:`: no `args` (bpftrace has none for these either), `retval` after the
+        // function's parameters; the runtime opens the program to attach to.
+        if let TargetKind::BpfFunc {
+            prog_id,
+            btf_id,
+            params,
+            ..
+        } = &target.kind
+        {
+            if t.params.is_empty() {
+                let mut c = crate::plan::target::CloneTarget::named(&target.name, *btf_id);
+                c.ret_slot = Some(8 * i64::from(*params));
+                c.prog = Some(*prog_id);
+                targets.push(c);
+            }
+            continue;
+        }
+        let TargetKind::KernelFunc {
+            btf_id: Some(id),
+            module,
+            func,
+            ..
+        } = &target.kind
+        else {
+            continue;
+        };
+        // The prototype's shapes the checker read (none: its BTF could not be read).
+        let Some(proto) = at.slots.get(i).and_then(|s| s.proto.as_ref()) else {
+            continue;
+        };
+        if let Ok(mut c) = crate::plan::target::CloneTarget::from_proto(t, proto, *id) {
+            // `func` prints the target's name (the target-index table).
+            c.name = target.name.clone();
+            c.func = func.clone();
+            // A module function's BTF id is in the module's BTF: the loader loads it with
+            // that module's BTF object.
+            c.module = module.clone();
+            targets.push(c);
+        }
+    }
+    RunKind::Fentry { targets, fexit }
+}

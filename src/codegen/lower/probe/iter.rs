@@ -1,0 +1,35 @@
+//! `iter:`: the iterator's `bpf_iter_NAME` BTF function to load against (as the checker found
+//! it); a pinned iterator is refused.
+
+use super::{mismatch, Input, LowerError, RunKind};
+use crate::syntax::attach::AttachSpec;
+
+pub(super) fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
+    let AttachSpec::Iter { name, pin } = i.spec else {
+        return mismatch(i);
+    };
+    if pin.is_some() {
+        // A pinned iterator is read by others (`cat /sys/fs/bpf/PIN`): its output must
+        // go to the iterator's seq file, and strobe's printf writes the ring buffer.
+        return i.unsupported(
+            "pinning an iterator (`iter:NAME:PIN`): strobe's printf writes to its ring \
+             buffer, not to the iterator's seq file (bpf_seq_printf), so readers of the \
+             pin would see nothing",
+        );
+    }
+    // bpftrace's words when the kernel lacks the iterator.
+    let missing = || LowerError::Kernel {
+        what: format!("iter {name} not available for your kernel version."),
+        span: i.span,
+    };
+    // The checker looked `bpf_iter_NAME` up in the kernel's BTF.
+    let btf_id =
+        i.at.slots
+            .first()
+            .and_then(|s| s.btf_id)
+            .ok_or_else(missing)?;
+    Ok(Some(RunKind::Iter {
+        name: name.clone(),
+        btf_id,
+    }))
+}

@@ -1,0 +1,403 @@
+//! One probe block → one [`ProbeSpec`] per attach point: the attach kind the runtime needs
+//! (BEGIN/END, interval, profile, tracepoint, rawtracepoint, uprobe, kprobe, fentry) and the
+//! program lowered for that attach point's context (`args` differ between kinds, so a probe
+//! with several attach points is lowered once per point). What differs between kinds (the
+//! attach plan, what `args` means) is in one file per kind beside this one, named as in
+//! [`crate::kinds`].
+//!
+//! Program shape: [predicate → exit] body; `r0 = 0; exit` at the single exit label. Every
+//! probe except BEGIN/END gets the arming guard (runtime plan invariant).
+
+mod begin_end;
+mod fentry;
+mod iter;
+mod kprobe;
+mod perf;
+mod rawtracepoint;
+mod timer;
+mod tracepoint;
+mod uprobe;
+mod usdt;
+mod watchpoint;
+
+use super::{ArgsSource, Lower, LowerError, ScriptState};
+use crate::codegen::{finish, Builder, FinishOptions};
+use crate::kernel::info::KernelInfo;
+use crate::plan::{ProbeKind as RunKind, ProbeSpec};
+use crate::sema::expand::TargetKind;
+use crate::sema::{AttachTargets, CheckedProbe, CheckedProgram};
+use crate::syntax::ast::ProbeKind;
+use crate::syntax::attach::{AttachNum, AttachSpec};
+use crate::template::AttachKind;
+
+/// Lowers `checked` (probe `start` of the compiled script is its first attach point).
+pub(crate) fn lower_probe(
+    cp: &CheckedProgram,
+    checked: &CheckedProbe,
+    kernel: &dyn KernelInfo,
+    script: &mut ScriptState,
+    start: usize,
+    opts: &crate::sema::CheckOptions,
+    need_start: &mut bool,
+) -> Result<Vec<ProbeSpec>, LowerError> {
+    let Some(probe) = cp.program.probes().nth(checked.index) else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    // A usdt attach point is lowered once per probe site: each site's arguments live in
+    // different registers ([`sites`]).
+    let points: Vec<_> = checked
+        .attach
+        .iter()
+        .zip(&probe.attach_points)
+        .enumerate()
+        .flat_map(|(i, (at, ap))| sites(at).into_iter().map(move |at| (i, (at, ap))))
+        .collect();
+    for (i, (at, ap)) in points {
+        let at = &*at;
+        // Every attach point has a target but one that matched nothing and was left out
+        // (`missing_probes = warn|ignore`).
+        if at.targets.is_empty() {
+            continue;
+        }
+        let kind = run_kind(&Input {
+            at,
+            spec: &ap.spec,
+            span: ap.span,
+            params: &opts.params,
+        })?;
+        let Some(kind) = kind else { continue };
+        let (attach, args) = context(at, ap.span)?;
+        let index = start + out.len();
+        let name = match &kind {
+            RunKind::Begin => "BEGIN".to_string(),
+            RunKind::End => "END".to_string(),
+            _ => at
+                .targets
+                .first()
+                .map(|t| t.name.clone())
+                .unwrap_or_else(|| at.raw.clone()),
+        };
+        let point = Point {
+            cp,
+            checked,
+            probe,
+            at,
+            kernel,
+            opts,
+            index,
+            point: i,
+            name: &name,
+            special: kind.is_special(),
+            begin: matches!(kind, RunKind::Begin),
+            bounded: matches!(kind, RunKind::Begin | RunKind::End),
+        };
+        let compiled = lower_point(&point, script, need_start, attach, args.clone(), false)?;
+        // fentry/fexit wildcards using `probe`: a second program for kprobe_multi groups, which
+        // tells targets apart by the BPF cookie (`loader::attach_fentry`). Not lowerable (e.g.
+        // no bpf_get_attach_cookie): the targets stay on trampolines.
+        let multi = match &kind {
+            RunKind::Fentry { fexit, .. }
+                if at.targets.len() > 1
+                    && compiled
+                        .template
+                        .relocs
+                        .iter()
+                        .any(|r| r.kind == crate::template::RelocKind::TargetIndex) =>
+            {
+                let kprobe = AttachKind::Kprobe { retprobe: *fexit };
+                lower_point(&point, script, need_start, kprobe, args, true)
+                    .ok()
+                    .map(|c| Box::new(c.template))
+            }
+            _ => None,
+        };
+        let kind = fentry::with_fentry_targets(kind, &compiled.template, at);
+        out.push(ProbeSpec {
+            name,
+            kind,
+            template: compiled.template,
+            multi_template: multi,
+        });
+    }
+    Ok(out)
+}
+
+/// What lowering one attach point needs besides the script state.
+struct Point<'a> {
+    cp: &'a CheckedProgram,
+    checked: &'a CheckedProbe,
+    probe: &'a crate::syntax::ast::Probe,
+    at: &'a AttachTargets,
+    kernel: &'a dyn KernelInfo,
+    opts: &'a crate::sema::CheckOptions,
+    /// The probe's index in the compiled script.
+    index: usize,
+    /// The attach point's index in the probe.
+    point: usize,
+    name: &'a str,
+    /// BEGIN/END and the other probes without the arming guard.
+    special: bool,
+    begin: bool,
+    /// BEGIN/END: their ring records count towards the ring buffer's size.
+    bounded: bool,
+}
+
+/// Lowers one attach point's program as `attach`, with `args` meaning what the attach point's
+/// kind gives. `shared_fentry`: an fentry/fexit body for one kprobe_multi program shared by
+/// many targets (`probe` from the BPF cookie instead of a per-clone constant).
+fn lower_point(
+    pt: &Point<'_>,
+    script: &mut ScriptState,
+    need_start: &mut bool,
+    attach: AttachKind,
+    args: ArgsSource,
+    shared_fentry: bool,
+) -> Result<crate::codegen::Compiled, LowerError> {
+    let Point {
+        cp,
+        checked,
+        probe,
+        at,
+        kernel,
+        opts,
+        index,
+        ..
+    } = *pt;
+    let mut lw = Lower {
+        cp,
+        kernel,
+        b: Builder::new(),
+        script,
+        probe_index: index,
+        probe_kind: at.kind,
+        args,
+        vars: Default::default(),
+        scopes: Default::default(),
+        var_types: checked
+            .vars
+            .slots
+            .iter()
+            .map(|(_, t, _)| t.clone())
+            .collect(),
+        exit: crate::codegen::Label(0),
+        loops: Vec::new(),
+        max_strlen: opts.max_strlen,
+        dummy_ts_map: opts.dummy_ts_map.clone(),
+        scratch_used: 0,
+        subprogs: Vec::new(),
+        lazy_vars: false,
+        macros: Vec::new(),
+        fn_ret: None,
+        raw_bytes: Vec::new(),
+        shared_scratch: Vec::new(),
+        user_binary: at.targets.iter().find_map(|t| match &t.kind {
+            TargetKind::User { path, .. } | TargetKind::Usdt { path, .. } => Some(path.clone()),
+            _ => None,
+        }),
+        user_func: at.targets.iter().find_map(|t| match &t.kind {
+            TargetKind::User { func, .. } if !func.is_empty() => Some(func.clone()),
+            _ => None,
+        }),
+        target_count: at.targets.len(),
+        target_names: at.targets.iter().map(|t| t.name.clone()).collect(),
+        helper_warnings: opts.helper_warnings,
+        stack_value_max: super::stack_value_max(cp.on_stack_limit),
+        shared_fentry,
+        // The link-time addresses the checker found for the uprobe targets.
+        user_anchors: at
+            .targets
+            .iter()
+            .zip(&at.slots)
+            .filter(|(t, _)| matches!(t.kind, TargetKind::User { .. }))
+            .map(|(_, s)| s.anchor)
+            .collect(),
+    };
+    lw.exit = lw.b.label();
+    lw.b.signed_division = kernel.signed_division();
+    lw.b.set_span(probe.span);
+    if *need_start && pt.begin {
+        super::elapsed::record_start(&mut lw.b);
+        *need_start = false;
+    }
+    // strobe's own pid is left out where its own syscalls would feed the probe
+    // (tracepoints, raw tracepoints); kprobes and fentry keep bpftrace 0.17's size
+    // budget (`tests/lower_sizes.rs`) unless `-p`/`-c` filters anyway.
+    let own_feed = at.kind.info().pid_filter == crate::kinds::PidFilter::Always;
+    if super::pid_filter::applies(at.kind) && (opts.pid_filter || own_feed) {
+        let exit = lw.exit;
+        let task = kernel.task_fields();
+        super::pid_filter::emit(&mut lw.b, exit, opts.pid_filter, task);
+    }
+    if at.kind == ProbeKind::Iter {
+        // The kernel runs an iterator program once more after the last object, with a
+        // NULL object (`ctx->task`, `ctx->file`, …: the field after `meta`); bpftrace's
+        // probes skip that call, so do these.
+        let object =
+            crate::codegen::emit::builtins::ctx_u64(&mut lw.b, 1, crate::codegen::emit::IntTy::U64);
+        let exit = lw.exit;
+        crate::codegen::emit::control::jump_if_false(&mut lw.b, object, exit);
+    }
+    super::stmt::init_vars(&mut lw, checked)?;
+    if let Some(pred) = &probe.predicate {
+        lw.b.set_span(pred.span);
+        let v = super::expr::lower_expr(&mut lw, pred)?;
+        let exit = lw.exit;
+        crate::codegen::emit::control::branch_if(&mut lw.b, v.value(), false, exit);
+    }
+    super::stmt::lower_block(&mut lw, &probe.body)?;
+    let exit = lw.exit;
+    lw.b.bind(exit);
+    lw.b.exit(0);
+    let regions = lw.scratch_used.div_ceil(super::SCRATCH_SIZE);
+    lw.script.scratch_regions = lw.script.scratch_regions.max(regions);
+    let bounded = pt.bounded;
+    let ring = lw.b.ring_bytes + lw.subprogs.iter().map(|s| s.ring_bytes).sum::<u64>();
+    if bounded {
+        lw.script.ring_bytes += ring;
+    } else if ring > 0 {
+        lw.script.ring_unbounded = true;
+    }
+    let opts = FinishOptions {
+        name: prog_name(pt.point, index),
+        attach,
+        arming_guard: !pt.special,
+    };
+    crate::codegen::finish_program(lw.b, lw.subprogs, &opts).map_err(|source| LowerError::Codegen {
+        probe: pt.name.to_string(),
+        span: probe.span,
+        source,
+    })
+}
+
+/// A BEGIN program that only records the start time for `elapsed` (scripts without BEGIN).
+pub(crate) fn start_only_begin(index: usize) -> Result<ProbeSpec, LowerError> {
+    let mut b = Builder::new();
+    super::elapsed::record_start(&mut b);
+    b.exit(0);
+    let opts = FinishOptions {
+        name: prog_name(0, index),
+        attach: AttachKind::RawTracepoint,
+        arming_guard: false,
+    };
+    let c = finish(b, &opts).map_err(|source| LowerError::Codegen {
+        probe: "BEGIN".into(),
+        span: crate::diag::Span { start: 0, end: 0 },
+        source,
+    })?;
+    Ok(ProbeSpec {
+        name: "BEGIN".into(),
+        kind: RunKind::Begin,
+        template: c.template,
+        multi_template: None,
+    })
+}
+
+/// The kernel's program name (16 bytes): distinct per probe so `bpftool prog` tells them apart.
+fn prog_name(_point: usize, index: usize) -> String {
+    format!("strobe_p{index}")
+}
+
+/// The attach points to lower for `at`: itself, or one per binary (uprobes) or per probe site
+/// (usdt).
+fn sites(at: &AttachTargets) -> Vec<std::borrow::Cow<'_, AttachTargets>> {
+    match at.kind {
+        ProbeKind::Uprobe | ProbeKind::Uretprobe => uprobe::user_binaries(at),
+        ProbeKind::Usdt => usdt::usdt_sites(at),
+        _ => vec![std::borrow::Cow::Borrowed(at)],
+    }
+}
+
+/// What planning one attach point reads: the checked targets, the parsed spec and the
+/// positional parameters (`$N` in numbers).
+struct Input<'a> {
+    at: &'a AttachTargets,
+    spec: &'a AttachSpec,
+    span: crate::diag::Span,
+    params: &'a [String],
+}
+
+impl Input<'_> {
+    /// A number in an attach point; `$N` is positional parameter N (an integer).
+    fn num(&self, n: AttachNum) -> Result<u64, LowerError> {
+        match n {
+            AttachNum::Lit(v) => Ok(v),
+            AttachNum::Param(i) => {
+                let text = self.params.get((i as usize).wrapping_sub(1));
+                text.and_then(|t| t.trim().parse::<u64>().ok())
+                    .ok_or_else(|| LowerError::Kernel {
+                        what: match text {
+                            Some(t) => format!("positional parameter ${i} is '{t}', not a number"),
+                            None => format!("positional parameter ${i} is not given"),
+                        },
+                        span: self.span,
+                    })
+            }
+        }
+    }
+
+    fn unsupported<T>(&self, what: &str) -> Result<T, LowerError> {
+        Err(LowerError::unsupported(what, self.span))
+    }
+}
+
+/// The parser gives each kind its own spec form; another is an internal inconsistency,
+/// refused as unsupported rather than guessed at.
+fn mismatch(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
+    Ok(Some(RunKind::Unsupported {
+        kind: i.at.kind,
+        what: format!("{} probes with this attach point", i.at.kind.name()),
+    }))
+}
+
+/// The runtime's attach plan for one attach point (`None`: nothing to attach, e.g. a
+/// wildcard that matched nothing was already warned about), from the kind's own file.
+fn run_kind(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
+    match i.at.kind {
+        ProbeKind::Begin
+        | ProbeKind::End
+        | ProbeKind::SelfEvent
+        | ProbeKind::Test
+        | ProbeKind::Bench => begin_end::plan(i),
+        ProbeKind::Interval | ProbeKind::Profile => timer::plan(i),
+        ProbeKind::Tracepoint => tracepoint::plan(i),
+        ProbeKind::RawTracepoint => rawtracepoint::plan(i),
+        ProbeKind::Uprobe | ProbeKind::Uretprobe => uprobe::plan(i),
+        ProbeKind::Usdt => usdt::plan(i),
+        ProbeKind::Kprobe | ProbeKind::Kretprobe => kprobe::plan(i),
+        ProbeKind::Fentry | ProbeKind::Fexit => fentry::plan(i),
+        ProbeKind::Software | ProbeKind::Hardware => perf::plan(i),
+        ProbeKind::Watchpoint | ProbeKind::AsyncWatchpoint => watchpoint::plan(i),
+        ProbeKind::Iter => iter::plan(i),
+    }
+}
+
+/// The template's attach kind (the kind table's shape) and what `args` means for this attach
+/// point, from what the checker read about its first target.
+fn context(
+    at: &AttachTargets,
+    span: crate::diag::Span,
+) -> Result<(AttachKind, ArgsSource), LowerError> {
+    let args = match at.kind {
+        ProbeKind::Tracepoint => tracepoint::args(at, span)?,
+        ProbeKind::RawTracepoint => rawtracepoint::args(at),
+        ProbeKind::Usdt => usdt::args(at),
+        ProbeKind::Uprobe | ProbeKind::Uretprobe | ProbeKind::Kprobe | ProbeKind::Kretprobe => {
+            ArgsSource::Regs
+        }
+        ProbeKind::Fentry | ProbeKind::Fexit => ArgsSource::Fentry,
+        ProbeKind::Begin
+        | ProbeKind::End
+        | ProbeKind::SelfEvent
+        | ProbeKind::Test
+        | ProbeKind::Bench
+        | ProbeKind::Profile
+        | ProbeKind::Interval
+        | ProbeKind::Software
+        | ProbeKind::Hardware
+        | ProbeKind::Watchpoint
+        | ProbeKind::AsyncWatchpoint
+        | ProbeKind::Iter => ArgsSource::None,
+    };
+    Ok((at.kind.info().template, args))
+}

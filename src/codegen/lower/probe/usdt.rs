@@ -1,0 +1,42 @@
+//! `usdt:`: one attach plan per probe site (each site's arguments live in different
+//! registers), its arguments parsed from the site's `.note.stapsdt` note.
+
+use super::{ArgsSource, Input, LowerError, RunKind};
+use crate::sema::expand::TargetKind;
+use crate::sema::AttachTargets;
+
+pub(super) fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
+    let Some(TargetKind::Usdt { path, note }) = i.at.targets.first().map(|t| &t.kind) else {
+        return Ok(None);
+    };
+    Ok(Some(RunKind::Usdt {
+        binary: path.clone(),
+        note: note.clone(),
+    }))
+}
+
+pub(super) fn args(at: &AttachTargets) -> ArgsSource {
+    ArgsSource::Usdt(match at.targets.first().map(|t| &t.kind) {
+        Some(TargetKind::Usdt { note, .. }) => crate::kernel::usdt::parse_args(&note.args),
+        _ => Vec::new(),
+    })
+}
+
+/// A usdt attach point split by probe site (target): one attach point per site.
+pub(super) fn usdt_sites(at: &AttachTargets) -> Vec<std::borrow::Cow<'_, AttachTargets>> {
+    if at.targets.len() < 2 {
+        return vec![std::borrow::Cow::Borrowed(at)];
+    }
+    // The sites of one probe next to each other: `Attached N probes` counts probes.
+    let mut sites: Vec<usize> = (0..at.targets.len()).collect();
+    sites.sort_by(|&a, &b| at.targets[a].name.cmp(&at.targets[b].name));
+    sites
+        .into_iter()
+        .map(|i| {
+            let mut one = at.clone();
+            one.targets = vec![at.targets[i].clone()];
+            one.slots = at.slots.get(i).cloned().into_iter().collect();
+            std::borrow::Cow::Owned(one)
+        })
+        .collect()
+}

@@ -1,0 +1,43 @@
+//! `fentry:`/`f:`/`kfunc:` and `fexit:`/`fr:`/`kretfunc:`: kernel (or BPF program) functions
+//! through BPF trampolines. The kernel binds the target at load time, so each target gets
+//! its own loaded clone (or, for wildcards using `probe`, a kprobe_multi program).
+
+use super::{AttachKind, Context, KindInfo, PidFilter, ProbeKind, Runner, Space};
+use crate::asm::isa::{AttachType, ProgType};
+
+pub(super) const FENTRY: KindInfo = KindInfo {
+    kind: ProbeKind::Fentry,
+    name: "fentry",
+    aliases: &["f", "kfunc"],
+    usage: "`fentry[:module]:function`",
+    prog: ProgType::Tracing,
+    attach: Some(AttachType::TraceFentry),
+    multi_attach: None,
+    space: Space::Kernel,
+    runner: Runner::Loader,
+    armed: true,
+    template: AttachKind::Fentry,
+    clones_per_target: true,
+    context: Context {
+        args: true,
+        argn: false,
+        retval: false,
+        func: true,
+    },
+    pid_filter: PidFilter::WithPid,
+};
+
+pub(super) const FEXIT: KindInfo = KindInfo {
+    kind: ProbeKind::Fexit,
+    name: "fexit",
+    aliases: &["fr", "kretfunc"],
+    attach: Some(AttachType::TraceFexit),
+    template: AttachKind::Fexit,
+    context: Context {
+        args: true,
+        argn: false,
+        retval: true,
+        func: true,
+    },
+    ..FENTRY
+};

@@ -1,0 +1,43 @@
+//! `uprobe:`/`u:` and `uretprobe:`/`ur:`: functions of a binary (by symbol, address, offset or
+//! source line), one program for all targets on an uprobe_multi link where the kernel has
+//! them, else one perf event per site.
+
+use super::{AttachKind, Context, KindInfo, PidFilter, ProbeKind, Runner, Space};
+use crate::asm::isa::{AttachType, ProgType};
+
+pub(super) const UPROBE: KindInfo = KindInfo {
+    kind: ProbeKind::Uprobe,
+    name: "uprobe",
+    aliases: &["u"],
+    usage: "`uprobe:binary[:lang]:function[+offset]`",
+    prog: ProgType::Kprobe,
+    attach: None,
+    multi_attach: Some(AttachType::TraceUprobeMulti),
+    space: Space::User,
+    runner: Runner::Loader,
+    armed: true,
+    template: AttachKind::Uprobe { retprobe: false },
+    clones_per_target: false,
+    context: Context {
+        args: true,
+        argn: true,
+        retval: false,
+        func: true,
+    },
+    pid_filter: PidFilter::Never,
+};
+
+pub(super) const URETPROBE: KindInfo = KindInfo {
+    kind: ProbeKind::Uretprobe,
+    name: "uretprobe",
+    aliases: &["ur"],
+    usage: "`uretprobe:binary[:lang]:function`",
+    template: AttachKind::Uprobe { retprobe: true },
+    context: Context {
+        args: false,
+        argn: false,
+        retval: true,
+        func: true,
+    },
+    ..UPROBE
+};

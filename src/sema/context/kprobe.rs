@@ -1,0 +1,26 @@
+//! kretprobe: `retval` has the function's return type when BTF knows it (a scalar), else
+//! `int64`.
+
+use std::sync::Arc;
+
+use super::{btf_to_type, AddrSpace, Btf, TargetArgs, Type};
+
+pub(super) fn kretprobe_args(
+    target: &str,
+    btf: Option<Arc<Btf>>,
+    module: Option<&str>,
+    func: &str,
+) -> TargetArgs {
+    let retval = btf
+        .and_then(|b| {
+            let p = b.func_proto_by_name(func).ok()?;
+            btf_to_type(&b, module, p.ret, AddrSpace::Kernel)
+        })
+        .filter(|t| t.is_scalar())
+        .unwrap_or(Type::I64);
+    TargetArgs {
+        name: target.to_string(),
+        retval: Some(retval),
+        ..TargetArgs::default()
+    }
+}

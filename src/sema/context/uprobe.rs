@@ -1,0 +1,36 @@
+//! uprobe/uretprobe: a function's parameters (`args`) and return type (`retval`) from the
+//! binary's DWARF.
+
+use super::{btf_to_type, AddrSpace, ProbeKind, TargetArgs, Type};
+
+/// A uprobe target's parameters (`args`) and return type (`retval`) from the binary's DWARF.
+pub(super) fn args(
+    path: &std::path::Path,
+    func: &str,
+    name: &str,
+    kind: ProbeKind,
+) -> Result<TargetArgs, String> {
+    let info = crate::dwarf::for_binary(path).map_err(|e| e.to_string())?;
+    let f = info
+        .function(func)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("no DWARF for function {func} in {}", path.display()))?;
+    let btf = info.btf();
+    let module = crate::dwarf::module_name(path);
+    let mut out = TargetArgs {
+        name: name.to_string(),
+        ..TargetArgs::default()
+    };
+    if kind == ProbeKind::Uprobe {
+        for p in &f.params {
+            let ty = btf_to_type(&btf, Some(&module), p.type_id, AddrSpace::User)
+                // A struct or union passed by value is in registers or on the stack in ways
+                // the calling convention decides per type: not read.
+                .filter(|t| !matches!(t, Type::CStruct(_)));
+            out.args.push((p.name.clone(), ty));
+        }
+    }
+    out.retval = btf_to_type(&btf, Some(&module), f.ret, AddrSpace::User)
+        .filter(|t| t.is_scalar() || matches!(t, Type::Pointer { .. }));
+    Ok(out)
+}

@@ -1,0 +1,285 @@
+//! Splitting an attach point's text into its typed [`AttachSpec`], kind by kind: the parts
+//! here, each kind's form in its own file beside this one (named as in [`crate::kinds`]).
+//!
+//! Input: the raw text and its offset in the source. Output: [`AttachPoint`]s or an
+//! [`AttachError`] carrying the span of the offending part.
+//! Invariant: pure text processing; nothing here looks at the system.
+
+use super::{glob_match, has_wildcard, AttachNum, AttachPoint, AttachSpec, ProbeKind, TimeUnit};
+use crate::diag::Span;
+
+mod begin_end;
+mod fentry;
+mod iter;
+mod kprobe;
+mod perf;
+mod rawtracepoint;
+mod runner;
+mod timer;
+mod tracepoint;
+mod uprobe;
+mod usdt;
+mod watchpoint;
+
+/// An attach point that does not fit its kind: a message and where.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct AttachError {
+    pub span: Span,
+    pub message: String,
+    pub help: Option<String>,
+}
+
+struct Part {
+    text: String,
+    span: Span,
+}
+
+/// Splits at unquoted `:`, removing quotes (and backslash escapes inside them).
+fn split_parts(raw: &str, base: usize) -> Result<Vec<Part>, AttachError> {
+    let mut parts = Vec::new();
+    let mut cur = String::new();
+    let mut start = 0;
+    let mut in_quotes = false;
+    let mut chars = raw.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            ':' if !in_quotes => {
+                parts.push(Part {
+                    text: std::mem::take(&mut cur),
+                    span: Span::new(base + start, base + i),
+                });
+                start = i + 1;
+            }
+            '"' => in_quotes = !in_quotes,
+            '$' if !in_quotes => {
+                // `$N` (N ≥ 1) is a positional parameter, expanded later; anything else is a
+                // mistake unless quoted.
+                let digits: String = raw[i + 1..]
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect();
+                if digits.is_empty() || digits.starts_with('0') {
+                    let bad = raw[i..].chars().take(2).collect::<String>();
+                    return Err(AttachError {
+                        span: Span::new(base + i, base + i + bad.len()),
+                        message: format!("invalid positional parameter '{bad}' in attach point"),
+                        help: Some(format!(
+                            "positional parameters are $1, $2, …; quote the part if '$' is meant literally, e.g. \"{bad}\""
+                        )),
+                    });
+                }
+                cur.push(c);
+            }
+            '\\' if in_quotes => {
+                if let Some((_, n)) = chars.next() {
+                    cur.push(n);
+                }
+            }
+            _ => cur.push(c),
+        }
+    }
+    if in_quotes {
+        return Err(AttachError {
+            span: Span::new(base, base + raw.len()),
+            message: "unterminated quote in attach point".into(),
+            help: None,
+        });
+    }
+    parts.push(Part {
+        text: cur,
+        span: Span::new(base + start, base + raw.len()),
+    });
+    Ok(parts)
+}
+
+fn count_error(kind: ProbeKind, expected: &str, parts: &[Part], span: Span) -> AttachError {
+    AttachError {
+        span,
+        message: format!(
+            "{} probe type requires {} arguments, found {}",
+            kind.name(),
+            expected,
+            parts.len() - 1
+        ),
+        help: Some(format!("expected {}", usage(kind))),
+    }
+}
+
+/// The accepted forms of each kind, for hints.
+pub fn usage(kind: ProbeKind) -> &'static str {
+    kind.info().usage
+}
+
+/// A number as bpftrace's attach-point parser reads it: decimal, `0x`, `0b`, leading-zero octal,
+/// `_` separators, `NeM` scientific, and duration suffixes (scaled to nanoseconds).
+pub fn parse_attach_uint(text: &str) -> Result<u64, String> {
+    let cleaned: String = text.chars().filter(|&c| c != '_').collect();
+    match crate::syntax::parser::literal::parse_int_text(&cleaned) {
+        Ok(lit) => Ok(lit.value),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn num(part: &Part, what: &str) -> Result<AttachNum, AttachError> {
+    if let Some(n) = part.text.strip_prefix('$') {
+        if let Ok(n) = n.parse::<u32>() {
+            if n > 0 {
+                return Ok(AttachNum::Param(n));
+            }
+        }
+    }
+    parse_attach_uint(&part.text)
+        .map(AttachNum::Lit)
+        .map_err(|e| AttachError {
+            span: part.span,
+            message: format!("invalid {what} '{}': {e}", part.text),
+            help: None,
+        })
+}
+
+/// `func+offset` → (func, offset).
+fn split_offset(
+    part: &Part,
+    allow: bool,
+    kind: ProbeKind,
+) -> Result<(String, Option<u64>), AttachError> {
+    let Some((func, off)) = part.text.split_once('+') else {
+        return Ok((part.text.clone(), None));
+    };
+    let err = |message: String| AttachError {
+        span: part.span,
+        message,
+        help: None,
+    };
+    if !allow {
+        return Err(err(format!("{} probes do not take an offset", kind.name())));
+    }
+    if off.contains('+') {
+        return Err(err("an attach point takes at most one offset".into()));
+    }
+    let off = parse_attach_uint(off).map_err(|e| err(format!("invalid offset '{off}': {e}")))?;
+    Ok((func.to_string(), Some(off)))
+}
+
+/// A bare number in a function position is an address.
+fn func_or_address(func: String) -> (String, Option<u64>) {
+    if func.starts_with(|c: char| c.is_ascii_digit()) {
+        if let Ok(a) = parse_attach_uint(&func) {
+            return (String::new(), Some(a));
+        }
+    }
+    (func, None)
+}
+
+/// Probe kinds a wildcard provider (`t*point:…`) can expand to, as in bpftrace: kernel kinds,
+/// or user-space kinds when the next part is a path.
+const KERNEL_KINDS: &[ProbeKind] = &[
+    ProbeKind::Kprobe,
+    ProbeKind::Tracepoint,
+    ProbeKind::Software,
+    ProbeKind::Hardware,
+    ProbeKind::Fentry,
+    ProbeKind::Iter,
+    ProbeKind::RawTracepoint,
+];
+const USER_KINDS: &[ProbeKind] = &[ProbeKind::Uprobe, ProbeKind::Usdt];
+
+/// Parses one attach point's raw text, which starts at byte `start` of the source. A wildcard
+/// probe type expands to every kind it matches whose form fits the rest of the text.
+pub fn parse_attach_point(raw: &str, start: usize) -> Result<Vec<AttachPoint>, AttachError> {
+    let span = Span::new(start, start + raw.len());
+    let mut parts = split_parts(raw, start)?;
+    let mut label = None;
+    if let Some(eq) = parts[0].text.find('=') {
+        if eq + 1 < parts[0].text.len() {
+            label = Some(parts[0].text[..eq].to_string());
+            let rest = parts[0].text[eq + 1..].to_string();
+            parts[0].span.start += eq as u32 + 1;
+            parts[0].text = rest;
+        }
+    }
+    let provider = parts[0].text.clone();
+    let pspan = parts[0].span;
+    if provider.is_empty() {
+        return Err(AttachError {
+            span,
+            message: "expected a probe type before ':'".into(),
+            help: None,
+        });
+    }
+    if provider.contains(['*', '?']) {
+        let user = parts.len() >= 2 && parts[1].text.contains('/');
+        let kinds = if user { USER_KINDS } else { KERNEL_KINDS };
+        let out: Vec<AttachPoint> = kinds
+            .iter()
+            .filter(|k| glob_match(&provider, k.name()))
+            .filter_map(|&kind| {
+                let spec = spec_for(kind, &parts, span).ok()?;
+                Some(AttachPoint {
+                    span,
+                    raw: raw.to_string(),
+                    label: label.clone(),
+                    provider: provider.clone(),
+                    kind,
+                    spec,
+                })
+            })
+            .collect();
+        if out.is_empty() {
+            return Err(AttachError {
+                span: pspan,
+                message: format!("no probe type matches '{provider}'"),
+                help: None,
+            });
+        }
+        return Ok(out);
+    }
+    let kind = ProbeKind::from_name(&provider).ok_or_else(|| AttachError {
+        span: pspan,
+        message: format!("unknown probe type '{provider}'"),
+        help: crate::diag::nearest(&provider, ProbeKind::all_spellings())
+            .map(|n| format!("did you mean '{n}'?")),
+    })?;
+    let spec = spec_for(kind, &parts, span)?;
+    Ok(vec![AttachPoint {
+        span,
+        raw: raw.to_string(),
+        label,
+        provider,
+        kind,
+        spec,
+    }])
+}
+
+fn nonempty(p: &Part, what: &str) -> Result<String, AttachError> {
+    if p.text.is_empty() {
+        Err(AttachError {
+            span: p.span,
+            message: format!("empty {what} in attach point"),
+            help: None,
+        })
+    } else {
+        Ok(p.text.clone())
+    }
+}
+
+/// The kind's own spec form, parsed by the kind's file here.
+fn spec_for(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, AttachError> {
+    use ProbeKind::*;
+    match kind {
+        Begin | End => begin_end::spec(kind, parts, span),
+        SelfEvent => runner::self_spec(kind, parts, span),
+        Test | Bench => runner::named_spec(kind, parts, span),
+        Kprobe | Kretprobe => kprobe::spec(kind, parts, span),
+        Uprobe | Uretprobe => uprobe::spec(kind, parts, span),
+        Usdt => usdt::spec(kind, parts, span),
+        Tracepoint => tracepoint::spec(kind, parts, span),
+        RawTracepoint => rawtracepoint::spec(kind, parts, span),
+        Fentry | Fexit => fentry::spec(kind, parts, span),
+        Profile | Interval => timer::spec(kind, parts, span),
+        Software | Hardware => perf::spec(kind, parts, span),
+        Watchpoint | AsyncWatchpoint => watchpoint::spec(kind, parts, span),
+        Iter => iter::spec(kind, parts, span),
+    }
+}
