@@ -1,6 +1,7 @@
 //! Child processes for the case runner: each runs in its own process group with stdout and
-//! stderr merged into one pipe, read by a thread, so a case can be timed out and stopped
-//! together with everything it started.
+//! stderr merged into one pipe (or, for a check of stdout alone, on two pipes), read by a
+//! thread per pipe, so a case can be timed out and stopped together with everything it
+//! started.
 //!
 //! Invariant: a [`Captured`] is always stopped (group killed, child reaped) before its output
 //! is returned, and collecting the output never blocks for more than [`DRAIN_GRACE`] after
@@ -27,12 +28,36 @@ pub enum Ended {
     TimedOut,
 }
 
-/// A running child whose merged output is being collected.
+/// Where a child's stdout and stderr go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Streams {
+    /// One pipe for both, in the order the child wrote them; a last line without a newline
+    /// gets one.
+    Merged,
+    /// Apart: the output is stdout byte for byte (marker lines withheld), stderr is kept
+    /// beside it.
+    Split,
+}
+
+/// A running child whose output is being collected.
 pub struct Captured {
     child: Child,
     output: Arc<Mutex<String>>,
+    /// Stderr, when it has a pipe of its own ([`Streams::Split`]).
+    stderr: Option<Arc<Mutex<String>>>,
+    /// One end-of-file message per pipe.
     eof: Receiver<()>,
+    pipes: usize,
     marker: Receiver<()>,
+}
+
+/// What a stopped child left: how it ended (`None` if it was still running when stopped), its
+/// output and, with [`Streams::Split`], its stderr.
+#[derive(Debug, Clone)]
+pub struct Stopped {
+    pub status: Option<ExitStatus>,
+    pub output: String,
+    pub stderr: Option<String>,
 }
 
 /// Formats an exit status as a shell would describe it.
@@ -48,40 +73,56 @@ impl Captured {
     /// Starts `cmd` in a new process group with stdin from /dev/null and stdout+stderr going to
     /// one pipe. A line equal to `marker` (if given) is withheld from the output and reported
     /// through [`Captured::saw_marker`].
-    pub fn spawn(mut cmd: Command, marker: Option<&'static str>) -> std::io::Result<Captured> {
+    pub fn spawn(cmd: Command, marker: Option<&'static str>) -> std::io::Result<Captured> {
+        Captured::spawn_with(cmd, marker, Streams::Merged)
+    }
+
+    /// [`Captured::spawn`] with the choice of [`Streams`].
+    pub fn spawn_with(
+        mut cmd: Command,
+        marker: Option<&'static str>,
+        streams: Streams,
+    ) -> std::io::Result<Captured> {
         let (read_end, write_end) = pipe()?;
+        let err_pipe = match streams {
+            Streams::Merged => None,
+            Streams::Split => Some(pipe()?),
+        };
+        let stderr_end = match &err_pipe {
+            Some((_, w)) => w.try_clone()?,
+            None => write_end.try_clone()?,
+        };
         cmd.stdin(Stdio::null())
-            .stdout(Stdio::from(write_end.try_clone()?))
-            .stderr(Stdio::from(write_end))
+            .stdout(Stdio::from(write_end))
+            .stderr(Stdio::from(stderr_end))
             .process_group(0);
         let child = cmd.spawn()?;
-        // `cmd` still holds the write end's copies; drop them so EOF arrives when the child
-        // and its descendants close theirs.
+        // `cmd` still holds the write ends' copies; drop them (and ours) so EOF arrives when
+        // the child and its descendants close theirs.
         drop(cmd);
         let output = Arc::new(Mutex::new(String::new()));
         let (eof_tx, eof) = mpsc::channel();
         let (marker_tx, marker_rx) = mpsc::channel();
-        let sink = Arc::clone(&output);
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(std::fs::File::from(read_end));
-            let mut line = Vec::new();
-            while matches!(reader.read_until(b'\n', &mut line), Ok(n) if n > 0) {
-                let text = String::from_utf8_lossy(&line);
-                if marker.is_some_and(|m| text.trim_end() == m) {
-                    let _ = marker_tx.send(());
-                } else if let Ok(mut out) = sink.lock() {
-                    out.push_str(&text);
-                    if !text.ends_with('\n') {
-                        out.push('\n');
-                    }
-                }
-                line.clear();
-            }
-            let _ = eof_tx.send(());
+        let exact = streams == Streams::Split;
+        read_into(
+            read_end,
+            Arc::clone(&output),
+            marker,
+            marker_tx.clone(),
+            eof_tx.clone(),
+            exact,
+        );
+        let stderr = err_pipe.map(|(r, w)| {
+            drop(w);
+            let sink = Arc::new(Mutex::new(String::new()));
+            read_into(r, Arc::clone(&sink), marker, marker_tx, eof_tx, exact);
+            sink
         });
         Ok(Captured {
             child,
             output,
+            pipes: if stderr.is_some() { 2 } else { 1 },
+            stderr,
             eof,
             marker: marker_rx,
         })
@@ -130,7 +171,13 @@ impl Captured {
     /// Stops the whole process group (SIGTERM, then SIGKILL after a grace period), reaps the
     /// child and returns how it ended (`None` if it was still running when stopped) and its
     /// output.
-    pub fn stop(mut self) -> (Option<ExitStatus>, String) {
+    pub fn stop(self) -> (Option<ExitStatus>, String) {
+        let s = self.stop_all();
+        (s.status, s.output)
+    }
+
+    /// [`Captured::stop`], keeping stderr apart when it had its own pipe.
+    pub fn stop_all(mut self) -> Stopped {
         let already = self.child.try_wait().ok().flatten();
         let pgid = self.child.id() as libc::pid_t;
         if already.is_none() {
@@ -145,10 +192,48 @@ impl Captured {
         // Descendants may outlive the child; they would keep the pipe open.
         signal_group(pgid, libc::SIGKILL);
         let _ = self.child.wait();
-        let _ = self.eof.recv_timeout(DRAIN_GRACE);
-        let output = self.output.lock().map(|o| o.clone()).unwrap_or_default();
-        (already, output)
+        let drained = Instant::now() + DRAIN_GRACE;
+        for _ in 0..self.pipes {
+            let left = drained.saturating_duration_since(Instant::now());
+            let _ = self.eof.recv_timeout(left);
+        }
+        let text = |b: &Arc<Mutex<String>>| b.lock().map(|o| o.clone()).unwrap_or_default();
+        Stopped {
+            status: already,
+            output: text(&self.output),
+            stderr: self.stderr.as_ref().map(text),
+        }
     }
+}
+
+/// Reads `pipe` line by line on a thread into `sink` until end-of-file, then sends on `eof`.
+/// A line equal to `marker` is withheld and sent on `marker_tx`. Unless `exact`, a last line
+/// without a newline gets one.
+fn read_into(
+    pipe: OwnedFd,
+    sink: Arc<Mutex<String>>,
+    marker: Option<&'static str>,
+    marker_tx: mpsc::Sender<()>,
+    eof_tx: mpsc::Sender<()>,
+    exact: bool,
+) {
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(std::fs::File::from(pipe));
+        let mut line = Vec::new();
+        while matches!(reader.read_until(b'\n', &mut line), Ok(n) if n > 0) {
+            let text = String::from_utf8_lossy(&line);
+            if marker.is_some_and(|m| text.trim_end() == m) {
+                let _ = marker_tx.send(());
+            } else if let Ok(mut out) = sink.lock() {
+                out.push_str(&text);
+                if !exact && !text.ends_with('\n') {
+                    out.push('\n');
+                }
+            }
+            line.clear();
+        }
+        let _ = eof_tx.send(());
+    });
 }
 
 /// Runs `cmd` to completion (or until `timeout`) and returns how it ended and its output.
@@ -224,6 +309,24 @@ mod tests {
         };
         assert_eq!(status.code(), Some(3));
         assert!(out.contains("out\n") && out.contains("err\n"), "{out:?}");
+    }
+
+    #[test]
+    fn split_streams_keep_stdout_exact_and_stderr_apart() {
+        let mut c = Captured::spawn_with(
+            sh("printf 'a\\n\\n'; echo err >&2; echo MARK; sleep 0.2; printf 'b  '"),
+            Some("MARK"),
+            Streams::Split,
+        )
+        .unwrap();
+        let mut seen = false;
+        c.wait_until(Instant::now() + Duration::from_secs(5), |c| {
+            seen |= c.saw_marker()
+        });
+        let s = c.stop_all();
+        assert!(seen);
+        assert_eq!(s.output, "a\n\nb  ");
+        assert_eq!(s.stderr.as_deref(), Some("err\n"));
     }
 
     #[test]
