@@ -13,6 +13,10 @@
 //! `EXPECT_EXACT` (strobe's own: the command's whole stdout, byte for byte; see below),
 //! `TIMEOUT` (seconds, default 5), `BEFORE` (background workloads started first, repeatable;
 //! the command waits until a plain `BEFORE` program is running),
+//! `{{BEFORE_PID}}` in `RUN` and `PROG` is the pid of the shell running the first `BEFORE`,
+//! or of its program with `BEFORE exec PROGRAM`, so a script can trace its own workload
+//! (`pid == {{BEFORE_PID}}`, `curtask->real_parent->tgid == {{BEFORE_PID}}` for a loop's
+//! children) rather than every process of some name;
 //! `AFTER` (a workload started once strobe prints [`NOTIFY_ATTACHED`]; strobe's own
 //! `{{STROBE_PID}}` there is the command's pid, strobe's in a `PROG` case), `SETUP` / `CLEANUP`,
 //! `REQUIRES` (shell command; the case is skipped unless it succeeds, repeatable), `ENV`

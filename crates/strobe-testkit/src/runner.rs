@@ -133,8 +133,13 @@ fn judge(case: &Case, dir: &Path, opts: &RunOptions, details: &mut Vec<String>) 
             expand(run, &opts.strobe, before_pid),
         ),
         Action::Prog(prog) => {
+            // Like bpftrace, a script may name its workload: `pid == {{BEFORE_PID}}`.
+            let prog = match before_pid {
+                Some(pid) => prog.replace("{{BEFORE_PID}}", &pid.to_string()),
+                None => prog.clone(),
+            };
             let mut c = Command::new(&opts.strobe);
-            c.arg("-e").arg(prog).current_dir(dir);
+            c.arg("-e").arg(&prog).current_dir(dir);
             let shown = format!("{} -e '{}'", opts.strobe.display(), prog);
             (c, shown)
         }

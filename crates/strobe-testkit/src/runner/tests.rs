@@ -246,3 +246,9 @@ fn bare_exact_expects_no_stdout() {
         Verdict::Fail(_)
     ));
 }
+
+#[test]
+fn before_pid_is_substituted_in_prog() {
+    let r = run("NAME a\nBEFORE exec sleep 30\nPROG pid == {{BEFORE_PID}}\nEXPECT_REGEX ^pid == [1-9][0-9]*$\n");
+    assert_eq!(r.verdict, Verdict::Pass, "{:#?}", r.details);
+}
