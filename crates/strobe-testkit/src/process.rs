@@ -15,8 +15,9 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// How long a stopped process group may take to exit after SIGTERM before SIGKILL.
-const TERM_GRACE: Duration = Duration::from_secs(1);
+/// How long a stopped process group may take to exit after SIGTERM before SIGKILL (strobe
+/// prints its maps then; a big map on a busy machine takes a while).
+const TERM_GRACE: Duration = Duration::from_secs(3);
 /// How long to wait for the output pipe to reach end-of-file once the child is gone.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
 const POLL: Duration = Duration::from_millis(10);
@@ -181,11 +182,15 @@ impl Captured {
         let already = self.child.try_wait().ok().flatten();
         let pgid = self.child.id() as libc::pid_t;
         if already.is_none() {
-            let mut status = None;
             signal_group(pgid, libc::SIGTERM);
+            // The whole group gets the grace period, not just the child: a shell running
+            // `strobe …` dies of SIGTERM at once while strobe is still printing its maps.
             let deadline = Instant::now() + TERM_GRACE;
-            while status.is_none() && Instant::now() < deadline {
-                status = self.child.try_wait().ok().flatten();
+            while Instant::now() < deadline {
+                let _ = self.child.try_wait();
+                if !group_alive(pgid) {
+                    break;
+                }
                 std::thread::sleep(POLL);
             }
         }
@@ -247,10 +252,15 @@ pub fn run_to_end(cmd: Command, timeout: Duration) -> std::io::Result<(Ended, St
 /// Whether a process in process group `pgid` has the command name `comm` (as the kernel keeps
 /// it: the executable's basename cut to 15 bytes).
 fn group_has_comm(pgid: u32, comm: &str) -> bool {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    dir.filter_map(Result::ok)
+    group_members(pgid).any(|(c, _)| c == comm)
+}
+
+/// `(comm, state)` of every process in group `pgid`, from /proc.
+fn group_members(pgid: u32) -> impl Iterator<Item = (String, char)> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
         .filter(|e| {
             e.file_name()
                 .to_string_lossy()
@@ -258,18 +268,31 @@ fn group_has_comm(pgid: u32, comm: &str) -> bool {
                 .all(|b| b.is_ascii_digit())
         })
         .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
-        .any(|stat| parse_stat(&stat).is_some_and(|(c, g)| g == pgid && c == comm))
+        .filter_map(move |stat| {
+            let (comm, state, pgrp) = parse_stat(&stat)?;
+            (pgrp == pgid).then(|| (comm.to_string(), state))
+        })
 }
 
-/// `(comm, pgrp)` from a /proc/PID/stat line: `pid (comm) state ppid pgrp …`. The comm may
-/// itself contain spaces and parentheses, so it ends at the last `)`.
-fn parse_stat(stat: &str) -> Option<(&str, u32)> {
+/// `(comm, state, pgrp)` from a /proc/PID/stat line: `pid (comm) state ppid pgrp …`. The comm
+/// may itself contain spaces and parentheses, so it ends at the last `)`.
+fn parse_stat(stat: &str) -> Option<(&str, char, u32)> {
     let open = stat.find('(')?;
     let close = stat.rfind(')')?;
     let comm = stat.get(open + 1..close)?;
     let mut rest = stat.get(close + 1..)?.split_whitespace();
-    let pgrp = rest.nth(2)?.parse().ok()?;
-    Some((comm, pgrp))
+    let state = rest.next()?.chars().next()?;
+    let pgrp = rest.nth(1)?.parse().ok()?;
+    Some((comm, state, pgrp))
+}
+
+/// Whether a process that has not exited yet is left in group `pgid` (zombies waiting for
+/// their reaper do not count: they have written all they will write).
+fn group_alive(pgid: libc::pid_t) -> bool {
+    let Ok(pgid) = u32::try_from(pgid) else {
+        return false;
+    };
+    group_members(pgid).any(|(_, state)| state != 'Z')
 }
 
 fn signal_group(pgid: libc::pid_t, sig: libc::c_int) {
@@ -347,9 +370,32 @@ mod tests {
     }
 
     #[test]
+    fn stopping_waits_for_the_group_after_the_shell_dies() {
+        // The shell dies of SIGTERM at once; its child traps it and writes on for a while.
+        let mut c = Captured::spawn(
+            sh("sh -c 'trap \"sleep 0.3; echo printed; exit 0\" TERM; echo ready; while :; do sleep 0.05; done'; echo never"),
+            None,
+        )
+        .unwrap();
+        let ended = c.wait_until(Instant::now() + Duration::from_millis(500), |_| {});
+        assert_eq!(ended, Ended::TimedOut);
+        let (_, out) = c.stop();
+        assert!(
+            out.contains("ready\n") && out.contains("printed\n"),
+            "{out:?}"
+        );
+    }
+
+    #[test]
     fn stat_lines_yield_comm_and_process_group() {
-        assert_eq!(parse_stat("42 (sleep) S 1 40 40 0 -1"), Some(("sleep", 40)));
-        assert_eq!(parse_stat("7 (a) b) (c) R 1 9 9"), Some(("a) b) (c", 9)));
+        assert_eq!(
+            parse_stat("42 (sleep) S 1 40 40 0 -1"),
+            Some(("sleep", 'S', 40))
+        );
+        assert_eq!(
+            parse_stat("7 (a) b) (c) Z 1 9 9"),
+            Some(("a) b) (c", 'Z', 9))
+        );
         assert_eq!(parse_stat("garbage"), None);
     }
 
