@@ -5,7 +5,8 @@
 //!
 //! Format: cases are separated by blank lines; a line starting with `#` is a comment; each
 //! other line is `DIRECTIVE value`. A line starting with whitespace continues the previous
-//! `PROG`, `EXPECT` or `EXPECT_REGEX` (multi-line programs and consecutive expected lines).
+//! `PROG`, `EXPECT`, `EXPECT_REGEX` or `EXPECT_EXACT` (multi-line programs and consecutive
+//! expected lines).
 //! Directives, as bpftrace defines them unless noted:
 //! `NAME` (required), `RUN` (a shell command) xor `PROG` (a script run as `strobe -e PROG`),
 //! `EXPECT` / `EXPECT_NONE` (a whole output line, ignoring surrounding whitespace),
