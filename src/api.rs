@@ -32,12 +32,17 @@ use std::io::Write;
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 
-use crate::diag::{Diagnostic, SourceFile};
+use crate::diag::SourceFile;
 use crate::kernel::info::HostKernel;
-use crate::plan::CompiledScript;
-use crate::runtime::driver::{run, RunError, RunOptions, RunOutcome};
+use crate::runtime::driver::run;
 use crate::runtime::stop::StopHandle;
-use crate::sema::CheckOptions;
+
+// The types the API's signatures name, from the stages behind it (hidden modules), so that
+// they are documented and reachable here.
+pub use crate::diag::Diagnostic;
+pub use crate::plan::CompiledScript;
+pub use crate::runtime::driver::{RunError, RunOptions, RunOutcome};
+pub use crate::sema::CheckOptions;
 
 /// Why a script could not be compiled or run.
 #[derive(Debug, thiserror::Error)]

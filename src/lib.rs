@@ -14,27 +14,52 @@
 //!   instruction type and builders) and [`elf`] (read and write BPF ELF objects); kernel BTF
 //!   in [`btf`].
 //!
-//! The other modules are the stages behind these (public so the tests and benchmarks can
-//! reach each stage); their items may change between releases.
+//!
+//! # Stability
+//! The API is what this page documents: [`Script`], [`Session`], [`Finished`],
+//! [`ScriptError`] and the option and result types [`api`] re-exports; [`api::expand`];
+//! [`loader`]; [`asm`]; [`elf`]; [`btf`]. Changes to them are named in the CHANGELOG.
+//!
+//! The other modules (`syntax`, `sema`, `builtins`, `codegen`, `template`, `plan`, `kernel`,
+//! `runtime`, `sys`, `diag`, `compile`, `cli`) are the stages behind the API. They are public
+//! only so that strobe's own binary, integration tests and benchmarks can drive each stage on
+//! its own; they are hidden from these docs, are not part of the API and change without
+//! notice.
 
 pub mod api;
 pub mod asm;
 pub mod btf;
+pub mod elf;
+pub mod loader;
+
+// The stages behind the API: reachable by strobe's binary, tests and benchmarks, hidden from
+// the docs and not part of the API (see "Stability" above).
+#[doc(hidden)]
 pub mod builtins;
+#[doc(hidden)]
 pub mod cli;
+#[doc(hidden)]
 pub mod codegen;
+#[doc(hidden)]
 pub mod compile;
+#[doc(hidden)]
 pub mod diag;
 pub(crate) mod dwarf;
-pub mod elf;
+#[doc(hidden)]
 pub mod kernel;
+#[doc(hidden)]
 pub mod kinds;
-pub mod loader;
+#[doc(hidden)]
 pub mod plan;
+#[doc(hidden)]
 pub mod runtime;
+#[doc(hidden)]
 pub mod sema;
+#[doc(hidden)]
 pub mod syntax;
+#[doc(hidden)]
 pub mod sys;
+#[doc(hidden)]
 pub mod template;
 pub(crate) mod timings;
 

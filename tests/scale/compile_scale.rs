@@ -1,7 +1,8 @@
 //! Compile time and memory stay near-linear in the script's size: one probe of many
 //! statements, a deeply nested tuple, many maps, and the assembler's unknown-label
-//! suggestions, each compared at two sizes (a ratio, so a busy machine does not matter) or
-//! bounded generously (about 10× the time measured on a debug build). Quadratic passes took
+//! suggestions, each compared at two sizes (a ratio of the thread's CPU time, so a busy
+//! machine does not matter) or bounded generously (about 10× the time measured on a debug
+//! build). Quadratic passes took
 //! 22 s for 12,800 statements, 25 s for a 65-deep tuple and 70 s for 10,000 unknown labels.
 
 use std::time::{Duration, Instant};
@@ -9,6 +10,7 @@ use std::time::{Duration, Instant};
 use strobe::diag::SourceFile;
 use strobe::kernel::info::MockKernel;
 use strobe::sema::CheckOptions;
+use strobe_testkit::thread_cpu_seconds as cpu_seconds;
 
 /// One probe of `n` statements mixing the shapes that were quadratic: map assignments,
 /// histograms (cross-jumped tails), keyed counts, branches and locals.
@@ -33,9 +35,9 @@ fn probe(n: usize) -> String {
 fn compile_secs(text: String, may_fail: bool) -> f64 {
     let kernel = MockKernel::fixture();
     let src = SourceFile::new("scale.bt", text);
-    let t = Instant::now();
+    let t = cpu_seconds();
     let out = strobe::compile::compile(&src, &kernel, &CheckOptions::default());
-    let secs = t.elapsed().as_secs_f64();
+    let secs = cpu_seconds() - t;
     if !may_fail {
         assert!(
             out.script.is_some(),
@@ -115,11 +117,11 @@ fn unknown_labels_in_assembly_are_reported_in_linear_time() {
     };
     let secs = |n: usize| {
         let src = SourceFile::new("unk.s", source(n));
-        let t = Instant::now();
+        let t = cpu_seconds();
         let Err(diags) = strobe::asm::assemble(&src) else {
             panic!("unknown labels must be errors");
         };
-        let secs = t.elapsed().as_secs_f64();
+        let secs = cpu_seconds() - t;
         assert_eq!(diags.len(), n);
         let first = diags
             .iter()
@@ -139,16 +141,6 @@ fn unknown_labels_in_assembly_are_reported_in_linear_time() {
 }
 
 /// CPU time of this thread (a ratio of wall-clock times is skewed on a busy machine).
-fn cpu_seconds() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime fills the timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
-}
-
 #[test]
 fn many_assembly_sections_are_assembled_in_linear_time() {
     // `n` programs in sections of their own, each entered twice.

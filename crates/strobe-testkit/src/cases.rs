@@ -5,19 +5,46 @@
 //!
 //! Format: cases are separated by blank lines; a line starting with `#` is a comment; each
 //! other line is `DIRECTIVE value`. A line starting with whitespace continues the previous
-//! `PROG`, `EXPECT` or `EXPECT_REGEX` (multi-line programs and consecutive expected lines).
+//! `PROG`, `EXPECT`, `EXPECT_REGEX` or `EXPECT_EXACT` (multi-line programs and consecutive
+//! expected lines).
 //! Directives, as bpftrace defines them unless noted:
 //! `NAME` (required), `RUN` (a shell command) xor `PROG` (a script run as `strobe -e PROG`),
 //! `EXPECT` / `EXPECT_NONE` (a whole output line, ignoring surrounding whitespace),
 //! `EXPECT_REGEX` / `EXPECT_REGEX_NONE` (a regex searched in the output, `^`/`$` per line),
+//! `EXPECT_EXACT` (strobe's own: the command's whole stdout, byte for byte; see below),
 //! `TIMEOUT` (seconds, default 5), `BEFORE` (background workloads started first, repeatable;
 //! the command waits until a plain `BEFORE` program is running),
+//! `{{BEFORE_PID}}` in `RUN` and `PROG` is the pid of the shell running the first `BEFORE`,
+//! or of its program with `BEFORE exec PROGRAM`, so a script can trace its own workload
+//! (`pid == {{BEFORE_PID}}`, `curtask->real_parent->tgid == {{BEFORE_PID}}` for a loop's
+//! children) rather than every process of some name;
 //! `AFTER` (a workload started once strobe prints [`NOTIFY_ATTACHED`]; strobe's own
 //! `{{STROBE_PID}}` there is the command's pid, strobe's in a `PROG` case), `SETUP` / `CLEANUP`,
 //! `REQUIRES` (shell command; the case is skipped unless it succeeds, repeatable), `ENV`
 //! (`NAME=VALUE …`), `WILL_FAIL` (the command must exit non-zero), `RETURN_CODE`,
 //! `MIN_KERNEL` / `MAX_KERNEL`, and strobe's own `KERNELS` ([`KernelFilter`]: which kernel
-//! versions the case's expectations are written for; others skip it).
+//! versions the case's expectations are written for; others skip it) and `ORACLE_DIFFERS`
+//! (strobe's own, `ORACLE_DIFFERS reason`: bpftrace 0.17, the oracle installed on the build
+//! hosts, prints something else for this case, for that reason; the runner ignores it, the
+//! oracle comparison in tests/cli skips the case).
+//!
+//! `EXPECT_EXACT` is bpftrace's `EXPECT_FILE` made strict and kept inline: where `EXPECT_FILE`
+//! compares the whole output with a file's after trimming blank lines at both ends, an
+//! `EXPECT_EXACT` block is the command's complete stdout, blank lines and trailing spaces
+//! included (stderr, e.g. `Attached 1 probe`, is not part of it). Each line of the block is
+//! written after a `|`: the first on the directive's line, the others on continuation lines
+//! (indentation, then `|`), and every line stands for one line of output ending in a newline.
+//! A blank output line is a bare `|`, so the block never contains a blank line (which would
+//! end the case); a bare `EXPECT_EXACT` expects no stdout at all. Like bpftrace's exact
+//! checks, it is the case's only expectation:
+//!
+//! ```text
+//! NAME count_at_exit
+//! PROG BEGIN { @x = count(); exit(); }
+//! EXPECT_EXACT |
+//!              |
+//!              |@x: 1
+//! ```
 //!
 //! Invariant: every returned case has a name, exactly one action, and at least one
 //! expectation or an explicit `RETURN_CODE`.
@@ -42,6 +69,7 @@ const DIRECTIVES: &[&str] = &[
     "EXPECT_NONE",
     "EXPECT_REGEX",
     "EXPECT_REGEX_NONE",
+    "EXPECT_EXACT",
     "TIMEOUT",
     "BEFORE",
     "AFTER",
@@ -54,6 +82,7 @@ const DIRECTIVES: &[&str] = &[
     "MIN_KERNEL",
     "MAX_KERNEL",
     "KERNELS",
+    "ORACLE_DIFFERS",
 ];
 
 /// What a case runs.
@@ -76,6 +105,8 @@ pub enum Expect {
     Regex(regex_lite::Regex),
     /// The regex matches nowhere.
     NoRegex(regex_lite::Regex),
+    /// The command's stdout is exactly this text (stderr apart; see the module doc).
+    Exact(String),
 }
 
 impl Expect {
@@ -92,6 +123,7 @@ impl Expect {
             Expect::NoLine(never) => !lines.iter().any(|l| *l == never.trim()),
             Expect::Regex(re) => re.is_match(output),
             Expect::NoRegex(re) => !re.is_match(output),
+            Expect::Exact(text) => output == text,
         }
     }
 
@@ -103,7 +135,15 @@ impl Expect {
             Expect::NoLine(l) => format!("EXPECT_NONE {l}"),
             Expect::Regex(re) => format!("EXPECT_REGEX {}", strip(re)),
             Expect::NoRegex(re) => format!("EXPECT_REGEX_NONE {}", strip(re)),
+            Expect::Exact(text) => {
+                format!("EXPECT_EXACT ({} lines of stdout)", text.lines().count())
+            }
         }
+    }
+
+    /// Whether this check reads stdout alone ([`Expect::Exact`]) rather than the merged output.
+    pub fn wants_stdout(&self) -> bool {
+        matches!(self, Expect::Exact(_))
     }
 }
 
@@ -127,11 +167,21 @@ pub struct Case {
     pub will_fail: bool,
     pub return_code: i32,
     pub kernels: Option<KernelFilter>,
+    /// Why bpftrace 0.17 prints otherwise (`ORACLE_DIFFERS`); `None` when it should agree.
+    pub oracle_differs: Option<String>,
 }
 
 impl Case {
     pub fn id(&self) -> String {
         format!("{}.{}", self.suite, self.name)
+    }
+
+    /// The expected stdout, when the case checks it exactly (`EXPECT_EXACT`).
+    pub fn exact_stdout(&self) -> Option<&str> {
+        self.expects.iter().find_map(|e| match e {
+            Expect::Exact(text) => Some(text.as_str()),
+            _ => None,
+        })
     }
 }
 
@@ -153,8 +203,16 @@ pub enum CaseErrorKind {
         name: String,
         suggestion: Option<String>,
     },
-    #[error("a line starting with whitespace continues only PROG, EXPECT or EXPECT_REGEX")]
+    #[error(
+        "a line starting with whitespace continues only PROG, EXPECT, EXPECT_REGEX or EXPECT_EXACT"
+    )]
     StrayContinuation,
+    #[error("each line of an EXPECT_EXACT block starts with `|` (after the indentation)")]
+    ExactLineWithoutBar,
+    #[error(
+        "case `{name}` has EXPECT_EXACT and other expectations; EXPECT_EXACT must be the only one"
+    )]
+    ExactWithOtherExpects { name: String },
     #[error("the case has no NAME")]
     MissingName,
     #[error("case `{name}` has neither RUN nor PROG")]
@@ -243,8 +301,19 @@ fn split_directives<'a>(
             let Some(prev) = out.last_mut() else {
                 return Err((no, CaseErrorKind::StrayContinuation));
             };
-            if !matches!(prev.name, "PROG" | "EXPECT" | "EXPECT_REGEX") {
+            if !matches!(
+                prev.name,
+                "PROG" | "EXPECT" | "EXPECT_REGEX" | "EXPECT_EXACT"
+            ) {
                 return Err((no, CaseErrorKind::StrayContinuation));
+            }
+            if prev.name == "EXPECT_EXACT" {
+                // Everything after the `|` is the line, trailing spaces included.
+                let text = exact_line(line.trim_start())
+                    .ok_or((no, CaseErrorKind::ExactLineWithoutBar))?;
+                prev.value.push_str(text);
+                prev.value.push('\n');
+                continue;
             }
             // bpftrace aligns continuations under the first value's column; drop that much
             // indentation, keeping any deeper indentation the author wrote.
@@ -261,13 +330,31 @@ fn split_directives<'a>(
             Some((n, v)) => (n, v.trim()),
             None => (line, ""),
         };
+        let value = if name == "EXPECT_EXACT" {
+            // The raw text after the directive: an exact line keeps its trailing spaces.
+            let raw = line[name.len()..].trim_start();
+            match raw {
+                "" => String::new(),
+                _ => format!(
+                    "{}\n",
+                    exact_line(raw).ok_or((no, CaseErrorKind::ExactLineWithoutBar))?
+                ),
+            }
+        } else {
+            value.to_string()
+        };
         out.push(Directive {
             line: no,
             name,
-            value: value.to_string(),
+            value,
         });
     }
     Ok(out)
+}
+
+/// The text of one `EXPECT_EXACT` line: what follows its leading `|`.
+fn exact_line(line: &str) -> Option<&str> {
+    line.strip_prefix('|')
 }
 
 fn parse_block(suite: &str, block: &[(usize, &str)]) -> Result<Case, CaseError> {
@@ -294,12 +381,13 @@ fn parse_block(suite: &str, block: &[(usize, &str)]) -> Result<Case, CaseError> 
         will_fail: false,
         return_code: 0,
         kernels: None,
+        oracle_differs: None,
     };
     let (mut run, mut prog, mut return_code) = (None, None, None);
     let mut kernel_terms: Vec<String> = Vec::new();
     for d in directives {
         let at = |kind| err(d.line, kind);
-        let needs_value = !matches!(d.name, "WILL_FAIL");
+        let needs_value = !matches!(d.name, "WILL_FAIL" | "EXPECT_EXACT");
         if needs_value && d.value.is_empty() && DIRECTIVES.contains(&d.name) {
             return Err(at(CaseErrorKind::MissingValue {
                 directive: d.name.to_string(),
@@ -318,6 +406,7 @@ fn parse_block(suite: &str, block: &[(usize, &str)]) -> Result<Case, CaseError> 
                 .expects
                 .push(Expect::Lines(d.value.lines().map(str::to_string).collect())),
             "EXPECT_NONE" => case.expects.push(Expect::NoLine(d.value)),
+            "EXPECT_EXACT" => case.expects.push(Expect::Exact(d.value)),
             "EXPECT_REGEX" => case
                 .expects
                 .push(Expect::Regex(regex(&d.value).map_err(at)?)),
@@ -356,6 +445,7 @@ fn parse_block(suite: &str, block: &[(usize, &str)]) -> Result<Case, CaseError> 
             "MIN_KERNEL" => kernel_terms.push(format!(">= {}", d.value)),
             "MAX_KERNEL" => kernel_terms.push(format!("<= {}", d.value)),
             "KERNELS" => kernel_terms.push(d.value),
+            "ORACLE_DIFFERS" => case.oracle_differs = Some(d.value),
             other => {
                 let suggestion = strobe::diag::nearest(other, DIRECTIVES.iter().copied());
                 return Err(at(CaseErrorKind::UnknownDirective {
@@ -377,6 +467,9 @@ fn parse_block(suite: &str, block: &[(usize, &str)]) -> Result<Case, CaseError> 
     };
     if case.expects.is_empty() && return_code.is_none() {
         return Err(err(start, CaseErrorKind::NothingExpected { name }));
+    }
+    if case.exact_stdout().is_some() && case.expects.len() > 1 {
+        return Err(err(start, CaseErrorKind::ExactWithOtherExpects { name }));
     }
     if case.will_fail && return_code.is_some() {
         return Err(err(start, CaseErrorKind::WillFailWithReturnCode { name }));

@@ -26,6 +26,19 @@ pub fn skip(test: &str, reason: &str) {
     }
 }
 
+/// CPU time of the calling thread, in seconds. Scaling tests compare this rather than wall
+/// time: other work on a busy machine stretches wall time by any factor, but barely changes
+/// the CPU time a computation needs.
+pub fn thread_cpu_seconds() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime fills the timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
 pub mod canned;
 pub mod cases;
 pub mod cases_cli;

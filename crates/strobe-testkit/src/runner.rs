@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::cases::{Action, Case, NOTIFY_ATTACHED};
+use super::cases::{Action, Case, Expect, NOTIFY_ATTACHED};
 use super::kernels::KernelVersion;
-use super::process::{describe_status, run_to_end, Captured, Ended};
+use super::process::{describe_status, run_to_end, Captured, Ended, Streams};
 
 /// At most this many output lines are kept in a failure report (the last ones).
 const MAX_REPORTED_LINES: usize = 200;
@@ -133,8 +133,13 @@ fn judge(case: &Case, dir: &Path, opts: &RunOptions, details: &mut Vec<String>) 
             expand(run, &opts.strobe, before_pid),
         ),
         Action::Prog(prog) => {
+            // Like bpftrace, a script may name its workload: `pid == {{BEFORE_PID}}`.
+            let prog = match before_pid {
+                Some(pid) => prog.replace("{{BEFORE_PID}}", &pid.to_string()),
+                None => prog.clone(),
+            };
             let mut c = Command::new(&opts.strobe);
-            c.arg("-e").arg(prog).current_dir(dir);
+            c.arg("-e").arg(&prog).current_dir(dir);
             let shown = format!("{} -e '{}'", opts.strobe.display(), prog);
             (c, shown)
         }
@@ -147,7 +152,13 @@ fn judge(case: &Case, dir: &Path, opts: &RunOptions, details: &mut Vec<String>) 
     cmd.envs(case.env.iter().map(|(k, v)| (k, v)));
     details.push(format!("command: {shown}"));
 
-    let mut main = match Captured::spawn(cmd, Some(NOTIFY_ATTACHED)) {
+    // `EXPECT_EXACT` reads stdout alone, so stderr gets a pipe of its own.
+    let streams = if case.expects.iter().any(|e| e.wants_stdout()) {
+        Streams::Split
+    } else {
+        Streams::Merged
+    };
+    let mut main = match Captured::spawn_with(cmd, Some(NOTIFY_ATTACHED), streams) {
         Ok(c) => c,
         Err(e) => {
             stop_all("BEFORE", befores, details);
@@ -168,7 +179,8 @@ fn judge(case: &Case, dir: &Path, opts: &RunOptions, details: &mut Vec<String>) 
             }
         }
     });
-    let (_, output) = main.stop();
+    let stopped = main.stop_all();
+    let output = stopped.output;
     if let Some(a) = after {
         stop_all(
             "AFTER",
@@ -204,6 +216,9 @@ fn judge(case: &Case, dir: &Path, opts: &RunOptions, details: &mut Vec<String>) 
     for e in &case.expects {
         if !e.holds(&output) {
             problems.push(format!("not satisfied: {}", e.describe()));
+            if let Expect::Exact(want) = e {
+                details.push(first_difference(want, &output));
+            }
         }
     }
     if matches!(ended, Ended::TimedOut) && !problems.is_empty() {
@@ -215,12 +230,39 @@ fn judge(case: &Case, dir: &Path, opts: &RunOptions, details: &mut Vec<String>) 
         }
     }
     details.extend(problems.iter().map(|p| format!("failed: {p}")));
-    push_output(details, "output", &output);
+    match &stopped.stderr {
+        Some(stderr) => {
+            push_output(details, "stdout", &output);
+            push_output(details, "stderr", stderr);
+        }
+        None => push_output(details, "output", &output),
+    }
     if problems.is_empty() {
         Verdict::Pass
     } else {
         Verdict::Fail(problems.join("; "))
     }
+}
+
+/// Where `got` first departs from `want`, for an `EXPECT_EXACT` failure: the 1-based line and
+/// both versions of it, escaped so that blank lines and trailing spaces show.
+fn first_difference(want: &str, got: &str) -> String {
+    let (want_lines, got_lines): (Vec<&str>, Vec<&str>) = (
+        want.split_inclusive('\n').collect(),
+        got.split_inclusive('\n').collect(),
+    );
+    let at = want_lines
+        .iter()
+        .zip(&got_lines)
+        .take_while(|(w, g)| w == g)
+        .count();
+    let show = |l: Option<&&str>| l.map_or("(end of output)".to_string(), |l| format!("{l:?}"));
+    format!(
+        "first difference at stdout line {}: expected {}, got {}",
+        at + 1,
+        show(want_lines.get(at)),
+        show(got_lines.get(at))
+    )
 }
 
 /// Runs a SETUP or CLEANUP step; `Some(why)` when it failed.

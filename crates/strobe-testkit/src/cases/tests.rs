@@ -201,3 +201,37 @@ fn missing_file_is_an_io_error_naming_the_suite() {
     assert_eq!(e.suite, "probes");
     assert!(matches!(e.kind, CaseErrorKind::Io(_)));
 }
+
+#[test]
+fn exact_block_keeps_blank_lines_and_trailing_spaces() {
+    let c = one("NAME e\nPROG BEGIN { exit(); }\nEXPECT_EXACT |\n             |\n   |@x: 1  \n# comment\n\t|last\n");
+    assert_eq!(c.exact_stdout(), Some("\n\n@x: 1  \nlast\n"));
+    assert!(c.expects[0].holds("\n\n@x: 1  \nlast\n"));
+    assert!(!c.expects[0].holds("\n@x: 1  \nlast\n"));
+    assert!(!c.expects[0].holds("\n\n@x: 1\nlast\n"));
+    let c = one("NAME e\nPROG x\nEXPECT_EXACT\n  |a\n");
+    assert_eq!(c.exact_stdout(), Some("a\n"));
+    let c = one("NAME e\nPROG x\nEXPECT_EXACT\n");
+    assert_eq!(c.exact_stdout(), Some(""));
+}
+
+#[test]
+fn exact_block_lines_need_a_bar_and_the_block_stands_alone() {
+    let e = err("NAME e\nPROG x\nEXPECT_EXACT |a\n  b\n");
+    assert!(matches!(e.kind, CaseErrorKind::ExactLineWithoutBar), "{e}");
+    assert_eq!(e.line, 4);
+    let e = err("NAME e\nPROG x\nEXPECT_EXACT a\n");
+    assert!(matches!(e.kind, CaseErrorKind::ExactLineWithoutBar), "{e}");
+    let e = err("NAME e\nPROG x\nEXPECT_EXACT |a\nEXPECT a\n");
+    assert!(
+        matches!(e.kind, CaseErrorKind::ExactWithOtherExpects { .. }),
+        "{e}"
+    );
+}
+
+#[test]
+fn oracle_differs_records_the_reason() {
+    let c = one("NAME e\nPROG x\nEXPECT_EXACT |a\nORACLE_DIFFERS 0.17 prints BEGIN\n");
+    assert_eq!(c.oracle_differs.as_deref(), Some("0.17 prints BEGIN"));
+    assert_eq!(one("NAME e\nPROG x\nEXPECT a\n").oracle_differs, None);
+}

@@ -207,3 +207,48 @@ fn command_starts_only_once_the_before_program_runs() {
         assert_eq!(r.verdict, Verdict::Pass, "{:#?}", r.details);
     }
 }
+
+#[test]
+fn exact_stdout_passes_byte_for_byte_and_ignores_stderr() {
+    let case = "NAME e\nRUN printf 'a\\n\\n b \\n'; echo noise >&2\nEXPECT_EXACT |a\n             |\n             | b \n";
+    assert_eq!(run(case).verdict, Verdict::Pass, "{:#?}", run(case).details);
+}
+
+#[test]
+fn exact_stdout_fails_on_a_missing_blank_line_or_trailing_space() {
+    for out in [
+        "a\\n b \\n",
+        "a\\n\\n b\\n",
+        "a\\n\\n b \\n\\n",
+        "a\\n\\n b ",
+    ] {
+        let case = format!(
+            "NAME e\nRUN printf '{out}'\nEXPECT_EXACT |a\n             |\n             | b \n"
+        );
+        let r = run(&case);
+        let Verdict::Fail(why) = &r.verdict else {
+            panic!("{out:?} passed")
+        };
+        assert!(why.contains("EXPECT_EXACT"), "{why}");
+        let text = r.details.join("\n");
+        assert!(text.contains("first difference at stdout line"), "{text}");
+    }
+}
+
+#[test]
+fn bare_exact_expects_no_stdout() {
+    assert_eq!(
+        run("NAME e\nRUN echo only-stderr >&2\nEXPECT_EXACT\n").verdict,
+        Verdict::Pass
+    );
+    assert!(matches!(
+        run("NAME e\nRUN echo out\nEXPECT_EXACT\n").verdict,
+        Verdict::Fail(_)
+    ));
+}
+
+#[test]
+fn before_pid_is_substituted_in_prog() {
+    let r = run("NAME a\nBEFORE exec sleep 30\nPROG pid == {{BEFORE_PID}}\nEXPECT_REGEX ^pid == [1-9][0-9]*$\n");
+    assert_eq!(r.verdict, Verdict::Pass, "{:#?}", r.details);
+}
