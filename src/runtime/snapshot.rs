@@ -189,7 +189,7 @@ pub fn clear(map: MapParts<'_>) -> Result<(), SysError> {
         return zero(map);
     }
     let count = match (map.class, map.count) {
-        (Some((c, counter)), Some(_)) => Some(CountSlot::map(counter, c.count_slot)?),
+        (Some((c, _)), Some(counter)) => Some(CountSlot::map(counter, c.count_slot)?),
         _ => None,
     };
     let parts = std::iter::once(main).chain(map.class.map(|(_, m)| m));
