@@ -4,9 +4,9 @@
 //! and a 1024-byte memcmp per event, however short the string.
 //!
 //! Such a map gets a second kernel map ([`MapRole::KeyClass`]) whose key holds a
-//! [`CLASS_SIZE`]-byte string. The program reads the string into a zeroed `CLASS_SIZE`-byte
+//! [`SHORT_STR_SIZE`]-byte string. The program reads the string into a zeroed `SHORT_STR_SIZE`-byte
 //! key first; when `bpf_probe_read_*_str` says it fit with room to spare (its result, the
-//! length with the NUL, is below `CLASS_SIZE`; a read error leaves the empty string, which fits
+//! length with the NUL, is below `SHORT_STR_SIZE`; a read error leaves the empty string, which fits
 //! too) the update goes to the class map, otherwise the string is read again into the full key
 //! (exactly today's bytes) and the update goes to the script map. Which map holds a string is
 //! a function of its bytes, so a string lives in exactly one of them and userspace merges the
@@ -44,18 +44,18 @@ use crate::syntax::visit::{walk_expr, walk_stmt, Visitor};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Bytes of the class map's string: paths, names and most keys people count fit.
-pub const CLASS_SIZE: u32 = 64;
+pub const SHORT_STR_SIZE: u32 = 64;
 
 /// Strings at least this large (and a multiple of 8, so fields after them keep their offsets'
 /// relation) get a class.
-const MIN_FULL_SIZE: u32 = 4 * CLASS_SIZE;
+const MIN_FULL_SIZE: u32 = 4 * SHORT_STR_SIZE;
 
 /// The name of the counter array ([`MapRole::KeyCount`]).
 pub const KEY_COUNT: &str = "keycount";
 
 /// The class map's name for script map `name`.
 pub fn class_map_name(name: &str) -> String {
-    format!("{name}#{CLASS_SIZE}")
+    format!("{name}#{SHORT_STR_SIZE}")
 }
 
 /// The maps that get a class, with their counter slot, by name.
@@ -211,7 +211,7 @@ pub fn class_map_specs(cp: &CheckedProgram, classed: &BTreeMap<String, u32>) -> 
             max_entries: spec.max_entries,
             role: MapRole::KeyClass(KeyClass {
                 of: m.name.clone(),
-                str_size: CLASS_SIZE,
+                str_size: SHORT_STR_SIZE,
                 full_size: full,
                 count_slot: slot,
             }),
@@ -234,7 +234,7 @@ pub fn class_map_specs(cp: &CheckedProgram, classed: &BTreeMap<String, u32>) -> 
 fn class_fields(m: &MapInfo) -> Vec<FieldType> {
     let mut f = super::maps::stored_key_fields(m);
     f[0] = FieldType::Str {
-        size: CLASS_SIZE as usize,
+        size: SHORT_STR_SIZE as usize,
     };
     f
 }
@@ -263,12 +263,12 @@ pub(crate) fn update(
     // Short: the class map's key, zeroed, then the string read into it.
     let small_fields = class_fields(info);
     let small = super::calls::new_key(lw, &small_fields, &[], key_expr.span)?;
-    let n = read_str(&mut lw.b, user, small.field(0), CLASS_SIZE, src);
+    let n = read_str(&mut lw.b, user, small.field(0), SHORT_STR_SIZE, src);
     lw.check_helper(n, str_helper(user), key_expr.span)?;
     lw.b.set_span(outer);
     let long = lw.b.label();
     let done = lw.b.label();
-    lw.b.jmp64(JmpOp::Jsge, n, CLASS_SIZE as i32, long);
+    lw.b.jmp64(JmpOp::Jsge, n, SHORT_STR_SIZE as i32, long);
     let counter = lw.b.map(KEY_COUNT);
     let limit = InsertLimit {
         counter,
@@ -300,4 +300,83 @@ pub(crate) fn update(
     update_agg_with(&mut lw.b, map, &big, agg, v, Some(drops), Some(limit));
     lw.b.bind(done);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::SourceFile;
+    use crate::kernel::info::MockKernel;
+
+    fn compile(src: &str) -> (BTreeMap<String, u32>, Vec<MapSpec>) {
+        let out = crate::compile::compile(
+            &SourceFile::new("t.bt", src),
+            &MockKernel::fixture(),
+            &crate::sema::CheckOptions::default(),
+        );
+        assert!(!out.has_errors(), "{:?}", out.diagnostics);
+        let cp = out.checked.expect("checked");
+        (classed_maps(&cp), out.script.expect("script").maps)
+    }
+
+    #[test]
+    fn aggregations_keyed_by_a_str_read_get_a_class_with_a_shared_counter() {
+        let (classed, maps) = compile(
+            "uprobe:/bin/bash:readline { @[str(arg0)] = count(); @h[str(arg1)] = hist(arg2); } \
+             interval:s:1 { print(@); clear(@h); zero(@); }",
+        );
+        assert_eq!(classed.keys().collect::<Vec<_>>(), ["@", "@h"]);
+        let class = maps.iter().find(|m| m.name == "@#64").expect("class map");
+        assert_eq!(class.key_size, 64);
+        assert!(matches!(&class.role, MapRole::KeyClass(c)
+            if c.of == "@" && c.full_size == 1024 && c.count_slot == 0));
+        let hist = maps.iter().find(|m| m.name == "@h#64").expect("hist class");
+        assert_eq!(
+            hist.key_size, 72,
+            "the bucket index follows the short string"
+        );
+        let count = maps
+            .iter()
+            .find(|m| m.role == MapRole::KeyCount)
+            .expect("counter");
+        assert_eq!((count.value_size, count.max_entries), (16, 1));
+    }
+
+    #[test]
+    fn maps_read_deleted_iterated_or_keyed_otherwise_keep_one_map() {
+        for src in [
+            "uprobe:/bin/bash:readline { @[str(arg0)] = count(); $x = @[str(arg0)]; }",
+            "uprobe:/bin/bash:readline { @[str(arg0)] = count(); delete(@, str(arg0)); }",
+            "uprobe:/bin/bash:readline { @[str(arg0)] = count(); if (has_key(@, \"a\")) { exit(); } }",
+            "uprobe:/bin/bash:readline { @[str(arg0)] = count(); for ($kv : @) { print($kv); } }",
+            "uprobe:/bin/bash:readline { @[str(arg0)] = count(); @[\"lit\"] = count(); }",
+            "uprobe:/bin/bash:readline { @[str(arg0)] = count(); print(len(@)); }",
+            "uprobe:/bin/bash:readline { @[str(arg0, 16)] = count(); }",
+            "uprobe:/bin/bash:readline { @[str(arg0)] = str(arg1); }",
+            "uprobe:/bin/bash:readline { @[pid, str(arg0)] = count(); }",
+        ] {
+            let (classed, maps) = compile(src);
+            assert!(classed.is_empty(), "{src}: {classed:?}");
+            assert!(maps.iter().all(|m| !m.name.contains('#')), "{src}");
+        }
+    }
+
+    #[test]
+    fn widening_zero_extends_the_string_and_moves_the_bucket() {
+        let c = KeyClass {
+            of: "@".into(),
+            str_size: 64,
+            full_size: 1024,
+            count_slot: 0,
+        };
+        let mut short = vec![0u8; 72];
+        short[..3].copy_from_slice(b"abc");
+        short[64..].copy_from_slice(&7u64.to_le_bytes());
+        let wide = c.widen(&short);
+        assert_eq!(wide.len(), 1032);
+        assert_eq!(&wide[..4], b"abc\0");
+        assert!(wide[3..1024].iter().all(|&b| b == 0));
+        assert_eq!(&wide[1024..], &7u64.to_le_bytes());
+        assert_eq!(c.widen(&short[..64]).len(), 1024);
+    }
 }
