@@ -18,6 +18,9 @@ use crate::runtime::format::agg::AggKind;
 use crate::sys::{Map, MapType, SysError, UpdateFlags};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// One element as read: key bytes, per-CPU value bytes.
+pub type RawEntry = (Vec<u8>, Vec<u8>);
+
 /// The kernel maps of one script map: the map itself, and for a map keyed by one long string
 /// its short-key class with the element counter both share (`codegen::lower::key_class`).
 #[derive(Clone, Copy)]
@@ -58,7 +61,7 @@ impl<'a> MapParts<'a> {
 
     /// Every (key, per-CPU value) of the logical map, class keys widened to the script map's
     /// key; a key deleted between listing and lookup is left out.
-    pub fn entries(&self) -> Result<Vec<(Vec<u8>, Vec<u8>)>, SysError> {
+    pub fn entries(&self) -> Result<Vec<RawEntry>, SysError> {
         let mut out = Vec::new();
         for k in self.main.keys()? {
             if let Some(v) = self.main.lookup_vec(&k)? {

@@ -134,6 +134,10 @@ fn key_arity(spec: &MapSpec) -> usize {
     }
 }
 
+/// A served script map: its metric, spec and map, and for a map keyed by one long string its
+/// short-key class map (`codegen::lower::key_class`), read along with it.
+type ServedMap = (MetricMap, MapSpec, Map, Option<(KeyClass, Map)>);
+
 /// One probe's attach status, as `strobe_probe_*` reports it.
 #[derive(Clone, Debug)]
 pub struct ProbeStatus {
@@ -184,7 +188,7 @@ impl ProbeStatus {
 
 /// Everything a scrape reads, owned by the server threads (duplicated map fds).
 struct Exporter {
-    maps: Vec<(MetricMap, MapSpec, Map, Option<(KeyClass, Map)>)>,
+    maps: Vec<ServedMap>,
     lost: Option<Map>,
     drops: Option<Map>,
     probes: Vec<ProbeStatus>,
@@ -197,7 +201,7 @@ struct Exporter {
 /// The maps and names of a served script, checked before anything is attached.
 pub struct Prepared {
     listener: TcpListener,
-    maps: Vec<(MetricMap, MapSpec, Map, Option<(KeyClass, Map)>)>,
+    maps: Vec<ServedMap>,
     lost: Option<Map>,
     drops: Option<Map>,
     stacks: Vec<(bool, usize, Map)>,
