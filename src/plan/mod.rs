@@ -76,10 +76,49 @@ pub enum MapRole {
     DropCounter,
     /// Anything else the program needs (scratch space, stack maps): never printed.
     Internal,
+    /// The short keys of script map `of` (a map keyed by one long string, see
+    /// `codegen::lower::key_class`): the same per-CPU aggregation under a key whose string
+    /// field is `str_size` bytes instead of the script map's. A string lives in exactly one of
+    /// the two (chosen by its length), so userspace merges them into one logical map by
+    /// zero-extending these keys ([`KeyClass::widen`]). `count_slot` is the slot of the
+    /// [`MapRole::KeyCount`] array that counts the elements of both against the script map's
+    /// `max_entries`.
+    KeyClass(KeyClass),
+    /// Plain one-element array (`BPF_F_MMAPABLE`) whose value is an array of `u64`: slot `i`
+    /// counts the elements of the script map and its [`MapRole::KeyClass`] map with
+    /// `count_slot == i`. Programs add one before an insert (and take it back when the insert fails); userspace's `clear()` takes one per
+    /// element it deletes, atomically through the mapping.
+    KeyCount,
     /// One-entry array of two `u32`: the process (tgid) kernel probes are limited to, 0 for
     /// any, then strobe's own tgid, which they leave out; the runtime writes the `-p` pid or
     /// the `-c` command's pid and its own before arming.
     PidFilter,
+}
+
+/// See [`MapRole::KeyClass`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyClass {
+    /// The script map's name.
+    pub of: String,
+    /// Bytes of the string field in this map's key (the script map's is larger).
+    pub str_size: u32,
+    /// The string field's size in the script map's key.
+    pub full_size: u32,
+    pub count_slot: u32,
+}
+
+impl KeyClass {
+    /// The script map's key for key `k` of the class map: the string zero-extended to the
+    /// script map's size, the fields after it (a histogram's bucket index) moved along.
+    /// The string is the key's first field, so both keys start with it.
+    pub fn widen(&self, k: &[u8]) -> Vec<u8> {
+        let (s, f) = (self.str_size as usize, self.full_size as usize);
+        let mut out = Vec::with_capacity(k.len() + f - s.min(f));
+        out.extend_from_slice(&k[..s.min(k.len())]);
+        out.resize(f, 0);
+        out.extend_from_slice(k.get(s..).unwrap_or_default());
+        out
+    }
 }
 
 /// How a script map's values are stored and printed.

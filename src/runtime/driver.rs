@@ -301,6 +301,9 @@ fn create_maps(script: &CompiledScript) -> Result<Vec<Map>, RunError> {
                     max_entries: m.max_entries,
                     flags: if crate::plan::parse_build_id_stack_map_name(&m.name).is_some() {
                         crate::sys::MapFlags::STACK_BUILD_ID
+                    } else if m.role == MapRole::KeyCount {
+                        // `clear()` takes deleted elements off the count through a mapping.
+                        crate::sys::MapFlags::MMAPABLE
                     } else {
                         Default::default()
                     },
@@ -724,10 +727,13 @@ pub fn run(
     let all: Vec<_> = script
         .maps
         .iter()
-        .zip(&maps)
+        .enumerate()
         // A signal while large maps are read stops reading them.
         .take_while(|_| !super::signals::stop_pending() && opts.serve.is_none())
-        .filter_map(|(s, m)| Some((s, snapshot::snapshot(s, m, &symbolizer).ok().flatten()?)))
+        .filter_map(|(i, s)| {
+            let parts = snapshot::MapParts::of(script, &maps, i)?;
+            Some((s, snapshot::snapshot(s, parts, &symbolizer).ok().flatten()?))
+        })
         .collect();
     // The test and bench modes print their reports instead of the maps.
     if !opts.no_exit_maps && opts.serve.is_none() && opts.mode == RunMode::Trace {

@@ -186,8 +186,10 @@ impl<'a> EventSink<'a> {
             EventKind::Print => match ev.print.get(id as usize) {
                 Some(PrintSpec::Map { map, top, div }) => {
                     let (top, div) = (*top, *div);
-                    if let (Some(spec), Some(m)) = (self.script.maps.get(*map), self.maps.get(*map))
-                    {
+                    if let (Some(spec), Some(m)) = (
+                        self.script.maps.get(*map),
+                        snapshot::MapParts::of(self.script, self.maps, *map),
+                    ) {
                         match snapshot::snapshot(spec, m, self.resolver) {
                             Ok(Some(mut s)) => {
                                 if s.entries.is_empty() {
@@ -274,7 +276,10 @@ impl<'a> EventSink<'a> {
                 } else {
                     &ev.zero
                 };
-                match table.get(id as usize).and_then(|&m| self.maps.get(m)) {
+                match table
+                    .get(id as usize)
+                    .and_then(|&m| snapshot::MapParts::of(self.script, self.maps, m))
+                {
                     Some(m) => {
                         let r = if k == EventKind::Clear {
                             snapshot::clear(m)

@@ -13,32 +13,91 @@ use super::format::decode::{decode, decode_fields, tuple_offsets, FieldType};
 use super::format::maps::{MapSnapshot, MapValue};
 use super::format::tseries::TSeries;
 use super::format::{Resolver, Value};
-use crate::plan::{MapRole, MapSpec, MapValueSpec};
+use crate::plan::{CompiledScript, KeyClass, MapRole, MapSpec, MapValueSpec};
 use crate::runtime::format::agg::AggKind;
 use crate::sys::{Map, MapType, SysError, UpdateFlags};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// One element as read: key bytes, per-CPU value bytes.
+pub type RawEntry = (Vec<u8>, Vec<u8>);
+
+/// The kernel maps of one script map: the map itself, and for a map keyed by one long string
+/// its short-key class with the element counter both share (`codegen::lower::key_class`).
+#[derive(Clone, Copy)]
+pub struct MapParts<'a> {
+    pub main: &'a Map,
+    pub class: Option<(&'a KeyClass, &'a Map)>,
+    pub count: Option<&'a Map>,
+}
+
+impl<'a> MapParts<'a> {
+    /// Script map `i` of `script` (its kernel maps are `maps`, in the same order).
+    pub fn of(script: &'a CompiledScript, maps: &'a [Map], i: usize) -> Option<MapParts<'a>> {
+        let spec = script.maps.get(i)?;
+        let main = maps.get(i)?;
+        let class = script
+            .maps
+            .iter()
+            .zip(maps)
+            .find_map(|(s, m)| match &s.role {
+                MapRole::KeyClass(c) if c.of == spec.name => Some((c, m)),
+                _ => None,
+            });
+        let count = class.and_then(|_| {
+            let (j, _) = script.map_with_role(&MapRole::KeyCount)?;
+            maps.get(j)
+        });
+        Some(MapParts { main, class, count })
+    }
+
+    /// A map without a class.
+    pub fn single(main: &'a Map) -> MapParts<'a> {
+        MapParts {
+            main,
+            class: None,
+            count: None,
+        }
+    }
+
+    /// Every (key, per-CPU value) of the logical map, class keys widened to the script map's
+    /// key; a key deleted between listing and lookup is left out.
+    pub fn entries(&self) -> Result<Vec<RawEntry>, SysError> {
+        let mut out = Vec::new();
+        for k in self.main.keys()? {
+            if let Some(v) = self.main.lookup_vec(&k)? {
+                out.push((k, v));
+            }
+        }
+        if let Some((c, m)) = self.class {
+            for k in m.keys()? {
+                if let Some(v) = m.lookup_vec(&k)? {
+                    out.push((c.widen(&k), v));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
 
 /// Every entry of `map`, merged and decoded; `None` for maps that are not script maps.
 pub fn snapshot(
     spec: &MapSpec,
-    map: &Map,
+    map: MapParts<'_>,
     r: &dyn Resolver,
 ) -> Result<Option<MapSnapshot>, SysError> {
     let MapRole::Script { key, value } = &spec.role else {
         return Ok(None);
     };
-    let keys = map.keys()?;
+    let array = map.main.map_type() == Some(MapType::PercpuArray);
+    let entries = map.entries()?;
     let mut snap = MapSnapshot {
         name: spec.name.clone(),
         entries: Vec::new(),
     };
     match value {
         MapValueSpec::Agg(AggKind::Hist(kind)) => {
-            let array = map.map_type() == Some(MapType::PercpuArray);
             let mut hists: BTreeMap<Vec<u8>, Vec<u64>> = BTreeMap::new();
-            for k in keys {
-                let Some(v) = map.lookup_vec(&k)? else {
-                    continue;
-                };
+            for (k, v) in entries {
                 let Some((user, bucket)) = hist_element(key, array, &k, &v) else {
                     continue;
                 };
@@ -59,10 +118,7 @@ pub fn snapshot(
         MapValueSpec::Agg(AggKind::TSeries(kind)) => {
             let bucket_off = hist_bucket_offset(key);
             let mut series: BTreeMap<Vec<u8>, TSeries> = BTreeMap::new();
-            for k in keys {
-                let Some(v) = map.lookup_vec(&k)? else {
-                    continue;
-                };
+            for (k, v) in entries {
                 let user = k[..bucket_off.min(k.len())].to_vec();
                 series
                     .entry(user)
@@ -79,24 +135,19 @@ pub fn snapshot(
             // A keyless count() slot (a per-CPU array, `codegen::lower::maps::slot_maps`) is
             // always there: zero on every CPU is a count that never fired or was cleared, which
             // current bpftrace's hash holds no element for, so it prints nothing.
-            let slot = map.map_type() == Some(MapType::PercpuArray);
-            for k in keys {
-                if let Some(v) = map.lookup_vec(&k)? {
-                    if slot && v.iter().all(|&b| b == 0) {
-                        continue;
-                    }
-                    snap.entries
-                        .push((decode_key(key, &k, r), MapValue::Agg(agg.merge(&v))));
+            for (k, v) in entries {
+                if array && v.iter().all(|&b| b == 0) {
+                    continue;
                 }
+                snap.entries
+                    .push((decode_key(key, &k, r), MapValue::Agg(agg.merge(&v))));
             }
         }
         MapValueSpec::Plain(ty) => {
-            for k in keys {
-                if let Some(v) = map.lookup_vec(&k)? {
-                    let val = decode(ty, &v, r).unwrap_or(Value::Int(0));
-                    snap.entries
-                        .push((decode_key(key, &k, r), MapValue::Plain(val)));
-                }
+            for (k, v) in entries {
+                let val = decode(ty, &v, r).unwrap_or(Value::Int(0));
+                snap.entries
+                    .push((decode_key(key, &k, r), MapValue::Plain(val)));
             }
         }
     }
@@ -133,23 +184,73 @@ fn decode_key(fields: &[FieldType], bytes: &[u8], r: &dyn Resolver) -> Vec<Value
 /// `clear(@m)`: deletes every key. An array's elements cannot be deleted (a keyless `count()`
 /// map is a one-slot per-CPU array, see `codegen::lower::maps`): they are zeroed, which prints
 /// the same (nothing at exit, `@: 0` from `print()`, as a count that never fired).
-pub fn clear(map: &Map) -> Result<(), SysError> {
-    if matches!(map.map_type(), Some(MapType::Array | MapType::PercpuArray)) {
+/// A class map's elements are deleted too, and each deleted element of either is taken off
+/// their shared count (atomically: programs add to it meanwhile).
+pub fn clear(map: MapParts<'_>) -> Result<(), SysError> {
+    let main = map.main;
+    if matches!(main.map_type(), Some(MapType::Array | MapType::PercpuArray)) {
         return zero(map);
     }
-    for k in map.keys()? {
-        map.delete(&k)?;
+    let count = match (map.class, map.count) {
+        (Some((c, _)), Some(counter)) => Some(CountSlot::map(counter, c.count_slot)?),
+        _ => None,
+    };
+    let parts = std::iter::once(main).chain(map.class.map(|(_, m)| m));
+    for m in parts {
+        for k in m.keys()? {
+            m.delete(&k)?;
+            if let Some(c) = &count {
+                c.take_one();
+            }
+        }
     }
     Ok(())
 }
 
 /// `zero(@m)`: keeps the keys, sets every value (on every CPU) to zero.
-pub fn zero(map: &Map) -> Result<(), SysError> {
-    let zeros = vec![0u8; map.value_buf_len()];
-    for k in map.keys()? {
-        map.update(&k, &zeros, UpdateFlags::empty())?;
+pub fn zero(map: MapParts<'_>) -> Result<(), SysError> {
+    let parts = std::iter::once(map.main).chain(map.class.map(|(_, m)| m));
+    for m in parts {
+        let zeros = vec![0u8; m.value_buf_len()];
+        for k in m.keys()? {
+            m.update(&k, &zeros, UpdateFlags::empty())?;
+        }
     }
     Ok(())
+}
+
+/// One `u64` slot of the mmapped [`MapRole::KeyCount`] array.
+struct CountSlot {
+    map: memmap2::MmapRaw,
+    slot: usize,
+}
+
+impl CountSlot {
+    fn map(counter: &Map, slot: u32) -> Result<CountSlot, SysError> {
+        use std::os::fd::{AsFd, AsRawFd};
+        let len = (8 * (slot as usize + 1)).next_multiple_of(4096);
+        let raw = memmap2::MmapOptions::new()
+            .len(len)
+            .map_raw(counter.as_fd().as_raw_fd())
+            .map_err(|e| {
+                SysError::bare(
+                    "mmap",
+                    crate::sys::Errno(e.raw_os_error().unwrap_or(libc::EINVAL)),
+                )
+            })?;
+        Ok(CountSlot {
+            map: raw,
+            slot: slot as usize,
+        })
+    }
+
+    fn take_one(&self) {
+        // SAFETY: the mapping is at least 8 * (slot + 1) bytes (the array's values, 8 bytes
+        // each, page-aligned), lives as long as `self`, and the kernel updates the slot only
+        // with atomic instructions.
+        let a = unsafe { &*(self.map.as_mut_ptr().add(8 * self.slot) as *const AtomicU64) };
+        let _ = a.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |v| v.checked_sub(1));
+    }
 }
 
 /// The user key and bucket index of one element (key `k`, per-CPU value `v`) of a histogram

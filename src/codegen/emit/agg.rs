@@ -10,7 +10,7 @@
 //! as a drop.
 
 use super::hist;
-use super::maps::{lookup, update, Counter, Key, BPF_ANY};
+use super::maps::{counter_inc, lookup, update, Counter, Key, BPF_ANY, BPF_EXIST, BPF_NOEXIST};
 use super::mem::store_int;
 use super::{Place, Value};
 use crate::asm::isa::{JmpOp, Size};
@@ -50,13 +50,35 @@ pub fn update_agg(
     v: Value,
     drops: Option<Counter>,
 ) {
+    update_agg_with(b, map, key, kind, v, drops, None)
+}
+
+/// A bound on the elements of several maps together (`codegen::lower::key_class`): slot
+/// `slot` (a `u64`) of plain array `counter` counts them; an insert beyond `max` is a drop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InsertLimit {
+    pub counter: usize,
+    pub slot: u32,
+    pub max: u32,
+}
+
+/// [`update_agg`], with inserts counted against `limit` when given.
+pub fn update_agg_with(
+    b: &mut Builder,
+    map: usize,
+    key: &Key,
+    kind: AggKind,
+    v: Value,
+    drops: Option<Counter>,
+    limit: Option<InsertLimit>,
+) {
     if let AggKind::Hist(h) = kind {
         let bucket = match h {
             HistKind::Log2 { k } => hist::log2(b, v, k),
             HistKind::Linear { min, max, step } => hist::linear(b, v, min, max, step),
         };
         key.set_int(b, key.fields.len() - 1, bucket);
-        return update_agg(b, map, key, AggKind::Count, Value::Imm(0), drops);
+        return update_agg_with(b, map, key, AggKind::Count, Value::Imm(0), drops, limit);
     }
     let p = lookup(b, map, key.place);
     let absent = b.label();
@@ -125,6 +147,46 @@ pub fn update_agg(
     if words == 2 {
         store_int(b, init.at(8), Value::Imm(1), 8);
     }
-    update(b, map, key.place, init, BPF_ANY, drops);
+    match limit {
+        None => {
+            update(b, map, key.place, init, BPF_ANY, drops);
+        }
+        Some(l) => insert_counted(b, map, key.place, init, l, drops),
+    }
     b.bind(done);
+}
+
+/// Inserts `init` under `key` (absent a moment ago) when the maps sharing `l` hold fewer than
+/// `l.max` elements: count first, insert only if new (`BPF_NOEXIST`), and take the count back
+/// when that fails; then, when another CPU inserted the key meanwhile, write this CPU's slot of
+/// its element (`BPF_EXIST`). What still fails is a drop, as a full map's refusal is.
+fn insert_counted(
+    b: &mut Builder,
+    map: usize,
+    key: Place,
+    init: Place,
+    l: InsertLimit,
+    drops: Option<Counter>,
+) {
+    let drop = b.label();
+    let ok = b.label();
+    let p = b.vreg();
+    b.ld_map_value(p, l.counter, 8 * l.slot);
+    let cur = b.vreg();
+    b.load(Size::Dw, cur, p, 0);
+    let max = b.constant(i64::from(l.max));
+    b.jmp64(JmpOp::Jge, cur, max, drop);
+    let one = b.constant(1);
+    b.atomic_add(Size::Dw, p, 0, one);
+    let r = update(b, map, key, init, BPF_NOEXIST, None);
+    b.jmp64(JmpOp::Jeq, r, 0, ok);
+    let minus_one = b.constant(-1);
+    b.atomic_add(Size::Dw, p, 0, minus_one);
+    let r = update(b, map, key, init, BPF_EXIST, None);
+    b.jmp64(JmpOp::Jeq, r, 0, ok);
+    b.bind(drop);
+    if let Some(c) = drops {
+        counter_inc(b, c);
+    }
+    b.bind(ok);
 }

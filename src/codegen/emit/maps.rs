@@ -91,10 +91,23 @@ impl Key {
         } else {
             fields.to_vec()
         };
-        let offsets = tuple_offsets(&fields);
         let size = FieldType::Tuple(fields.clone()).size().max(1) as u32;
         let slot = b.slot(size, 8);
-        let place = Place::new(slot, 0);
+        Key::at_filled(b, Place::new(slot, 0), &fields, filled)
+    }
+
+    /// [`Key::new_filled`] at `place` (a scratch buffer for keys too large for the stack).
+    pub fn at_filled(b: &mut Builder, place: Place, fields: &[FieldType], filled: &[usize]) -> Key {
+        let fields: Vec<FieldType> = if fields.is_empty() {
+            vec![FieldType::Int {
+                bytes: 8,
+                signed: false,
+            }]
+        } else {
+            fields.to_vec()
+        };
+        let offsets = tuple_offsets(&fields);
+        let size = FieldType::Tuple(fields.clone()).size().max(1) as u32;
         // Byte ranges nobody writes fully: padding, strings, buffers.
         let mut undefined: Vec<(u32, u32)> = Vec::new();
         let mut at = 0u32;

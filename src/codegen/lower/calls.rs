@@ -608,7 +608,7 @@ pub(crate) fn read_str_typed(
 }
 
 /// The helper a string read through a pointer calls.
-fn str_helper(user: bool) -> crate::asm::isa::Helper {
+pub(crate) fn str_helper(user: bool) -> crate::asm::isa::Helper {
     if user {
         crate::asm::isa::Helper::ProbeReadUserStr
     } else {
@@ -680,9 +680,9 @@ fn build_key_for(
         .iter()
         .enumerate()
         .filter(|(i, k)| {
-            matches!(&k.kind, ExprKind::Ident(_))
-                && lw.cp.builtin_of(k.id) == Some(BuiltinId::Value(ValueId::Comm))
-                && fields.get(*i) == Some(&FieldType::Str { size: 16 })
+            fields
+                .get(*i)
+                .is_some_and(|f| super::store::writes_direct(lw, k, f))
         })
         .map(|(i, _)| i)
         .collect();
@@ -714,7 +714,7 @@ fn build_key_for(
 }
 
 /// A key of `fields` on the stack, or in the scratch buffer when it is large (long strings).
-fn new_key(
+pub(crate) fn new_key(
     lw: &mut Lower<'_>,
     fields: &[FieldType],
     filled: &[usize],
@@ -725,13 +725,7 @@ fn new_key(
         return Ok(Key::new_filled(&mut lw.b, fields, filled));
     }
     let place = lw.scratch(size, span)?;
-    crate::codegen::emit::mem::zero(&mut lw.b, place, size);
-    Ok(Key {
-        place,
-        fields: fields.to_vec(),
-        offsets: crate::plan::layout::tuple_offsets(fields),
-        size,
-    })
+    Ok(Key::at_filled(&mut lw.b, place, fields, filled))
 }
 
 /// `@m[keys]` read in an expression: a plain value (0 or empty when absent), or this CPU's
@@ -859,6 +853,11 @@ pub(crate) fn assign_map(
             }
             None => Value::Imm(0),
         };
+        if lw.script.classed_maps.contains_key(&info.name) && op.is_none() {
+            if let [k] = keys.as_slice() {
+                return super::key_class::update(lw, &info, k, agg, v, span);
+            }
+        }
         let key = build_key_for(lw, &info, &keys, true)?;
         let map = map_index(lw, id);
         if lw.script.slot_maps.contains(&info.name) {

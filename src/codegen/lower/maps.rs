@@ -152,72 +152,77 @@ pub fn map_table(cp: &CheckedProgram) -> Vec<MapSpec> {
             });
             continue;
         }
-        let key = stored_key_fields(m);
-        let key_size = FieldType::Tuple(if key.is_empty() {
-            vec![FieldType::Int {
-                bytes: 8,
-                signed: false,
-            }]
-        } else {
-            key.clone()
-        })
-        .size()
-        .max(1) as u32;
-        // `let @m = lruhash(N)`: the kernel evicts the least recently used key when full
-        // instead of refusing the new one (the checker matched the kind to the value).
-        let lru = matches!(
-            m.declared_kind.as_deref(),
-            Some("lruhash" | "percpulruhash")
-        );
-        let (map_type, value_size, value) = match m.agg {
-            Some(a) => (
-                if lru {
-                    MapType::LruPercpuHash
-                } else {
-                    MapType::PercpuHash
-                },
-                agg_value_size(a),
-                MapValueSpec::Agg(a),
-            ),
-            None => {
-                let f = slot_field(&m.value);
-                (
-                    if lru { MapType::LruHash } else { MapType::Hash },
-                    (f.size() as u32).max(1).next_multiple_of(8),
-                    MapValueSpec::Plain(printed_as(&m.value, f)),
-                )
-            }
-        };
-        let max_entries = match m.agg {
-            // Every bucket is its own key.
-            Some(AggKind::Hist(_)) => m.max_entries.saturating_mul(4),
-            // Every interval is its own key: room for all of a scalar series, and for keyed
-            // ones as many intervals per key as fit in 64k buckets (at least one full series);
-            // an update beyond that is refused and counted as a drop.
-            Some(AggKind::TSeries(t)) if m.keys.is_empty() => u64::from(t.num_intervals),
-            Some(AggKind::TSeries(t)) => m
-                .max_entries
-                .saturating_mul(u64::from(t.num_intervals))
-                .min(TSERIES_MAX_BUCKETS.max(u64::from(t.num_intervals))),
-            _ => m.max_entries,
-        }
-        .clamp(1, u32::MAX as u64) as u32;
-        out.push(MapSpec {
-            name: m.name.clone(),
-            map_type,
-            key_size,
-            value_size,
-            max_entries,
-            role: MapRole::Script {
-                key: match key_fields(m).as_slice() {
-                    [one] => vec![printed_as(&m.keys[0], one.clone())],
-                    _ => key_fields(m),
-                },
-                value,
-            },
-        });
+        out.push(map_table_entry(m));
     }
     out
+}
+
+/// The kernel map of script map `m` (a hash; see [`slot_maps`] for the array exception).
+pub fn map_table_entry(m: &MapInfo) -> MapSpec {
+    let key = stored_key_fields(m);
+    let key_size = FieldType::Tuple(if key.is_empty() {
+        vec![FieldType::Int {
+            bytes: 8,
+            signed: false,
+        }]
+    } else {
+        key.clone()
+    })
+    .size()
+    .max(1) as u32;
+    // `let @m = lruhash(N)`: the kernel evicts the least recently used key when full
+    // instead of refusing the new one (the checker matched the kind to the value).
+    let lru = matches!(
+        m.declared_kind.as_deref(),
+        Some("lruhash" | "percpulruhash")
+    );
+    let (map_type, value_size, value) = match m.agg {
+        Some(a) => (
+            if lru {
+                MapType::LruPercpuHash
+            } else {
+                MapType::PercpuHash
+            },
+            agg_value_size(a),
+            MapValueSpec::Agg(a),
+        ),
+        None => {
+            let f = slot_field(&m.value);
+            (
+                if lru { MapType::LruHash } else { MapType::Hash },
+                (f.size() as u32).max(1).next_multiple_of(8),
+                MapValueSpec::Plain(printed_as(&m.value, f)),
+            )
+        }
+    };
+    let max_entries = match m.agg {
+        // Every bucket is its own key.
+        Some(AggKind::Hist(_)) => m.max_entries.saturating_mul(4),
+        // Every interval is its own key: room for all of a scalar series, and for keyed
+        // ones as many intervals per key as fit in 64k buckets (at least one full series);
+        // an update beyond that is refused and counted as a drop.
+        Some(AggKind::TSeries(t)) if m.keys.is_empty() => u64::from(t.num_intervals),
+        Some(AggKind::TSeries(t)) => m
+            .max_entries
+            .saturating_mul(u64::from(t.num_intervals))
+            .min(TSERIES_MAX_BUCKETS.max(u64::from(t.num_intervals))),
+        _ => m.max_entries,
+    }
+    .clamp(1, u32::MAX as u64) as u32;
+    MapSpec {
+        name: m.name.clone(),
+        map_type,
+        key_size,
+        value_size,
+        max_entries,
+        role: MapRole::Script {
+            key: match key_fields(m).as_slice() {
+                [one] => vec![printed_as(&m.keys[0], one.clone())],
+                _ => key_fields(m),
+            },
+            value,
+        },
+    }
 }
 
 /// Histograms of at most this many buckets may be per-CPU arrays (every bucket is allocated

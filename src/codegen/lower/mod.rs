@@ -28,6 +28,7 @@ pub mod expr;
 pub mod funcs;
 pub mod helper_error;
 pub mod inline;
+pub mod key_class;
 pub mod listing;
 pub mod loops;
 pub mod mapfns;
@@ -148,6 +149,9 @@ pub(crate) struct ScriptState {
     pub stack_maps: std::collections::BTreeSet<(bool, usize)>,
     /// The keyless `count()` maps stored as a per-CPU array slot ([`maps::slot_maps`]).
     pub slot_maps: std::collections::BTreeSet<String>,
+    /// The maps keyed by one long string that get a short-key class, with their counter slot
+    /// ([`key_class::classed_maps`]).
+    pub classed_maps: std::collections::BTreeMap<String, u32>,
     /// Ring buffer bytes BEGIN and END programs submit (each record site once).
     pub ring_bytes: u64,
     /// Whether a probe that fires any number of times submits records.
@@ -395,11 +399,13 @@ pub fn lower(
 ) -> Result<CompiledScript, LowerError> {
     let mut state = ScriptState {
         slot_maps: maps::slot_maps(cp),
+        classed_maps: key_class::classed_maps(cp),
         ..ScriptState::default()
     };
     state.events.str_trunc_trailer = cp.str_trunc_trailer.clone();
     state.events.str_trunc_size = cp.str_trunc_size;
     let mut maps = maps::map_table(cp);
+    maps.extend(key_class::class_map_specs(cp, &state.classed_maps));
     let mut probes = Vec::new();
     let uses_elapsed = elapsed::uses_elapsed(cp);
     let mut need_start = uses_elapsed;

@@ -283,6 +283,24 @@ pub(crate) fn load_slot_int(lw: &mut Lower<'_>, p: Place, it: IntTy) -> Value {
     crate::codegen::emit::arith::cast(&mut lw.b, v, IntTy::new(64, it.signed), it)
 }
 
+/// Whether [`write_direct`] writes `e` into a field of type `f` (and so fills it whole).
+pub(crate) fn writes_direct(lw: &Lower<'_>, e: &crate::syntax::ast::Expr, f: &FieldType) -> bool {
+    use crate::syntax::ast::ExprKind;
+    match (&e.kind, f) {
+        (ExprKind::Ident(_), FieldType::Str { size: 16 }) => {
+            lw.cp.builtin_of(e.id) == Some(crate::builtins::ValueId::Comm.into())
+        }
+        (ExprKind::Call { args, .. }, FieldType::Str { size }) => {
+            lw.cp.builtin_of(e.id) == Some(crate::builtins::FuncId::Str.into())
+                && args.len() == 1
+                && !lw.cp.str_consts.contains_key(&e.id)
+                && lw.type_of(e.id) == (Type::Str { size: *size })
+                && int_ty(&lw.type_of(args[0].id)).is_some()
+        }
+        _ => false,
+    }
+}
+
 /// Writes `e` straight into `dst` when it has a producer that writes memory itself (`comm`
 /// into a 16-byte string field, `str(p)` into a string field of its size), saving the copy
 /// through a temporary. Returns whether it did; the field is then fully written.
@@ -295,21 +313,14 @@ pub(crate) fn write_direct(
     use crate::syntax::ast::ExprKind;
     let outer = lw.b.span();
     lw.b.set_span(e.span);
+    let direct = writes_direct(lw, e, f);
     let done = match (&e.kind, f) {
-        (ExprKind::Ident(_), FieldType::Str { size: 16 })
-            if lw.cp.builtin_of(e.id) == Some(crate::builtins::ValueId::Comm.into()) =>
-        {
+        (ExprKind::Ident(_), FieldType::Str { size: 16 }) if direct => {
             let off = lw.kernel.task_fields().map(|f| f.comm);
             crate::codegen::emit::builtins::comm_from_task(&mut lw.b, dst, off);
             true
         }
-        (ExprKind::Call { args, .. }, FieldType::Str { size })
-            if lw.cp.builtin_of(e.id) == Some(crate::builtins::FuncId::Str.into())
-                && args.len() == 1
-                && !lw.cp.str_consts.contains_key(&e.id)
-                && lw.type_of(e.id) == (Type::Str { size: *size })
-                && int_ty(&lw.type_of(args[0].id)).is_some() =>
-        {
+        (ExprKind::Call { args, .. }, FieldType::Str { size }) if direct => {
             let user = super::calls::reads_user_expr(lw, &args[0]);
             let v = super::expr::lower_expr(lw, &args[0])?.value();
             zero(&mut lw.b, dst, *size as u32);

@@ -17,6 +17,7 @@ pub mod encode;
 pub mod http;
 pub mod read;
 
+use crate::plan::KeyClass;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
@@ -133,6 +134,10 @@ fn key_arity(spec: &MapSpec) -> usize {
     }
 }
 
+/// A served script map: its metric, spec and map, and for a map keyed by one long string its
+/// short-key class map (`codegen::lower::key_class`), read along with it.
+type ServedMap = (MetricMap, MapSpec, Map, Option<(KeyClass, Map)>);
+
 /// One probe's attach status, as `strobe_probe_*` reports it.
 #[derive(Clone, Debug)]
 pub struct ProbeStatus {
@@ -183,7 +188,7 @@ impl ProbeStatus {
 
 /// Everything a scrape reads, owned by the server threads (duplicated map fds).
 struct Exporter {
-    maps: Vec<(MetricMap, MapSpec, Map)>,
+    maps: Vec<ServedMap>,
     lost: Option<Map>,
     drops: Option<Map>,
     probes: Vec<ProbeStatus>,
@@ -196,7 +201,7 @@ struct Exporter {
 /// The maps and names of a served script, checked before anything is attached.
 pub struct Prepared {
     listener: TcpListener,
-    maps: Vec<(MetricMap, MapSpec, Map)>,
+    maps: Vec<ServedMap>,
     lost: Option<Map>,
     drops: Option<Map>,
     stacks: Vec<(bool, usize, Map)>,
@@ -265,7 +270,20 @@ pub fn prepare(
                         ));
                     }
                 }
-                out.maps.push((m, spec.clone(), dup(map)?));
+                // A map keyed by one long string has its short keys in a class map
+                // (`codegen::lower::key_class`), read along with it.
+                let class = match script
+                    .maps
+                    .iter()
+                    .zip(maps)
+                    .find_map(|(s, m)| match &s.role {
+                        MapRole::KeyClass(c) if c.of == spec.name => Some((c.clone(), m)),
+                        _ => None,
+                    }) {
+                    Some((c, m)) => Some((c, dup(m)?)),
+                    None => None,
+                };
+                out.maps.push((m, spec.clone(), dup(map)?, class));
             }
             MapRole::LostCounter => out.lost = Some(dup(map)?),
             MapRole::DropCounter => out.drops = Some(dup(map)?),
@@ -340,8 +358,9 @@ impl Exporter {
         let mut out = String::new();
         let mut sizes = Vec::new();
         let mut errors = 0u64;
-        for (m, spec, map) in &self.maps {
-            match read::entries(spec, map, resolver) {
+        for (m, spec, map, class) in &self.maps {
+            let class = class.as_ref().map(|(c, m)| (c, m));
+            match read::entries(spec, map, class, resolver) {
                 Ok(entries) => {
                     encode::write_map(&mut out, m, &entries);
                     sizes.push((m.map.as_str(), entries.len()));

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use crate::plan::{MapRole, MapSpec, MapValueSpec};
+use crate::plan::{KeyClass, MapRole, MapSpec, MapValueSpec};
 use crate::runtime::format::agg::{merge_hist_bucket, Agg, AggKind};
 use crate::runtime::format::decode::{decode, decode_fields};
 use crate::runtime::format::tseries::TSeries;
@@ -93,8 +93,17 @@ fn for_each_iter(map: &Map, f: &mut impl FnMut(&[u8], &[u8])) -> Result<(), SysE
 pub fn entries(
     spec: &MapSpec,
     map: &Map,
+    class: Option<(&KeyClass, &Map)>,
     r: &dyn Resolver,
 ) -> Result<Vec<(Vec<Value>, MapValue)>, SysError> {
+    // A class map's keys (`codegen::lower::key_class`) widened to the script map's.
+    let for_each_raw = |map: &Map, f: &mut dyn FnMut(&[u8], &[u8])| -> Result<bool, SysError> {
+        let batched = for_each_raw(map, &mut *f)?;
+        if let Some((c, m)) = class {
+            for_each_raw(m, |k, v| f(&c.widen(k), v))?;
+        }
+        Ok(batched)
+    };
     let MapRole::Script { key, value } = &spec.role else {
         return Ok(Vec::new());
     };
@@ -110,7 +119,7 @@ pub fn entries(
         MapValueSpec::Agg(AggKind::Hist(kind)) => {
             let array = map.map_type() == Some(crate::sys::MapType::PercpuArray);
             let mut hists: BTreeMap<Vec<u8>, Vec<u64>> = BTreeMap::new();
-            for_each_raw(map, |k, v| {
+            for_each_raw(map, &mut |k, v| {
                 if let Some((user, bucket)) =
                     crate::runtime::snapshot::hist_element(key, array, k, v)
                 {
@@ -130,7 +139,7 @@ pub fn entries(
         MapValueSpec::Agg(AggKind::TSeries(kind)) => {
             let bucket_off = crate::runtime::snapshot::hist_bucket_offset(key);
             let mut series: BTreeMap<Vec<u8>, TSeries> = BTreeMap::new();
-            for_each_raw(map, |k, v| {
+            for_each_raw(map, &mut |k, v| {
                 let user = k[..bucket_off.min(k.len())].to_vec();
                 series
                     .entry(user)
@@ -142,12 +151,12 @@ pub fn entries(
             }
         }
         MapValueSpec::Agg(agg) => {
-            for_each_raw(map, |k, v| {
+            for_each_raw(map, &mut |k, v| {
                 out.push((decode_key(k), MapValue::Agg(agg.merge(v))));
             })?;
         }
         MapValueSpec::Plain(ty) => {
-            for_each_raw(map, |k, v| {
+            for_each_raw(map, &mut |k, v| {
                 let val = decode(ty, v, r).unwrap_or(Value::Int(0));
                 out.push((decode_key(k), MapValue::Plain(val)));
             })?;
