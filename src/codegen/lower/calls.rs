@@ -8,7 +8,7 @@ use super::expr::lower_expr;
 use super::maps::{slot_field, stored_key_fields, FIRST_SCRIPT_MAP};
 use super::store::store_val;
 use super::{int_ty, Lower, LowerError, Val};
-use crate::asm::isa::Size;
+use crate::asm::isa::{JmpOp, Size};
 use crate::codegen::emit::agg::update_agg;
 use crate::codegen::emit::maps::{self as emaps, Key, BPF_ANY};
 use crate::codegen::emit::output::{submit, EventKind, Record};
@@ -82,24 +82,24 @@ fn emit_record(
 }
 
 /// `exit(code)`: the code and the flag in the exit map first (a record can be lost in a full
-/// buffer, this write cannot), then the record (it wakes the runtime and keeps the output's
-/// order), then disarm so no probe adds records after it (`runtime::exit_flag`), then leave.
+/// buffer, this write cannot; the first `exit()` keeps its code, as bpftrace takes the code of
+/// the first exit record it reads), then the record (it wakes the runtime and keeps the
+/// output's order), then leave this probe. As in current bpftrace, the other probes (and this
+/// one) keep running until the runtime reads the exit and detaches; it drops what they print
+/// after the exit record (`runtime::exit_flag`).
 pub(crate) fn lower_exit(lw: &mut Lower<'_>, span: Span, code: Value) -> Result<Val, LowerError> {
     let code = code.src(&mut lw.b);
     let map = lw.b.map(crate::template::EXIT_MAP_NAME);
     let p = lw.b.vreg();
     lw.b.ld_map_value(p, map, 0);
+    let set = lw.b.vreg();
+    lw.b.load(Size::W, set, p, 4);
+    let written = lw.b.label();
+    lw.b.jmp64(JmpOp::Jne, set, 0, written);
     lw.b.store(Size::W, p, 0, code);
     lw.b.store(Size::W, p, 4, 1);
+    lw.b.bind(written);
     emit_record(lw, span, EventKind::Exit, 0, &[], &[])?;
-    // An iterator's run is the whole trace and ends by itself: as in bpftrace, `exit()` there
-    // stops neither the iteration nor the other objects' output.
-    if lw.probe_kind != crate::syntax::ast::ProbeKind::Iter {
-        let arm = lw.b.map(crate::template::ARM_MAP_NAME);
-        let a = lw.b.vreg();
-        lw.b.ld_map_value(a, arm, 0);
-        lw.b.store(Size::W, a, 0, 0);
-    }
     let exit = lw.exit;
     lw.b.ja(exit);
     // Code after exit() is unreachable; give it a fresh block so later binds work.
