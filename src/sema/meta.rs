@@ -27,7 +27,7 @@ fn is_literal(e: &Expr) -> bool {
 }
 
 /// The program type strobe loads a probe kind as (what `kfunc_allowed` asks the kernel about).
-fn prog_type(k: ProbeKind) -> ProgType {
+pub(crate) fn prog_type(k: ProbeKind) -> ProgType {
     use ProbeKind as K;
     match k {
         K::Begin | K::End | K::SelfEvent | K::RawTracepoint => ProgType::RawTracepoint,

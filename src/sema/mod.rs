@@ -53,6 +53,7 @@ mod typeck;
 pub mod types;
 mod uaddr;
 
+pub(crate) use meta::prog_type;
 pub use program::{
     AttachTargets, CheckedProbe, CheckedProgram, FormatId, FormatSite, MapId, MapInfo, VarSlot,
     VarTable,

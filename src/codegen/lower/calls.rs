@@ -127,6 +127,29 @@ pub(crate) fn runtime_warning(
     emit_record(lw, span, EventKind::Printf, id, &[], &[])
 }
 
+/// A run-time warning with printf arguments (`fmt` with `%d`…), like [`runtime_warning`].
+pub(crate) fn runtime_warning_args(
+    lw: &mut Lower<'_>,
+    span: Span,
+    fmt: &str,
+    args: &[(Val, Type, FieldType)],
+) -> Result<(), LowerError> {
+    let fields: Vec<FieldType> = args.iter().map(|(_, _, f)| f.clone()).collect();
+    let call = crate::plan::printf::PrintfCall::new(fmt, fields.clone())
+        .map_err(|e| LowerError::unsupported(format!("internal error: warning text: {e}"), span))?;
+    let id = lw.script.events.printf.len() as u32;
+    lw.script.events.printf.push(call);
+    lw.script.events.printf_diag.push(crate::plan::PrintfDiag {
+        id,
+        error: false,
+        span,
+        expanded_from: lw.macros.iter().rev().map(|f| f.call_span()).collect(),
+        ..Default::default()
+    });
+    let vals: Vec<(Val, Type)> = args.iter().map(|(v, t, _)| (*v, t.clone())).collect();
+    emit_record(lw, span, EventKind::Printf, id, &fields, &vals)
+}
+
 /// A call `name(args)`.
 pub(crate) fn lower_call(
     lw: &mut Lower<'_>,
@@ -149,6 +172,9 @@ pub(crate) fn lower_call(
     }
     if name == "comm" && args.is_empty() {
         return super::builtins::lower_value(lw, e, name);
+    }
+    if let ("comm", [pid]) = (name, args) {
+        return super::task::comm_of_pid(lw, e, pid);
     }
     let t = lw.type_of(e.id);
     match name {
