@@ -268,23 +268,25 @@ pub(crate) fn lower_call(
             for i in 0..JOIN_MAX {
                 let src = lw.b.copy(arr);
                 lw.b.alu(true, crate::asm::isa::AluOp::Add, src, (8 * i) as i32);
-                crate::codegen::emit::builtins::read_mem(
+                let ret = crate::codegen::emit::builtins::read_mem(
                     &mut lw.b,
                     user,
                     ptr_place,
                     8,
                     Value::Reg(src),
                 );
+                lw.check_helper(ret, super::deref::read_helper(user), e.span)?;
                 let p = lw.b.vreg();
                 lw.b.load(crate::asm::isa::Size::Dw, p, ptr_slot, 0);
                 lw.b.jmp64(crate::asm::isa::JmpOp::Jeq, p, 0, done);
-                crate::codegen::emit::strings::read_str(
+                let ret = crate::codegen::emit::strings::read_str(
                     &mut lw.b,
                     user,
                     rec.at((8 + i * elem) as i32),
                     elem as u32,
                     Value::Reg(p),
                 );
+                lw.check_helper(ret, str_helper(user), e.span)?;
             }
             lw.b.bind(done);
             submit_record(lw, &record);
