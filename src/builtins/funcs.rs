@@ -379,6 +379,17 @@ fn comm_of(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(Type::Str { size: 16 })
 }
 
+/// `dw_ustack([mode, ][limit])`: bpftrace unwinds user stacks through the traced processes'
+/// `.eh_frame` (DWARF CFI) in the kernel; strobe has no DWARF unwinder, so it is refused with
+/// what is missing and what works instead.
+fn dw_ustack(_: &CallCtx<'_>) -> Result<Type, RuleError> {
+    Err(RuleError::call(
+        "dw_ustack() is not supported: strobe has no DWARF (.eh_frame) stack unwinder; \
+         ustack() unwinds through frame pointers (build the traced program with \
+         -fno-omit-frame-pointer)",
+    ))
+}
+
 /// `memcmp(left, right, count)` (`int64`): the first `count` bytes of the two values, compared
 /// as C's memcmp. `count` must be a constant within both values.
 fn memcmp(c: &CallCtx<'_>) -> Result<Type, RuleError> {
@@ -578,6 +589,13 @@ pub const BUILTINS: &[Builtin] = &[
     },
     func("kstack", 0, 2, stack, "kernel stack with mode/limit"),
     func("ustack", 0, 2, stack, "user stack with mode/limit"),
+    func(
+        "dw_ustack",
+        0,
+        2,
+        dw_ustack,
+        "user stack unwound through DWARF (not implemented: refused)",
+    ),
     func("nsecs", 0, 1, nsecs, "time in nanoseconds of a clock"),
     func("bswap", 1, 1, bswap, "reverse byte order"),
     func(
