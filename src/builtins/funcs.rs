@@ -368,27 +368,26 @@ fn pid_ns(c: &CallCtx<'_>) -> Result<Type, RuleError> {
 }
 
 /// `comm([pid])`: with a pid, the name of that process, which bpftrace reads through the
-/// `bpf_task_from_pid` kfunc. Kernels allow that kfunc only in tracing programs
-/// (fentry/fexit/iter), and strobe does not call it yet: refused with the reason.
+/// `bpf_task_from_pid` kfunc. Whether the probe's program type may call it is the kernel's
+/// answer to a trial load, asked when the call is lowered (`codegen::lower::task`).
 fn comm_of(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     if let Some(t) = c.arg_types.first() {
         if !t.is_integer() {
             return Err(RuleError::arg(0, "Only integer supported for comm()'s pid"));
         }
-        use ProbeKind as K;
-        if !matches!(c.probe, K::Fentry | K::Fexit | K::Iter) {
-            // bpftrace's words: the kfunc is not allowed in this program type.
-            return Err(RuleError::call(format!(
-                "Syntax comm(PID) is not supported in this probe type yet. Type: {}",
-                c.probe.name()
-            )));
-        }
-        return Err(RuleError::call(
-            "comm(PID) reads the task through the bpf_task_from_pid kfunc, which strobe does \
-             not call yet",
-        ));
     }
     Ok(Type::Str { size: 16 })
+}
+
+/// `dw_ustack([mode, ][limit])`: bpftrace unwinds user stacks through the traced processes'
+/// `.eh_frame` (DWARF CFI) in the kernel; strobe has no DWARF unwinder, so it is refused with
+/// what is missing and what works instead.
+fn dw_ustack(_: &CallCtx<'_>) -> Result<Type, RuleError> {
+    Err(RuleError::call(
+        "dw_ustack() is not supported: strobe has no DWARF (.eh_frame) stack unwinder; \
+         ustack() unwinds through frame pointers (build the traced program with \
+         -fno-omit-frame-pointer)",
+    ))
 }
 
 /// `memcmp(left, right, count)` (`int64`): the first `count` bytes of the two values, compared
@@ -685,6 +684,14 @@ pub const BUILTINS: &[Builtin] = &[
             "full path of a struct path",
         )
     },
+    func(
+        FuncId::DwUstack,
+        "dw_ustack",
+        0,
+        2,
+        dw_ustack,
+        "user stack unwound through DWARF (not implemented: refused)",
+    ),
     func(
         FuncId::Kstack,
         "kstack",

@@ -119,6 +119,7 @@ ids! {
         Path,
         Kstack,
         Ustack,
+        DwUstack,
         Nsecs,
         Bswap,
         Memcmp,

@@ -214,6 +214,7 @@ fn load_and_run(
                 threads: args.load_threads,
                 strict: args.strict,
                 progress: progress_wanted(targets.len()),
+                log_size: None,
             };
             let a = load_clones(&template, &map_fds, &targets, &opts)
                 .map_err(|e| (EXIT_KERNEL, e.to_string()))?;

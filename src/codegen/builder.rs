@@ -79,6 +79,13 @@ pub enum Arg {
     Func(usize),
 }
 
+/// What an [`Op::Call`] calls: a helper by id, or a vmlinux kfunc by BTF id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Callee {
+    Helper(Helper),
+    Kfunc(u32),
+}
+
 /// One operation over virtual registers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Op {
@@ -166,7 +173,7 @@ pub(crate) enum Op {
     },
     Bind(Label),
     Call {
-        helper: Helper,
+        helper: Callee,
         args: Vec<Arg>,
         ret: Option<VReg>,
     },
@@ -563,7 +570,20 @@ impl Builder {
     pub fn call(&mut self, helper: Helper, args: &[Arg]) -> VReg {
         let ret = self.vreg();
         self.push(Op::Call {
-            helper,
+            helper: Callee::Helper(helper),
+            args: args.to_vec(),
+            ret: Some(ret),
+        });
+        ret
+    }
+
+    /// Calls the vmlinux kfunc with BTF id `btf_id` (`BPF_PSEUDO_KFUNC_CALL`) with `args` in
+    /// r1.. and returns a register with its result. The caller checked that the program type
+    /// may call it (`KernelInfo::kfunc_allowed`).
+    pub fn call_kfunc(&mut self, btf_id: u32, args: &[Arg]) -> VReg {
+        let ret = self.vreg();
+        self.push(Op::Call {
+            helper: Callee::Kfunc(btf_id),
             args: args.to_vec(),
             ret: Some(ret),
         });
@@ -573,7 +593,7 @@ impl Builder {
     /// Calls `helper`, ignoring its result.
     pub fn call_void(&mut self, helper: Helper, args: &[Arg]) {
         self.push(Op::Call {
-            helper,
+            helper: Callee::Helper(helper),
             args: args.to_vec(),
             ret: None,
         });

@@ -11,7 +11,7 @@
 use super::builder::{Arg, Inst, Label, Mem, Op, Src, VReg};
 use super::stack::Frame;
 use super::CodegenError;
-use crate::asm::isa::{AluOp, AtomicOp, Helper};
+use crate::asm::isa::{AluOp, AtomicOp};
 use crate::asm::{Insn, Reg};
 use crate::diag::Span;
 use crate::template::{Field, RelocKind};
@@ -211,7 +211,7 @@ impl Emitter<'_> {
 
     fn call(
         &mut self,
-        helper: Helper,
+        helper: super::builder::Callee,
         args: &[Arg],
         ret: Option<VReg>,
     ) -> Result<(), CodegenError> {
@@ -282,7 +282,10 @@ impl Emitter<'_> {
                 }
             }
         }
-        self.push(Insn::call_helper(helper));
+        self.push(match helper {
+            super::builder::Callee::Helper(h) => Insn::call_helper(h),
+            super::builder::Callee::Kfunc(id) => Insn::call_kfunc(id as i32, 0),
+        });
         if let Some(v) = ret {
             let r = self.r(v);
             if r != Reg::R0 {

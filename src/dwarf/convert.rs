@@ -199,14 +199,24 @@ impl State {
             if matches!(e.attr_value(dw::DW_AT_declaration), Ok(Some(_))) {
                 continue;
             }
-            let linkage = e
-                .attr_value(dw::DW_AT_linkage_name)
-                .ok()
-                .flatten()
-                .and_then(|v| d.attr_string(u, v).ok())
-                .map(|s| s.to_string_lossy().into_owned());
-            if name_of(d, u, e).as_deref() == Some(name) || linkage.as_deref() == Some(name) {
+            let linkage = |e: &gimli::DebuggingInformationEntry<'_, '_, R>| {
+                e.attr_value(dw::DW_AT_linkage_name)
+                    .ok()
+                    .flatten()
+                    .and_then(|v| d.attr_string(u, v).ok())
+                    .map(|s| s.to_string_lossy().into_owned())
+            };
+            if name_of(d, u, e).as_deref() == Some(name) || linkage(e).as_deref() == Some(name) {
                 return Ok(Some(e.offset().0));
+            }
+            // A C++ definition outside its class or namespace names neither itself: its
+            // DW_AT_specification points at the declaration that carries the linkage name.
+            if let Ok(Some(AttributeValue::UnitRef(o))) = e.attr_value(dw::DW_AT_specification) {
+                if let Ok(decl) = u.entry(o) {
+                    if linkage(&decl).as_deref() == Some(name) {
+                        return Ok(Some(e.offset().0));
+                    }
+                }
             }
         }
         Ok(None)

@@ -26,6 +26,8 @@ pub struct LoadOptions {
     pub strict: bool,
     /// Show a progress line on stderr (the caller decides: a terminal and > ~100 targets).
     pub progress: bool,
+    /// `log_size`: every clone loads with a verifier log of this many bytes (`-v`).
+    pub log_size: Option<u32>,
 }
 
 /// The fds of `template.maps`, in order, looked up by name in `maps`.
@@ -81,6 +83,7 @@ pub fn load_clones(
         map_fds,
         funcs: funcs.as_ref(),
         module_objs: &module_objs,
+        log_size: opts.log_size,
     };
     let mut outcomes: Vec<(usize, Outcome)> = Vec::with_capacity(targets.len());
 
@@ -186,6 +189,7 @@ struct Shared<'a> {
     /// The function BTF object of a template with subprograms (loop callbacks).
     funcs: Option<&'a super::subprogs::FuncBtfObj>,
     module_objs: &'a ModuleObjs,
+    log_size: Option<u32>,
 }
 
 /// Instantiate and load target `i`: its program, or the kernel's refusal.
@@ -221,6 +225,7 @@ fn load_one(
     let mut o = ProgLoadOptions::new(t.prog_type(), buf);
     o.name = &t.name;
     o.license = &t.license;
+    o.log_size = shared.log_size;
     if let Some(f) = shared.funcs {
         f.apply(&mut o);
     }

@@ -8,8 +8,9 @@
 //! 5. arm, release the command, then loop: one epoll set over the ring buffer's set and a
 //!    signalfd (SIGINT, SIGTERM, SIGCHLD; SIGUSR1 runs `self:signal` probes with
 //!    BPF_PROG_TEST_RUN); no timer, no busy polling;
-//! 6. on `exit()`, a signal or the command's exit: disarm, handle the records already written,
-//!    run each END, print every non-empty script map (bpftrace's exit format), report lost
+//! 6. on `exit()`, a signal or the command's exit: disarm, handle the records already written
+//!    (after `exit()`: drop them; the probes ran on until the disarm, as bpftrace's run on until
+//!    it detaches), run each END, print every non-empty script map (bpftrace's exit format), report lost
 //!    records and map-full drops, then close everything (dropping the owned fds detaches).
 //!
 //! Invariants: every kernel object is an owned fd held by this function's locals, so an error,
@@ -458,6 +459,8 @@ pub fn run(
     let mut runs: Vec<(String, SpecialProg)> = Vec::new();
     let mut left_out: Option<&'static str> = None;
     let mut objects: Vec<KernelObject> = Vec::new();
+    // Per object: whether closing it detaches within milliseconds (`detaches_quickly`).
+    let mut quick_detach: Vec<bool> = Vec::new();
     let mut attached = 0usize;
     let mut probe_names = HashMap::new();
     // `interval` events (object index, period): restarted when the run is armed, so the first
@@ -550,6 +553,7 @@ pub fn run(
                             .map(|o| (o, period_ns.max(1))),
                     );
                 }
+                quick_detach.extend(a.objects.iter().map(|_| detaches_quickly(&p.kind)));
                 objects.extend(a.objects);
                 continue;
             }
@@ -619,15 +623,18 @@ pub fn run(
     }
     flush(out, &mut buf, true)?;
 
-    // BEGIN, in order; its records first.
+    // BEGIN, in order; its records first. As in bpftrace, an `exit()` in one does not keep the
+    // later ones from running (their map updates count), but what they print is dropped.
     let mut reason = None;
     for b in &begins {
         b.run()?;
-        if handle_pending(&mut buffers, &mut sink, out, &mut buf, opts.buffering)?
+        if reason.is_some() {
+            discard_pending(&mut buffers)?;
+        } else if handle_pending(&mut buffers, &mut sink, out, &mut buf, opts.buffering)?
             || exit_flag.code().is_some()
         {
             reason = Some(ExitReason::Exit);
-            break;
+            discard_pending(&mut buffers)?;
         }
     }
 
@@ -704,18 +711,44 @@ pub fn run(
             )?
         });
     }
+    if reason == Some(ExitReason::Exit) {
+        // bpftrace stops a run that `exit()` ends by detaching its probes, which keep firing
+        // (and counting) until each is detached; a probe that calls `exit()` on a traced
+        // program's first call sees its later calls (the suite's `intcast.Sum casted
+        // retval`). Disarming alone would stop them within microseconds, often before the
+        // traced program runs again, so the attachments that detach quickly are closed first
+        // (the others, whose detach waits for grace periods, are only disarmed and detached
+        // in the background as at every other end).
+        let (quick, slow): (Vec<_>, Vec<_>) = objects
+            .into_iter()
+            .zip(quick_detach.iter().copied().chain(std::iter::repeat(false)))
+            .partition(|(o, q)| *q && o.is_attachment());
+        crate::loader::detach(
+            quick.into_iter().map(|(o, _)| o).collect(),
+            crate::loader::DetachMode::Parallel { threads: 0 },
+        );
+        objects = slow.into_iter().map(|(o, _)| o).collect();
+    }
     let _ = arming.disarm();
     if matches!(reason, Some(ExitReason::Signal(_))) {
         sink.stopping = true;
     }
-    // Records written before disarming still count (unless exit() already ended the run).
-    if reason != Some(ExitReason::Exit) {
+    // Records written before disarming still count, unless exit() ended the run: the probes
+    // ran on until the disarm above, and bpftrace drops their records behind the exit record.
+    if reason == Some(ExitReason::Exit) {
+        discard_pending(&mut buffers)?;
+    } else {
         handle_pending(&mut buffers, &mut sink, out, &mut buf, opts.buffering)?;
     }
+    // END probes all run; after an `exit()` in one, the rest print nothing (as in bpftrace).
+    let mut end_exited = false;
     for e in &ends {
         e.run()?;
-        if handle_pending(&mut buffers, &mut sink, out, &mut buf, opts.buffering)? {
-            break;
+        if end_exited {
+            discard_pending(&mut buffers)?;
+        } else if handle_pending(&mut buffers, &mut sink, out, &mut buf, opts.buffering)? {
+            end_exited = true;
+            discard_pending(&mut buffers)?;
         }
     }
 
@@ -870,6 +903,19 @@ fn run_modes(
     Ok(any_failed)
 }
 
+/// Whether closing the attachments of a probe of `kind` detaches it within milliseconds:
+/// uprobes and USDT (uprobe_multi links or perf events), software and hardware perf events
+/// (profile, interval, watchpoints), raw tracepoints and iterators. Not tracepoints (each
+/// perf event's release waits for `tracepoint_synchronize_unregister`, ~75 ms measured on
+/// the host), fentry/fexit trampolines (RCU-tasks grace periods per link, `loader::detach`)
+/// or kprobes.
+fn detaches_quickly(kind: &ProbeKind) -> bool {
+    !matches!(
+        kind,
+        ProbeKind::Tracepoint { .. } | ProbeKind::Fentry { .. } | ProbeKind::Kprobe { .. }
+    )
+}
+
 /// Whether every probe of `script` is a BEGIN or END probe (or a `test:`/`bench:` one).
 fn only_begin_end(script: &CompiledScript) -> bool {
     script
@@ -927,7 +973,15 @@ fn flush(out: &mut dyn Write, buf: &mut Vec<u8>, force: bool) -> Result<(), RunE
     r.map_err(RunError::Output)
 }
 
-/// Handles every record already in the buffers; true when one was `exit()`.
+/// Drops every record already in the buffers: what probes wrote after an `exit()` record,
+/// which bpftrace reads past without printing.
+fn discard_pending(buffers: &mut BufferSet) -> Result<(), RunError> {
+    buffers.drain(|_, _| ControlFlow::Continue(()))?;
+    Ok(())
+}
+
+/// Handles every record already in the buffers up to an `exit()` record, which stays the last
+/// one handled (the rest stay in the buffers); true when one was `exit()`.
 fn handle_pending(
     buffers: &mut BufferSet,
     sink: &mut EventSink<'_>,
@@ -1055,8 +1109,9 @@ fn event_loop(
             return Ok(ExitReason::Exit);
         }
         if exit_flag.code().is_some() {
-            // Its record was lost (or is still being written): the probes are disarmed, so
-            // one more pass takes what they wrote before it and ends.
+            // Its record was lost (or is still being written): one more pass, bounded by one
+            // look at the buffers' fill, takes what was written before it and ends (at the
+            // exit record if it has arrived meanwhile).
             handle_pending(buffers, sink, out, buf, mode)?;
             return Ok(ExitReason::Exit);
         }

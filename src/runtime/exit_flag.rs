@@ -1,9 +1,13 @@
 //! The exit map ([`EXIT_MAP_NAME`]): how `exit()` reaches the runtime without depending on
 //! the ring buffer. The generated code for `exit(code)` stores the code (`u32` at offset 0)
-//! and then 1 (`u32` at offset 4) in this one-entry array, emits its ring-buffer record (which
-//! wakes the event loop and keeps the order of output), and clears the arming flag so no
-//! probe writes more records. The record can be lost when a flood has filled the buffer; the
-//! map write cannot, and the event loop reads it after every drain.
+//! and then 1 (`u32` at offset 4) in this one-entry array unless an earlier `exit()` did (the
+//! first code wins), then emits its ring-buffer record (which wakes the event loop and keeps
+//! the order of output). The record can be lost when a flood has filled the buffer; the map
+//! write cannot, and the event loop reads it after every drain.
+//!
+//! As in current bpftrace, `exit()` stops nothing in the kernel: every probe, the caller
+//! included, keeps running (and updating maps) until the runtime has read the exit and
+//! disarmed; the records written behind the exit record are dropped unread.
 
 use std::os::fd::{AsRawFd, RawFd};
 

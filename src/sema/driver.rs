@@ -49,6 +49,7 @@ const CONFIG_KEYS: &[&str] = &[
     "unstable_macro",
     "unstable_map_decl",
     "unstable_tseries",
+    "unstable_dw_ustack",
     "unstable_addr",
     "use_blazesym",
 ];

@@ -337,6 +337,7 @@ impl Checker<'_> {
             | FuncId::Path
             | FuncId::Kstack
             | FuncId::Ustack
+            | FuncId::DwUstack
             | FuncId::Nsecs
             | FuncId::Bswap
             | FuncId::Memcmp

@@ -346,7 +346,14 @@ pub fn truncate(b: &mut Builder, place: Place, size: u32, len: u32) {
 
 /// `buf(src, len)`: `u32 length` at `dst`, then up to `capacity` bytes read from `src`.
 /// The length is clamped to the capacity (the verifier needs the bound).
-pub fn read_buf(b: &mut Builder, user: bool, dst: Place, capacity: u32, src: Value, len: Value) {
+pub fn read_buf(
+    b: &mut Builder,
+    user: bool,
+    dst: Place,
+    capacity: u32,
+    src: Value,
+    len: Value,
+) -> VReg {
     let helper = if user {
         Helper::ProbeReadUser
     } else {
@@ -373,5 +380,5 @@ pub fn read_buf(b: &mut Builder, user: bool, dst: Place, capacity: u32, src: Val
         Value::Reg(r) => Arg::Reg(r),
     };
     let d = dst.at(4).arg(b);
-    b.call_void(helper, &[d, n, s]);
+    b.call(helper, &[d, n, s])
 }

@@ -10,7 +10,7 @@ use super::maps::{slot_field, stored_key_fields, FIRST_SCRIPT_MAP};
 use super::store::store_val;
 use super::task::{Member, Relative::*};
 use super::{int_ty, Lower, LowerError, Val};
-use crate::asm::isa::Size;
+use crate::asm::isa::{JmpOp, Size};
 use crate::builtins::{BuiltinId, FuncId, ValueId};
 use crate::codegen::emit::agg::update_agg;
 use crate::codegen::emit::maps::{self as emaps, Key, BPF_ANY};
@@ -85,24 +85,24 @@ fn emit_record(
 }
 
 /// `exit(code)`: the code and the flag in the exit map first (a record can be lost in a full
-/// buffer, this write cannot), then the record (it wakes the runtime and keeps the output's
-/// order), then disarm so no probe adds records after it (`runtime::exit_flag`), then leave.
+/// buffer, this write cannot; the first `exit()` keeps its code, as bpftrace takes the code of
+/// the first exit record it reads), then the record (it wakes the runtime and keeps the
+/// output's order), then leave this probe. As in current bpftrace, the other probes (and this
+/// one) keep running until the runtime reads the exit and detaches; it drops what they print
+/// after the exit record (`runtime::exit_flag`).
 pub(crate) fn lower_exit(lw: &mut Lower<'_>, span: Span, code: Value) -> Result<Val, LowerError> {
     let code = code.src(&mut lw.b);
     let map = lw.b.map(crate::template::EXIT_MAP_NAME);
     let p = lw.b.vreg();
     lw.b.ld_map_value(p, map, 0);
+    let set = lw.b.vreg();
+    lw.b.load(Size::W, set, p, 4);
+    let written = lw.b.label();
+    lw.b.jmp64(JmpOp::Jne, set, 0, written);
     lw.b.store(Size::W, p, 0, code);
     lw.b.store(Size::W, p, 4, 1);
+    lw.b.bind(written);
     emit_record(lw, span, EventKind::Exit, 0, &[], &[])?;
-    // An iterator's run is the whole trace and ends by itself: as in bpftrace, `exit()` there
-    // stops neither the iteration nor the other objects' output.
-    if lw.probe_kind != crate::syntax::ast::ProbeKind::Iter {
-        let arm = lw.b.map(crate::template::ARM_MAP_NAME);
-        let a = lw.b.vreg();
-        lw.b.ld_map_value(a, arm, 0);
-        lw.b.store(Size::W, a, 0, 0);
-    }
     let exit = lw.exit;
     lw.b.ja(exit);
     // Code after exit() is unreachable; give it a fresh block so later binds work.
@@ -128,6 +128,29 @@ pub(crate) fn runtime_warning(
         ..Default::default()
     });
     emit_record(lw, span, EventKind::Printf, id, &[], &[])
+}
+
+/// A run-time warning with printf arguments (`fmt` with `%d`…), like [`runtime_warning`].
+pub(crate) fn runtime_warning_args(
+    lw: &mut Lower<'_>,
+    span: Span,
+    fmt: &str,
+    args: &[(Val, Type, FieldType)],
+) -> Result<(), LowerError> {
+    let fields: Vec<FieldType> = args.iter().map(|(_, _, f)| f.clone()).collect();
+    let call = crate::plan::printf::PrintfCall::new(fmt, fields.clone())
+        .map_err(|e| LowerError::unsupported(format!("internal error: warning text: {e}"), span))?;
+    let id = lw.script.events.printf.len() as u32;
+    lw.script.events.printf.push(call);
+    lw.script.events.printf_diag.push(crate::plan::PrintfDiag {
+        id,
+        error: false,
+        span,
+        expanded_from: lw.macros.iter().rev().map(|f| f.call_span()).collect(),
+        ..Default::default()
+    });
+    let vals: Vec<(Val, Type)> = args.iter().map(|(v, t, _)| (*v, t.clone())).collect();
+    emit_record(lw, span, EventKind::Printf, id, &fields, &vals)
 }
 
 /// A call `name(args)`.
@@ -163,6 +186,7 @@ pub(crate) fn lower_call(
             super::builtins::pid_tid(lw, e, f == FuncId::Tid, init)
         }
         FuncId::Comm if args.is_empty() => super::builtins::lower_value(lw, e, ValueId::Comm, name),
+        FuncId::Comm => super::task::comm_of_pid(lw, e, &args[0]),
         FuncId::Buf => super::funcs::buf(lw, e, args, &t),
         // The argument is kept as recorded (nanoseconds since boot); userspace adds the boot
         // time when printing (bpftrace 0.17 does the same).
@@ -280,23 +304,25 @@ pub(crate) fn lower_call(
             for i in 0..JOIN_MAX {
                 let src = lw.b.copy(arr);
                 lw.b.alu(true, crate::asm::isa::AluOp::Add, src, (8 * i) as i32);
-                crate::codegen::emit::builtins::read_mem(
+                let ret = crate::codegen::emit::builtins::read_mem(
                     &mut lw.b,
                     user,
                     ptr_place,
                     8,
                     Value::Reg(src),
                 );
+                lw.check_helper(ret, super::deref::read_helper(user), e.span)?;
                 let p = lw.b.vreg();
                 lw.b.load(crate::asm::isa::Size::Dw, p, ptr_slot, 0);
                 lw.b.jmp64(crate::asm::isa::JmpOp::Jeq, p, 0, done);
-                crate::codegen::emit::strings::read_str(
+                let ret = crate::codegen::emit::strings::read_str(
                     &mut lw.b,
                     user,
                     rec.at((8 + i * elem) as i32),
                     elem as u32,
                     Value::Reg(p),
                 );
+                lw.check_helper(ret, str_helper(user), e.span)?;
             }
             lw.b.bind(done);
             submit_record(lw, &record);
@@ -573,7 +599,7 @@ pub(crate) fn lower_call(
         | FuncId::Hist
         | FuncId::Lhist
         | FuncId::Tseries
-        | FuncId::Comm
+        | FuncId::DwUstack
         | FuncId::Getopt
         | FuncId::IsStr
         | FuncId::IsPtr

@@ -390,7 +390,9 @@ pub(crate) fn buf(
         }
         // Through a pointer: the emit primitive stores the clamped length and reads.
         (Val::Int(ptr, _), len) => {
-            crate::codegen::emit::strings::read_buf(&mut lw.b, user, p, capacity, ptr, len);
+            let ret =
+                crate::codegen::emit::strings::read_buf(&mut lw.b, user, p, capacity, ptr, len);
+            lw.check_helper(ret, super::deref::read_helper(user), e.span)?;
             return Ok(Val::Mem(p));
         }
         (Val::None, _) => Value::Imm(0),
@@ -416,7 +418,8 @@ pub(crate) fn macaddr(lw: &mut Lower<'_>, e: &Expr, a: &Expr) -> Result<Val, Low
     match lower_expr(lw, a)? {
         Val::Mem(from) => super::store::copy(lw, p, from, 6),
         Val::Int(ptr, _) => {
-            crate::codegen::emit::builtins::read_mem(&mut lw.b, user, p, 6, ptr);
+            let ret = crate::codegen::emit::builtins::read_mem(&mut lw.b, user, p, 6, ptr);
+            lw.check_helper(ret, super::deref::read_helper(user), e.span)?;
         }
         Val::None => zero(&mut lw.b, p, 8),
     }

@@ -6,9 +6,14 @@
 //! forked this one (or the reaper it was handed to), not `parent` (a ptracer). `pid` there is
 //! the kernel's per-thread id of the parent thread, as bpftrace reads it. Offsets come from the
 //! kernel's BTF; each pointer hop is a `bpf_probe_read_kernel`, so a bad task reads as 0 / "".
+//!
+//! `comm(PID)`: the name of process PID, through the `bpf_task_from_pid` kfunc (a reference
+//! the program must give back with `bpf_task_release` on every path). The kernel allows the
+//! kfunc only in some program types (a trial load decides, as bpftrace's `kfunc_allowed`).
 
 use super::expr::lower_expr;
 use super::{Lower, LowerError, Val};
+use crate::codegen::builder::Arg;
 use crate::codegen::emit::builtins as bi;
 use crate::codegen::emit::{IntTy, Place, Value};
 use crate::syntax::ast::Expr;
@@ -93,4 +98,75 @@ pub(crate) fn parent(
     let p = Place::new(slot, 0);
     bi::read_mem(&mut lw.b, false, p, 16, addr);
     Ok(Val::Mem(p))
+}
+
+/// `comm(pid)`: as bpftrace's stdlib macro, the task's 16-byte name; a pid with no task
+/// warns `No such process (pid=N)` at run time and reads `N/A`.
+pub(crate) fn comm_of_pid(lw: &mut Lower<'_>, e: &Expr, pid: &Expr) -> Result<Val, LowerError> {
+    let prog = lw.probe_kind.prog_type();
+    let kfunc = |name: &str| -> Result<u32, LowerError> {
+        let id = lw.kernel.btf(None).ok().and_then(|btf| btf.find_func(name));
+        match id {
+            Some(id) if lw.kernel.kfunc_allowed(name, prog) => Ok(id),
+            // bpftrace's words, then the kernel's rule.
+            Some(_) => Err(LowerError::Kernel {
+                what: format!(
+                    "Syntax comm(PID) is not supported in this probe type yet. Type: {} (this \
+                     kernel does not allow the {name} kfunc in {} programs)",
+                    lw.probe_kind.name(),
+                    prog.name(),
+                ),
+                span: e.span,
+            }),
+            None => Err(LowerError::Kernel {
+                what: format!("comm(PID) needs the {name} kfunc, which this kernel does not have"),
+                span: e.span,
+            }),
+        }
+    };
+    let from_pid = kfunc("bpf_task_from_pid")?;
+    let release = kfunc("bpf_task_release")?;
+    let (comm_off, _) = offsets(lw, "comm", "pid", e)?;
+    let pid_ty = lw.type_of(pid.id);
+    let pid_val = lower_expr(lw, pid)?;
+    let pid_v = pid_val.value();
+    let arg = match pid_v {
+        Value::Imm(v) => Arg::Imm(v as i32 as i64),
+        Value::Reg(r) => Arg::Reg(r),
+    };
+    let slot = lw.b.slot(16, 8);
+    let place = Place::new(slot, 0);
+    let task = lw.b.call_kfunc(from_pid, &[arg]);
+    let missing = lw.b.label();
+    let done = lw.b.label();
+    lw.b.jmp64(crate::asm::isa::JmpOp::Jeq, task, 0, missing);
+    let addr = crate::codegen::emit::arith::binop(
+        &mut lw.b,
+        crate::codegen::emit::arith::BinOp::Add,
+        Value::Reg(task),
+        Value::Imm(comm_off as i64),
+        IntTy::U64,
+    );
+    bi::read_mem(&mut lw.b, false, place, 16, addr);
+    lw.b.call_kfunc(release, &[Arg::Reg(task)]);
+    lw.b.ja(done);
+    lw.b.bind(missing);
+    super::calls::runtime_warning_args(
+        lw,
+        e.span,
+        "No such process (pid=%d)",
+        &[(
+            pid_val,
+            pid_ty,
+            crate::plan::layout::FieldType::Int {
+                bytes: 8,
+                signed: true,
+            },
+        )],
+    )?;
+    let na = i32::from_le_bytes(*b"N/A\0");
+    lw.b.store(crate::asm::isa::Size::Dw, slot, 0, na);
+    lw.b.store(crate::asm::isa::Size::Dw, slot, 8, 0);
+    lw.b.bind(done);
+    Ok(Val::Mem(place))
 }

@@ -55,13 +55,14 @@ pub(crate) fn lower_arg(
             }
             let slot = lw.b.slot(8, 8);
             let p = Place::new(slot, 0);
-            crate::codegen::emit::builtins::read_mem(
+            let ret = crate::codegen::emit::builtins::read_mem(
                 &mut lw.b,
                 true,
                 p,
                 arg.size as u32,
                 Value::Reg(addr),
             );
+            lw.check_helper(ret, crate::asm::isa::Helper::ProbeReadUser, span)?;
             load_int(&mut lw.b, p, ty)
         }
     };

@@ -111,7 +111,10 @@ pub fn fentry(
         } else {
             ctx.fentry_via
         },
-        load: LoadOptions::default(),
+        load: LoadOptions {
+            log_size: ctx.log_size,
+            ..Default::default()
+        },
     };
     let filter_functions = || {
         use crate::kernel::info::KernelInfo;

@@ -97,8 +97,17 @@ pub fn attach(
         funcs: funcs.into_iter().map(|f| (f.name, f.offset)).collect(),
         pid: ctx.pid,
     };
+    // As in bpftrace, one function attaches as one perf uprobe and only several share a
+    // uprobe_multi link. It also matters for `exit()`: a perf uprobe's close lets the traced
+    // program run on (and be counted) until the kernel has removed it, as bpftrace's suite
+    // expects (`intcast.Sum casted retval`); a uprobe_multi link's close removes the
+    // breakpoints at once.
+    let single = matches!(&targets, MultiTargets::User { funcs, .. } if funcs.len() == 1);
     let multi = MultiOptions {
-        use_multi: ctx.disabled.use_multi(true),
+        use_multi: match ctx.disabled.use_multi(true) {
+            None if single => Some(false),
+            u => u,
+        },
         log_size: ctx.log_size,
         ..Default::default()
     };
