@@ -179,3 +179,7 @@ mod tests {
         assert_eq!(helpers, ["map_lookup_elem", "probe_read_kernel"]);
     }
 }
+
+#[cfg(test)]
+#[path = "compile/key_class_tests.rs"]
+mod key_class_tests;
