@@ -56,8 +56,9 @@ pub const FUNC_KINDS: &[ProbeKind] = &[
 pub struct TargetArgs {
     /// Full probe name of the target (`fentry:vmlinux:vfs_read`).
     pub name: String,
-    /// Named arguments in order, with their types (`None`: a type strobe cannot hold).
-    pub args: Vec<(String, Option<Type>)>,
+    /// Named arguments in order, with their types (`None`: a type strobe cannot hold); shared
+    /// by the targets of one prototype ([`super::proto_cache`]).
+    pub args: Arc<Vec<(String, Option<Type>)>>,
     pub retval: Option<Type>,
     /// Fact shapes, for grouping (fentry/fexit).
     pub proto: Option<TargetProto>,
@@ -76,25 +77,6 @@ pub struct ProbeContext {
     pub iter_ctx: Option<Type>,
     /// The binaries of uprobe/uretprobe targets, whose DWARF types casts may name.
     pub user_binaries: Vec<std::path::PathBuf>,
-}
-
-/// Whether a probe's body mentions `args` or `retval`: only then are uprobe targets' DWARF
-/// prototypes read (a script using `arg0` reads no debug information).
-pub fn mentions_args(probe: &crate::syntax::ast::Probe) -> bool {
-    use crate::syntax::ast::{Expr, ExprKind};
-    use crate::syntax::visit::{walk_expr, walk_probe, Visitor};
-    struct Find(bool);
-    impl Visitor for Find {
-        fn visit_expr(&mut self, e: &Expr) {
-            if matches!(&e.kind, ExprKind::Ident(n) if n == "args" || n == "retval") {
-                self.0 = true;
-            }
-            walk_expr(self, e)
-        }
-    }
-    let mut f = Find(false);
-    walk_probe(&mut f, probe);
-    f.0
 }
 
 /// A uprobe target's parameters (`args`) and return type (`retval`) from the binary's DWARF.
@@ -116,13 +98,14 @@ fn user_args(
         ..TargetArgs::default()
     };
     if kind == ProbeKind::Uprobe {
-        for p in &f.params {
+        let args = f.params.iter().map(|p| {
             let ty = btf_to_type(&btf, Some(&module), p.type_id, AddrSpace::User)
                 // A struct or union passed by value is in registers or on the stack in ways
                 // the calling convention decides per type: not read.
                 .filter(|t| !matches!(t, Type::CStruct(_)));
-            out.args.push((p.name.clone(), ty));
-        }
+            (p.name.clone(), ty)
+        });
+        out.args = Arc::new(args.collect());
     }
     out.retval = btf_to_type(&btf, Some(&module), f.ret, AddrSpace::User)
         .filter(|t| t.is_scalar() || matches!(t, Type::Pointer { .. }));
@@ -243,7 +226,7 @@ fn tracepoint_field_type(
     Some(if t == "bool" { Type::Bool } else { scalar })
 }
 
-fn fact_class(btf: &Btf, id: u32) -> FactClass {
+pub(super) fn fact_class(btf: &Btf, id: u32) -> FactClass {
     match btf.classify(id) {
         Ok(BtfClass::Void) => FactClass::Void,
         Ok(BtfClass::Int { size, signed, .. }) | Ok(BtfClass::Enum { size, signed }) => {
@@ -287,42 +270,10 @@ pub fn fentry_proto(kernel: &dyn KernelInfo, t: &Target) -> Option<TargetProto> 
     })
 }
 
-fn func_args(
-    btf: &Btf,
-    module: Option<&str>,
-    func: &str,
-    btf_id: Option<u32>,
-    name: &str,
-) -> Result<TargetArgs, String> {
-    let id = btf_id
-        .or_else(|| btf.find_func(func))
-        .ok_or_else(|| format!("no BTF for function {func}"))?;
-    let proto = btf.func_proto(id).map_err(|e| e.to_string())?;
-    let mut out = TargetArgs {
-        name: name.to_string(),
-        ..TargetArgs::default()
-    };
-    let mut fact = TargetProto {
-        name: name.to_string(),
-        params: Vec::new(),
-        ret: fact_class(btf, proto.ret),
-    };
-    for p in proto.params() {
-        out.args.push((
-            p.name.to_string(),
-            btf_to_type(btf, module, p.type_id, AddrSpace::Kernel),
-        ));
-        fact.params
-            .push((p.name.to_string(), fact_class(btf, p.type_id)));
-    }
-    out.retval = btf_to_type(btf, module, proto.ret, AddrSpace::Kernel);
-    out.proto = Some(fact);
-    Ok(out)
-}
-
 impl ProbeContext {
     /// Builds the context of a probe from its attach points' kinds and targets.
-    /// `uses_args`: the probe mentions `args` or `retval` (see [`mentions_args`]); without it
+    /// `uses_args`: the probe reads `args` or `retval` ([`super::proto_cache::reads_args`]);
+    /// without it fentry/fexit targets get no script types (shapes only) and
     /// uprobe targets get no DWARF prototype.
     pub fn build(
         attach: &[(ProbeKind, Vec<Target>)],
@@ -331,6 +282,7 @@ impl ProbeContext {
         uses_args: bool,
     ) -> ProbeContext {
         let mut cx = ProbeContext::default();
+        let mut protos = super::proto_cache::ProtoCache::default();
         for (kind, targets) in attach {
             if !cx.kinds.contains(kind) {
                 cx.kinds.push(*kind);
@@ -354,12 +306,12 @@ impl ProbeContext {
                         match user_args(path, func, &t.name, *kind) {
                             // Without DWARF a uretprobe's retval is the raw register.
                             Err(_) if *kind == ProbeKind::Uretprobe => {
-                                cx.target_args(*kind, t, kernel, max_strlen)
+                                cx.target_args(*kind, t, kernel, max_strlen, &mut protos, uses_args)
                             }
                             r => r.map(Some),
                         }
                     }
-                    _ => cx.target_args(*kind, t, kernel, max_strlen),
+                    _ => cx.target_args(*kind, t, kernel, max_strlen, &mut protos, uses_args),
                 };
                 match r {
                     Ok(Some(a)) => cx.targets.push(a),
@@ -390,6 +342,8 @@ impl ProbeContext {
         t: &Target,
         kernel: &dyn KernelInfo,
         max_strlen: usize,
+        protos: &mut super::proto_cache::ProtoCache,
+        uses_args: bool,
     ) -> Result<Option<TargetArgs>, String> {
         let btf = |m: Option<&str>| -> Result<Arc<Btf>, String> {
             kernel.btf(m).map_err(|e| e.to_string())
@@ -405,7 +359,10 @@ impl ProbeContext {
                 ProbeKind::Fentry | ProbeKind::Fexit,
             ) => {
                 let b = btf(module.as_deref())?;
-                func_args(&b, module.as_deref(), func, *btf_id, &t.name)?
+                let id = btf_id
+                    .or_else(|| b.find_func(func))
+                    .ok_or_else(|| format!("no BTF for function {func}"))?;
+                protos.func_args(&b, module.as_deref(), id, &t.name, uses_args)?
             }
             (TargetKind::KernelFunc { module, func, .. }, ProbeKind::Kretprobe) => {
                 // kretprobe's retval has the function's return type when BTF knows it.
@@ -430,16 +387,22 @@ impl ProbeContext {
                 let vmlinux = btf(None).ok();
                 TargetArgs {
                     name: t.name.clone(),
-                    args: f
-                        .fields
-                        .iter()
-                        .map(|fl| {
-                            (
-                                fl.name.clone(),
-                                tracepoint_field_type(fl, category, max_strlen, vmlinux.as_deref()),
-                            )
-                        })
-                        .collect(),
+                    args: Arc::new(
+                        f.fields
+                            .iter()
+                            .map(|fl| {
+                                (
+                                    fl.name.clone(),
+                                    tracepoint_field_type(
+                                        fl,
+                                        category,
+                                        max_strlen,
+                                        vmlinux.as_deref(),
+                                    ),
+                                )
+                            })
+                            .collect(),
+                    ),
                     ..TargetArgs::default()
                 }
             }
@@ -448,15 +411,22 @@ impl ProbeContext {
                 let params = b.raw_tracepoint_args(name).map_err(|e| e.to_string())?;
                 TargetArgs {
                     name: t.name.clone(),
-                    args: params
-                        .iter()
-                        .map(|p| {
-                            (
-                                p.name.to_string(),
-                                btf_to_type(&b, module.as_deref(), p.type_id, AddrSpace::Kernel),
-                            )
-                        })
-                        .collect(),
+                    args: Arc::new(
+                        params
+                            .iter()
+                            .map(|p| {
+                                (
+                                    p.name.to_string(),
+                                    btf_to_type(
+                                        &b,
+                                        module.as_deref(),
+                                        p.type_id,
+                                        AddrSpace::Kernel,
+                                    ),
+                                )
+                            })
+                            .collect(),
+                    ),
                     ..TargetArgs::default()
                 }
             }
