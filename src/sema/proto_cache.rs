@@ -117,6 +117,31 @@ impl ProtoCache {
     }
 }
 
+impl ProtoCache {
+    /// The grouping prototype of fentry/fexit target `t` (as [`super::context::fentry_proto`]),
+    /// its parameter list shared with the other targets of its prototype.
+    pub fn target_proto(
+        &mut self,
+        kernel: &dyn crate::kernel::info::KernelInfo,
+        t: &super::expand::Target,
+    ) -> Option<TargetProto> {
+        let super::expand::TargetKind::KernelFunc {
+            module,
+            func,
+            btf_id,
+            ..
+        } = &t.kind
+        else {
+            return None;
+        };
+        let btf = kernel.btf(module.as_deref()).ok()?;
+        let id = btf_id.or_else(|| btf.find_func(func))?;
+        self.func_args(&btf, module.as_deref(), id, &t.name, false)
+            .ok()?
+            .proto
+    }
+}
+
 /// Whether `probe` reads `args` or `retval`, itself or through the macros it calls (a macro's
 /// body is the caller's: `macro f() { args.count }` reads the probe's `args`).
 pub fn reads_args(program: &Program, probe: &Probe) -> bool {

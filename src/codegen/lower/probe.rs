@@ -549,6 +549,7 @@ fn with_fentry_targets(
         return kind;
     };
     let mut targets = Vec::new();
+    let mut protos = crate::sema::proto_cache::ProtoCache::default();
     let skipped: std::collections::HashSet<usize> =
         at.grouping.skipped.iter().map(|(s, _)| *s).collect();
     for (i, target) in at.targets.iter().enumerate() {
@@ -582,7 +583,7 @@ fn with_fentry_targets(
             continue;
         };
         // Shapes only (no script types): a wildcard reaches tens of thousands of targets.
-        let Some(proto) = crate::sema::context::fentry_proto(kernel, target) else {
+        let Some(proto) = protos.target_proto(kernel, target) else {
             continue;
         };
         if let Ok(mut c) = crate::plan::target::CloneTarget::from_proto(t, &proto, *id) {
