@@ -192,6 +192,42 @@ mod tests {
     }
 
     #[test]
+    fn targets_of_one_prototype_share_their_converted_arguments() {
+        let btf = crate::kernel::info::MockKernel::fixture()
+            .vmlinux
+            .expect("fixture has vmlinux BTF");
+        let id = btf.find_func("vfs_read").expect("fixture has vfs_read");
+        let mut cache = ProtoCache::default();
+        let a = cache
+            .func_args(&btf, None, id, "fentry:vmlinux:a", true)
+            .unwrap();
+        let b = cache
+            .func_args(&btf, None, id, "fentry:vmlinux:b", true)
+            .unwrap();
+        assert!(
+            Arc::ptr_eq(&a.args, &b.args),
+            "one conversion per prototype"
+        );
+        assert_eq!(
+            (a.name.as_str(), b.name.as_str()),
+            ("fentry:vmlinux:a", "fentry:vmlinux:b")
+        );
+        let names: Vec<&str> = a.args.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["file", "buf", "count", "pos"]);
+        assert!(a.args.iter().all(|(_, t)| t.is_some()));
+        assert!(a.retval.is_some());
+        let pa = a.proto.unwrap();
+        assert_eq!(pa.name, "fentry:vmlinux:a");
+        assert!(Arc::ptr_eq(&pa.params, &b.proto.unwrap().params));
+        // Without `args`/`retval` in the probe: shapes only, no script types.
+        let c = cache
+            .func_args(&btf, None, id, "fentry:vmlinux:c", false)
+            .unwrap();
+        assert!(c.args.is_empty() && c.retval.is_none());
+        assert_eq!(c.proto.unwrap().params.len(), 4);
+    }
+
+    #[test]
     fn args_are_read_directly_or_through_macros() {
         let cases = [
             ("fentry:f { @ = count(); }", false),
