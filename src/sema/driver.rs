@@ -488,7 +488,16 @@ impl<'a> Checker<'a> {
                     &attach,
                     self.kernel,
                     self.opts.max_strlen,
-                    super::proto_cache::reads_args(self.program, probe),
+                    // Only these kinds read more when the probe uses `args`.
+                    exp.iter().any(|(k, ..)| {
+                        matches!(
+                            k,
+                            ProbeKind::Fentry
+                                | ProbeKind::Fexit
+                                | ProbeKind::Uprobe
+                                | ProbeKind::Uretprobe
+                        )
+                    }) && super::proto_cache::reads_args(self.program, probe),
                 )
             }
         };

@@ -148,13 +148,22 @@ pub fn reads_args(program: &Program, probe: &Probe) -> bool {
     use crate::syntax::visit::{walk_block, walk_expr, walk_probe, Visitor};
     struct Find<'a> {
         program: &'a Program,
+        /// The program's macros by name, indexed at the first call (a script may have
+        /// thousands of probes and no macro).
+        macros: Option<HashMap<&'a str, &'a crate::syntax::ast::MacroDef>>,
         seen: HashSet<&'a str>,
         found: bool,
     }
     impl<'a> Find<'a> {
         fn enter_macro(&mut self, name: &str) {
             let program = self.program;
-            if let Some(m) = program.macros().find(|m| m.name.name == name) {
+            let macros = self.macros.get_or_insert_with(|| {
+                program
+                    .macros()
+                    .map(|m| (m.name.name.as_str(), m))
+                    .collect()
+            });
+            if let Some(&m) = macros.get(name) {
                 if self.seen.insert(&m.name.name) {
                     walk_block(self, &m.body);
                 }
@@ -176,6 +185,7 @@ pub fn reads_args(program: &Program, probe: &Probe) -> bool {
     }
     let mut f = Find {
         program,
+        macros: None,
         seen: HashSet::new(),
         found: false,
     };
