@@ -371,7 +371,12 @@ fn attach_group(
             cookies: &cookies,
         },
     )
-    .map_err(GroupError::Link)?;
+    .map_err(|e| {
+        // A refused link is retried without the functions ftrace cannot reach: its cost
+        // shows apart from the group that attached (`STROBE_TIMINGS`).
+        crate::timings::record("kprobe_multi_refused", t0.elapsed());
+        GroupError::Link(e)
+    })?;
     crate::timings::record("kprobe_multi_group", t0.elapsed());
     Ok((prog, link))
 }
