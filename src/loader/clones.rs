@@ -355,7 +355,7 @@ mod tests {
         };
         let proto = TargetProto {
             name: "vfs_write".into(),
-            params: vec![("file".into(), TypeClass::Pointer), ("count".into(), int)],
+            params: vec![("file".into(), TypeClass::Pointer), ("count".into(), int)].into(),
             ret: int,
         };
         let c = CloneTarget::from_proto(&t, &proto, 42).unwrap();

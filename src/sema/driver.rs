@@ -480,19 +480,28 @@ impl<'a> Checker<'a> {
                  with program behavior.",
             );
         }
-        let attach: Vec<(ProbeKind, Vec<Target>)> =
-            exp.iter().map(|(k, _, t, _)| (*k, t.clone())).collect();
-        self.cx = match self.contexts.get(&index) {
-            Some(cx) => cx.clone(),
+        // Built in round 1, reused in round 2: moved in and out, never copied (a wildcard's
+        // context has a row per target).
+        self.cx = match self.contexts.remove(&index) {
+            Some(cx) => cx,
             None => {
-                let cx = ProbeContext::build(
+                let attach: Vec<(ProbeKind, Vec<Target>)> =
+                    exp.iter().map(|(k, _, t, _)| (*k, t.clone())).collect();
+                ProbeContext::build(
                     &attach,
                     self.kernel,
                     self.opts.max_strlen,
-                    super::context::mentions_args(probe),
-                );
-                self.contexts.insert(index, cx.clone());
-                cx
+                    // Only these kinds read more when the probe uses `args`.
+                    exp.iter().any(|(k, ..)| {
+                        matches!(
+                            k,
+                            ProbeKind::Fentry
+                                | ProbeKind::Fexit
+                                | ProbeKind::Uprobe
+                                | ProbeKind::Uretprobe
+                        )
+                    }) && super::proto_cache::reads_args(self.program, probe),
+                )
             }
         };
         if let Some(sp) = probe.attach_points.first().map(|a| a.span) {
@@ -520,8 +529,11 @@ impl<'a> Checker<'a> {
         self.learn_var_types();
         self.scopes.clear();
         let facts = std::mem::take(&mut self.facts);
+        // Round 1 only learns types: its targets and groups would be thrown away.
+        let report = self.report;
         let attach = exp
             .iter()
+            .filter(|_| report)
             .map(|(kind, raw, targets, _)| {
                 let grouping = self.group(*kind, targets, &facts);
                 AttachTargets {
@@ -534,6 +546,7 @@ impl<'a> Checker<'a> {
                 }
             })
             .collect();
+        self.contexts.insert(index, std::mem::take(&mut self.cx));
         CheckedProbe {
             index,
             attach,
@@ -541,17 +554,20 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// The argument names and prototype shapes the probe's context read for each target.
-    fn target_slots(&self, targets: &[Target]) -> Vec<super::program::TargetSlots> {
-        // By name once: wildcards reach tens of thousands of targets; the first entry of a
-        // name wins, as in [`Self::group`].
-        let by_name: HashMap<&str, &super::context::TargetArgs> = self
-            .cx
+    /// The context's targets by name, looked up once each: wildcards reach tens of thousands.
+    /// The first entry of a name wins.
+    fn context_by_name(&self) -> HashMap<&str, &super::context::TargetArgs> {
+        self.cx
             .targets
             .iter()
             .rev()
             .map(|a| (a.name.as_str(), a))
-            .collect();
+            .collect()
+    }
+
+    /// The argument names and prototype shapes the probe's context read for each target.
+    fn target_slots(&self, targets: &[Target]) -> Vec<super::program::TargetSlots> {
+        let by_name = self.context_by_name();
         targets
             .iter()
             .map(|t| {
@@ -595,28 +611,32 @@ impl<'a> Checker<'a> {
         targets: &[Target],
         facts: &[Fact],
     ) -> Grouping {
-        // By name once: wildcards reach tens of thousands of targets.
-        let by_name: HashMap<&str, &super::context::TargetArgs> = self
-            .cx
-            .targets
-            .iter()
-            .rev()
-            .map(|a| (a.name.as_str(), a))
-            .collect();
         if matches!(kind, ProbeKind::Fentry | ProbeKind::Fexit) {
+            let facts: Vec<Fact> = facts
+                .iter()
+                .filter(|f| kind == ProbeKind::Fexit || !matches!(f, Fact::ReturnsScalar))
+                .cloned()
+                .collect();
+            // Nothing to tell targets apart by: one group, whatever their prototypes.
+            if facts.is_empty() {
+                return Grouping {
+                    groups: vec![TargetGroup {
+                        outcomes: Vec::new(),
+                        targets: (0..targets.len()).collect(),
+                    }],
+                    ..Grouping::default()
+                };
+            }
+            let by_name = self.context_by_name();
             let protos: Vec<_> = targets
                 .iter()
                 .filter_map(|t| by_name.get(t.name.as_str()).and_then(|a| a.proto.clone()))
                 .collect();
             if protos.len() == targets.len() {
-                let facts: Vec<Fact> = facts
-                    .iter()
-                    .filter(|f| kind == ProbeKind::Fexit || !matches!(f, Fact::ReturnsScalar))
-                    .cloned()
-                    .collect();
                 return group_targets(&facts, &protos);
             }
         }
+        let by_name = self.context_by_name();
         // Other kinds need no per-target code: one group, minus targets lacking a used field.
         let mut grouping = Grouping::default();
         let mut kept = Vec::new();

@@ -47,6 +47,7 @@ mod incomplete;
 pub mod list;
 mod meta;
 pub mod program;
+pub mod proto_cache;
 mod resolve;
 mod resources;
 mod typeck;

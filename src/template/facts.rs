@@ -54,8 +54,9 @@ impl TypeClass {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TargetProto {
     pub name: String,
-    /// Parameters in order: name (may be empty when BTF has none) and shape.
-    pub params: Vec<(String, TypeClass)>,
+    /// Parameters in order: name (may be empty when BTF has none) and shape; shared by the
+    /// targets of one prototype.
+    pub params: std::sync::Arc<[(String, TypeClass)]>,
     pub ret: TypeClass,
 }
 

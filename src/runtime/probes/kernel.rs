@@ -122,8 +122,10 @@ pub fn fentry(
             .kprobe_functions()
             .map(|fs| {
                 fs.into_iter()
-                    .filter(|(m, _)| m.is_none())
-                    .map(|(_, name)| name)
+                    .map(|(m, name)| match m {
+                        Some(m) => format!("{m}:{name}"),
+                        None => name,
+                    })
                     .collect()
             })
     };

@@ -12,6 +12,7 @@
 use std::sync::Arc;
 
 mod fentry;
+pub(super) use fentry::fact_class;
 mod iter;
 mod kprobe;
 mod rawtracepoint;
@@ -68,8 +69,9 @@ pub const FUNC_KINDS: &[ProbeKind] = &[
 pub struct TargetArgs {
     /// Full probe name of the target (`fentry:vmlinux:vfs_read`).
     pub name: String,
-    /// Named arguments in order, with their types (`None`: a type strobe cannot hold).
-    pub args: Vec<(String, Option<Type>)>,
+    /// Named arguments in order, with their types (`None`: a type strobe cannot hold); shared
+    /// by the targets of one prototype ([`super::proto_cache`]).
+    pub args: Arc<Vec<(String, Option<Type>)>>,
     pub retval: Option<Type>,
     /// Fact shapes, for grouping (fentry/fexit).
     pub proto: Option<TargetProto>,
@@ -96,25 +98,6 @@ pub struct ProbeContext {
     pub user_binaries: Vec<std::path::PathBuf>,
 }
 
-/// Whether a probe's body mentions `args` or `retval`: only then are uprobe targets' DWARF
-/// prototypes read (a script using `arg0` reads no debug information).
-pub fn mentions_args(probe: &crate::syntax::ast::Probe) -> bool {
-    use crate::syntax::ast::{Expr, ExprKind};
-    use crate::syntax::visit::{walk_expr, walk_probe, Visitor};
-    struct Find(bool);
-    impl Visitor for Find {
-        fn visit_expr(&mut self, e: &Expr) {
-            if matches!(&e.kind, ExprKind::Ident(n) if n == "args" || n == "retval") {
-                self.0 = true;
-            }
-            walk_expr(self, e)
-        }
-    }
-    let mut f = Find(false);
-    walk_probe(&mut f, probe);
-    f.0
-}
-
 /// The result of looking `args.NAME` up across a probe's targets.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ArgLookup {
@@ -128,8 +111,9 @@ pub enum ArgLookup {
 
 impl ProbeContext {
     /// Builds the context of a probe from its attach points' kinds and targets.
-    /// `uses_args`: the probe mentions `args` or `retval` (see [`mentions_args`]); without it
-    /// uprobe targets get no DWARF prototype.
+    /// `uses_args`: the probe reads `args` or `retval` ([`super::proto_cache::reads_args`]);
+    /// without it fentry/fexit targets get no script types (shapes only) and uprobe targets
+    /// get no DWARF prototype.
     pub fn build(
         attach: &[(ProbeKind, Vec<Target>)],
         kernel: &dyn KernelInfo,
@@ -137,6 +121,7 @@ impl ProbeContext {
         uses_args: bool,
     ) -> ProbeContext {
         let mut cx = ProbeContext::default();
+        let mut protos = super::proto_cache::ProtoCache::default();
         for (kind, targets) in attach {
             if !cx.kinds.contains(kind) {
                 cx.kinds.push(*kind);
@@ -160,12 +145,12 @@ impl ProbeContext {
                         match uprobe::args(path, func, &t.name, *kind) {
                             // Without DWARF a uretprobe's retval is the raw register.
                             Err(_) if *kind == ProbeKind::Uretprobe => {
-                                cx.target_args(*kind, t, kernel, max_strlen)
+                                cx.target_args(*kind, t, kernel, max_strlen, &mut protos, uses_args)
                             }
                             r => r.map(Some),
                         }
                     }
-                    _ => cx.target_args(*kind, t, kernel, max_strlen),
+                    _ => cx.target_args(*kind, t, kernel, max_strlen, &mut protos, uses_args),
                 };
                 match r {
                     Ok(Some(a)) => cx.targets.push(a),
@@ -197,6 +182,8 @@ impl ProbeContext {
         t: &Target,
         kernel: &dyn KernelInfo,
         max_strlen: usize,
+        protos: &mut super::proto_cache::ProtoCache,
+        uses_args: bool,
     ) -> Result<Option<TargetArgs>, String> {
         let btf = |m: Option<&str>| -> Result<Arc<Btf>, String> {
             kernel.btf(m).map_err(|e| e.to_string())
@@ -216,7 +203,15 @@ impl ProbeContext {
                     ..
                 } => {
                     let b = btf(module.as_deref())?;
-                    fentry::args(&b, module.as_deref(), func, *btf_id, &t.name)?
+                    fentry::args(
+                        protos,
+                        &b,
+                        module.as_deref(),
+                        func,
+                        *btf_id,
+                        &t.name,
+                        uses_args,
+                    )?
                 }
                 // `fentry:bpf:`: no `args` (bpftrace has none for these either).
                 _ => plain(),

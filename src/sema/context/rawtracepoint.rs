@@ -12,15 +12,17 @@ pub(super) fn args(
     let params = btf.raw_tracepoint_args(name).map_err(|e| e.to_string())?;
     Ok(TargetArgs {
         name: target.to_string(),
-        args: params
-            .iter()
-            .map(|p| {
-                (
-                    p.name.to_string(),
-                    btf_to_type(btf, module, p.type_id, AddrSpace::Kernel),
-                )
-            })
-            .collect(),
+        args: std::sync::Arc::new(
+            params
+                .iter()
+                .map(|p| {
+                    (
+                        p.name.to_string(),
+                        btf_to_type(btf, module, p.type_id, AddrSpace::Kernel),
+                    )
+                })
+                .collect(),
+        ),
         ..TargetArgs::default()
     })
 }

@@ -17,16 +17,17 @@ pub(super) fn args(
     let vmlinux = kernel.btf(None).ok();
     Ok(TargetArgs {
         name: target.to_string(),
-        args: f
-            .fields
-            .iter()
-            .map(|fl| {
-                (
-                    fl.name.clone(),
-                    tracepoint_field_type(fl, category, max_strlen, vmlinux.as_deref()),
-                )
-            })
-            .collect(),
+        args: std::sync::Arc::new(
+            f.fields
+                .iter()
+                .map(|fl| {
+                    (
+                        fl.name.clone(),
+                        tracepoint_field_type(fl, category, max_strlen, vmlinux.as_deref()),
+                    )
+                })
+                .collect(),
+        ),
         fields: f.fields,
         ..TargetArgs::default()
     })

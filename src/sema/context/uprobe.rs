@@ -22,13 +22,14 @@ pub(super) fn args(
         ..TargetArgs::default()
     };
     if kind == ProbeKind::Uprobe {
-        for p in &f.params {
+        let args = f.params.iter().map(|p| {
             let ty = btf_to_type(&btf, Some(&module), p.type_id, AddrSpace::User)
                 // A struct or union passed by value is in registers or on the stack in ways
                 // the calling convention decides per type: not read.
                 .filter(|t| !matches!(t, Type::CStruct(_)));
-            out.args.push((p.name.clone(), ty));
-        }
+            (p.name.clone(), ty)
+        });
+        out.args = std::sync::Arc::new(args.collect());
     }
     out.retval = btf_to_type(&btf, Some(&module), f.ret, AddrSpace::User)
         .filter(|t| t.is_scalar() || matches!(t, Type::Pointer { .. }));
