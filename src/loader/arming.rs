@@ -29,7 +29,12 @@ impl Arming {
 
     /// Events flow from every attached program from now on.
     pub fn arm(&self) -> Result<(), SysError> {
-        self.set(1)
+        self.set(crate::template::ARMED)
+    }
+
+    /// Only uprobe programs go on running (`exit()`: until their attachments are closed).
+    pub fn user_only(&self) -> Result<(), SysError> {
+        self.set(crate::template::USER_ONLY)
     }
 
     /// Events stop at once, before any link is closed.

@@ -5,6 +5,11 @@
 //! is a constant, so an event costs one load and one branch) and returns at once while the
 //! flag is 0. The loader sets the flag with one map write after the last attach and clears it
 //! first at exit, so users see events from all targets or none.
+//!
+//! The flag's values: 0 disarmed, [`ARMED`] every program runs, [`USER_ONLY`] only uprobe
+//! programs run. A run that `exit()` ends keeps its uprobes counting until their
+//! attachments are closed, as bpftrace's do until it detaches them, while every other probe
+//! stops at once (`runtime::driver`).
 
 use super::reloc::{Field, Reloc, RelocKind};
 use super::Template;
@@ -19,6 +24,11 @@ pub const ARM_MAP_NAME: &str = "strobe_arm";
 /// learns of an `exit()` even when that record is lost in a full buffer
 /// (`runtime::exit_flag`).
 pub const EXIT_MAP_NAME: &str = "strobe_exit";
+
+/// The flag's value while every program runs.
+pub const ARMED: u32 = 1;
+/// The flag's value while only uprobe (and USDT) programs run.
+pub const USER_ONLY: u32 = 2;
 
 /// Instructions the guard puts in front of a program that does not end in `r0 = 0; exit`.
 pub(crate) const GUARD_LEN: usize = 6;
@@ -41,13 +51,20 @@ impl Template {
             .checked_sub(2)
             .filter(|&i| self.insns[i..main_end] == [Insn::mov64_imm(Reg::R0, 0), Insn::exit()])
             .and_then(|i| i16::try_from(i).ok());
+        // A uprobe runs unless the flag is 0; any other program only while it is ARMED.
+        let user = matches!(self.attach, super::AttachKind::Uprobe { .. });
+        let (stop, go) = if user {
+            ((JmpOp::Jeq, 0), (JmpOp::Jne, 0))
+        } else {
+            ((JmpOp::Jne, ARMED as i32), (JmpOp::Jeq, ARMED as i32))
+        };
         let guard: Vec<Insn> = match tail {
-            Some(off) => vec![lo, hi, load, Insn::jmp_imm(JmpOp::Jeq, Reg::R0, 0, off)],
+            Some(off) => vec![lo, hi, load, Insn::jmp_imm(stop.0, Reg::R0, stop.1, off)],
             None => vec![
                 lo,
                 hi,
                 load,
-                Insn::jmp_imm(JmpOp::Jne, Reg::R0, 0, 2),
+                Insn::jmp_imm(go.0, Reg::R0, go.1, 2),
                 Insn::mov64_imm(Reg::R0, 0),
                 Insn::exit(),
             ],
