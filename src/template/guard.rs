@@ -6,10 +6,10 @@
 //! flag is 0. The loader sets the flag with one map write after the last attach and clears it
 //! first at exit, so users see events from all targets or none.
 //!
-//! The flag's values: 0 disarmed, [`ARMED`] every program runs, [`USER_ONLY`] only uprobe
-//! programs run. A run that `exit()` ends keeps its uprobes counting until their
-//! attachments are closed, as bpftrace's do until it detaches them, while every other probe
-//! stops at once (`runtime::driver`).
+//! The map value holds two such flags (`u32` each): at 0 for every program but uprobes, at
+//! [`USER_FLAG_OFF`] for uprobe (and USDT) programs. A run that `exit()` ends clears the first
+//! only, so its uprobes count on until their attachments are closed, as bpftrace's do until
+//! it detaches them, while every other probe stops at once (`runtime::driver`).
 
 use super::reloc::{Field, Reloc, RelocKind};
 use super::Template;
@@ -25,10 +25,8 @@ pub const ARM_MAP_NAME: &str = "strobe_arm";
 /// (`runtime::exit_flag`).
 pub const EXIT_MAP_NAME: &str = "strobe_exit";
 
-/// The flag's value while every program runs.
-pub const ARMED: u32 = 1;
-/// The flag's value while only uprobe (and USDT) programs run.
-pub const USER_ONLY: u32 = 2;
+/// Byte offset of the uprobe programs' flag in the arming map's value.
+pub const USER_FLAG_OFF: i16 = 4;
 
 /// Instructions the guard puts in front of a program that does not end in `r0 = 0; exit`.
 pub(crate) const GUARD_LEN: usize = 6;
@@ -43,7 +41,9 @@ impl Template {
         let mut t = self.clone();
         let arm = t.map_index(ARM_MAP_NAME);
         let [lo, hi] = Insn::ld_map_value(Reg::R0, 0, 0);
-        let load = Insn::load(Size::W, Reg::R0, Reg::R0, 0);
+        let user = matches!(self.attach, super::AttachKind::Uprobe { .. });
+        let flag = if user { USER_FLAG_OFF } else { 0 };
+        let load = Insn::load(Size::W, Reg::R0, Reg::R0, flag);
         // Code generated for a probe ends its main program with `r0 = 0; exit`: the guard
         // branches there instead of carrying its own copy (two instructions per program).
         let main_end = self.funcs.first().copied().unwrap_or(self.insns.len());
@@ -51,20 +51,13 @@ impl Template {
             .checked_sub(2)
             .filter(|&i| self.insns[i..main_end] == [Insn::mov64_imm(Reg::R0, 0), Insn::exit()])
             .and_then(|i| i16::try_from(i).ok());
-        // A uprobe runs unless the flag is 0; any other program only while it is ARMED.
-        let user = matches!(self.attach, super::AttachKind::Uprobe { .. });
-        let (stop, go) = if user {
-            ((JmpOp::Jeq, 0), (JmpOp::Jne, 0))
-        } else {
-            ((JmpOp::Jne, ARMED as i32), (JmpOp::Jeq, ARMED as i32))
-        };
         let guard: Vec<Insn> = match tail {
-            Some(off) => vec![lo, hi, load, Insn::jmp_imm(stop.0, Reg::R0, stop.1, off)],
+            Some(off) => vec![lo, hi, load, Insn::jmp_imm(JmpOp::Jeq, Reg::R0, 0, off)],
             None => vec![
                 lo,
                 hi,
                 load,
-                Insn::jmp_imm(go.0, Reg::R0, go.1, 2),
+                Insn::jmp_imm(JmpOp::Jne, Reg::R0, 0, 2),
                 Insn::mov64_imm(Reg::R0, 0),
                 Insn::exit(),
             ],
