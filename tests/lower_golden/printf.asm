@@ -1,17 +1,15 @@
 # BEGIN { printf("hello %d %s\n", 42, comm); exit(); }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 42 instructions
+# rawtracepoint template, 41 instructions
 # map 0: ringbuf
 # map 1: lost
 # map 2: strobe_exit
-# map 3: strobe_arm
 # relocations:
 #   insn    7: map fd ringbuf
 #   insn   15: map value lost + 0
 #   insn   19: map value strobe_exit + 0
-#   insn   25: map fd ringbuf
-#   insn   33: map value lost + 0
-#   insn   37: map value strobe_arm + 0
+#   insn   27: map fd ringbuf
+#   insn   35: map value lost + 0
     # t.bt:1: BEGIN { printf("hello %d %s\n", 42, comm); exit(); }
     *(u32 *)(r10 - 32) = 1
     *(u32 *)(r10 - 28) = 0
@@ -32,8 +30,11 @@
     lock *(u64 *)(r0 + 0) += r1
 L19:
     r0 = map_value(0, 0) ll
+    r1 = *(u32 *)(r0 + 4)
+    if r1 != 0 goto L25
     *(u32 *)(r0 + 0) = 0
     *(u32 *)(r0 + 4) = 1
+L25:
     *(u32 *)(r10 - 8) = 4
     *(u32 *)(r10 - 4) = 0
     r1 = map_fd(0) ll
@@ -42,13 +43,11 @@ L19:
     r3 = 8
     r4 = 0
     call 130 # bpf_ringbuf_output
-    if r0 == 0 goto L37
+    if r0 == 0 goto L39
     r0 = map_value(0, 0) ll
     r1 = 1
     lock *(u64 *)(r0 + 0) += r1
-L37:
-    r0 = map_value(0, 0) ll
-    *(u32 *)(r0 + 0) = 0
+L39:
     r0 = 0
     exit
 
