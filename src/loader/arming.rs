@@ -19,7 +19,9 @@ impl Arming {
             &MapCreateOptions {
                 name: ARM_MAP_NAME,
                 key_size: 4,
-                value_size: 4,
+                // Two flags: every program but uprobes, then uprobes
+                // (`template::USER_FLAG_OFF`).
+                value_size: 8,
                 max_entries: 1,
                 ..Default::default()
             },
@@ -29,18 +31,23 @@ impl Arming {
 
     /// Events flow from every attached program from now on.
     pub fn arm(&self) -> Result<(), SysError> {
-        self.set(1)
+        self.set(1, 1)
+    }
+
+    /// Only uprobe programs go on running (`exit()`: until their attachments are closed).
+    pub fn user_only(&self) -> Result<(), SysError> {
+        self.set(0, 1)
     }
 
     /// Events stop at once, before any link is closed.
     pub fn disarm(&self) -> Result<(), SysError> {
-        self.set(0)
+        self.set(0, 0)
     }
 
     pub fn is_armed(&self) -> Result<bool, SysError> {
-        let mut v = [0u8; 4];
+        let mut v = [0u8; 8];
         self.map.lookup(&0u32.to_ne_bytes(), &mut v)?;
-        Ok(u32::from_ne_bytes(v) != 0)
+        Ok(v != [0u8; 8])
     }
 
     /// The flag's map (`--pin` pins it so the attachment can be disarmed later).
@@ -53,8 +60,12 @@ impl Arming {
         (ARM_MAP_NAME, self.map.as_raw_fd())
     }
 
-    fn set(&self, v: u32) -> Result<(), SysError> {
+    /// Sets the flag of every program but uprobes, and that of uprobes.
+    fn set(&self, kernel: u32, user: u32) -> Result<(), SysError> {
+        let mut v = [0u8; 8];
+        v[..4].copy_from_slice(&kernel.to_ne_bytes());
+        v[4..].copy_from_slice(&user.to_ne_bytes());
         self.map
-            .update(&0u32.to_ne_bytes(), &v.to_ne_bytes(), UpdateFlags::empty())
+            .update(&0u32.to_ne_bytes(), &v, UpdateFlags::empty())
     }
 }

@@ -459,8 +459,9 @@ pub fn run(
     let mut runs: Vec<(String, SpecialProg)> = Vec::new();
     let mut left_out: Option<&'static str> = None;
     let mut objects: Vec<KernelObject> = Vec::new();
-    // Per object: whether closing it detaches within milliseconds (`detaches_quickly`).
-    let mut quick_detach: Vec<bool> = Vec::new();
+    // Per object: whether it belongs to a uprobe or USDT probe (they run on after `exit()`
+    // until closed).
+    let mut user_probe: Vec<bool> = Vec::new();
     let mut attached = 0usize;
     let mut probe_names = HashMap::new();
     // `interval` events (object index, period): restarted when the run is armed, so the first
@@ -553,7 +554,8 @@ pub fn run(
                             .map(|o| (o, period_ns.max(1))),
                     );
                 }
-                quick_detach.extend(a.objects.iter().map(|_| detaches_quickly(&p.kind)));
+                let user = matches!(p.kind, ProbeKind::Uprobe { .. } | ProbeKind::Usdt { .. });
+                user_probe.extend(a.objects.iter().map(|_| user));
                 objects.extend(a.objects);
                 continue;
             }
@@ -713,21 +715,21 @@ pub fn run(
     }
     if reason == Some(ExitReason::Exit) {
         // bpftrace stops a run that `exit()` ends by detaching its probes, which keep firing
-        // (and counting) until each is detached; a probe that calls `exit()` on a traced
-        // program's first call sees its later calls (the suite's `intcast.Sum casted
-        // retval`). Disarming alone would stop them within microseconds, often before the
-        // traced program runs again, so the attachments that detach quickly are closed first
-        // (the others, whose detach waits for grace periods, are only disarmed and detached
-        // in the background as at every other end).
-        let (quick, slow): (Vec<_>, Vec<_>) = objects
+        // until each is detached: a uretprobe that calls `exit()` on a traced program's first
+        // return sees its later ones (the suite's `intcast.Sum casted retval`), while an
+        // interval probe that exits on its first tick fires once (`call.tseries`). So every
+        // probe but the uprobes stops at once, and the uprobes count on until their
+        // attachments are closed (a perf uprobe's close lets the traced program run on).
+        let _ = arming.user_only();
+        let (user, rest): (Vec<_>, Vec<_>) = objects
             .into_iter()
-            .zip(quick_detach.iter().copied().chain(std::iter::repeat(false)))
-            .partition(|(o, q)| *q && o.is_attachment());
+            .zip(user_probe.iter().copied().chain(std::iter::repeat(false)))
+            .partition(|(o, u)| *u && o.is_attachment());
         crate::loader::detach(
-            quick.into_iter().map(|(o, _)| o).collect(),
-            crate::loader::DetachMode::Parallel { threads: 0 },
+            user.into_iter().map(|(o, _)| o).collect(),
+            crate::loader::DetachMode::Sequential,
         );
-        objects = slow.into_iter().map(|(o, _)| o).collect();
+        objects = rest.into_iter().map(|(o, _)| o).collect();
     }
     let _ = arming.disarm();
     if matches!(reason, Some(ExitReason::Signal(_))) {
@@ -901,19 +903,6 @@ fn run_modes(
     }
     exit_flag.clear().map_err(RunError::Arming)?;
     Ok(any_failed)
-}
-
-/// Whether closing the attachments of a probe of `kind` detaches it within milliseconds:
-/// uprobes and USDT (uprobe_multi links or perf events), software and hardware perf events
-/// (profile, interval, watchpoints), raw tracepoints and iterators. Not tracepoints (each
-/// perf event's release waits for `tracepoint_synchronize_unregister`, ~75 ms measured on
-/// the host), fentry/fexit trampolines (RCU-tasks grace periods per link, `loader::detach`)
-/// or kprobes.
-fn detaches_quickly(kind: &ProbeKind) -> bool {
-    !matches!(
-        kind,
-        ProbeKind::Tracepoint { .. } | ProbeKind::Fentry { .. } | ProbeKind::Kprobe { .. }
-    )
 }
 
 /// Whether every probe of `script` is a BEGIN or END probe (or a `test:`/`bench:` one).

@@ -5,6 +5,11 @@
 //! is a constant, so an event costs one load and one branch) and returns at once while the
 //! flag is 0. The loader sets the flag with one map write after the last attach and clears it
 //! first at exit, so users see events from all targets or none.
+//!
+//! The map value holds two such flags (`u32` each): at 0 for every program but uprobes, at
+//! [`USER_FLAG_OFF`] for uprobe (and USDT) programs. A run that `exit()` ends clears the first
+//! only, so its uprobes count on until their attachments are closed, as bpftrace's do until
+//! it detaches them, while every other probe stops at once (`runtime::driver`).
 
 use super::reloc::{Field, Reloc, RelocKind};
 use super::Template;
@@ -20,6 +25,9 @@ pub const ARM_MAP_NAME: &str = "strobe_arm";
 /// (`runtime::exit_flag`).
 pub const EXIT_MAP_NAME: &str = "strobe_exit";
 
+/// Byte offset of the uprobe programs' flag in the arming map's value.
+pub const USER_FLAG_OFF: i16 = 4;
+
 /// Instructions the guard puts in front of a program that does not end in `r0 = 0; exit`.
 pub(crate) const GUARD_LEN: usize = 6;
 /// Instructions the guard puts in front of a program that does: it branches to that tail.
@@ -33,7 +41,9 @@ impl Template {
         let mut t = self.clone();
         let arm = t.map_index(ARM_MAP_NAME);
         let [lo, hi] = Insn::ld_map_value(Reg::R0, 0, 0);
-        let load = Insn::load(Size::W, Reg::R0, Reg::R0, 0);
+        let user = matches!(self.attach, super::AttachKind::Uprobe { .. });
+        let flag = if user { USER_FLAG_OFF } else { 0 };
+        let load = Insn::load(Size::W, Reg::R0, Reg::R0, flag);
         // Code generated for a probe ends its main program with `r0 = 0; exit`: the guard
         // branches there instead of carrying its own copy (two instructions per program).
         let main_end = self.funcs.first().copied().unwrap_or(self.insns.len());
