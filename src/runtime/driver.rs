@@ -743,6 +743,12 @@ pub fn run(
         handle_pending(&mut buffers, &mut sink, out, &mut buf, opts.buffering)?;
     }
     // END probes all run; after an `exit()` in one, the rest print nothing (as in bpftrace).
+    // The first `exit()` in END sets the status over the run's own, as bpftrace reads END's
+    // exit record after it has reset its finalizing state.
+    let run_code = exit_flag.code();
+    if !ends.is_empty() {
+        exit_flag.clear().map_err(RunError::Arming)?;
+    }
     let mut end_exited = false;
     for e in &ends {
         e.run()?;
@@ -803,7 +809,7 @@ pub fn run(
         exit_code: if failed_runs {
             Some(1)
         } else {
-            exit_flag.code()
+            exit_flag.code().or(run_code)
         },
         child_pid,
         maps: snaps,
