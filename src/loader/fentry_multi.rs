@@ -179,6 +179,10 @@ pub fn attach_fentry(
         AttachKind::Fexit => true,
         other => panic!("internal error: attach_fentry called for {}", other.name()),
     };
+    let how = GroupHow {
+        fexit,
+        log_size: opts.load.log_size,
+    };
     let arch = std::env::consts::ARCH;
     let mut out = FentryAttached::default();
     // Target indices by the reason they go through trampolines.
@@ -214,7 +218,7 @@ pub fn attach_fentry(
             continue;
         }
         let mut members = members;
-        let mut r = attach_group(multi_t, multi_fds, targets, &members, &slots, ret, fexit);
+        let mut r = attach_group(multi_t, multi_fds, targets, &members, &slots, ret, how);
         // The kernel refuses the whole link when one function is not ftrace-able (an `__init`
         // function, say; EOPNOTSUPP is a kernel without kprobe_multi): then, and only then,
         // leave out those not in
@@ -230,7 +234,7 @@ pub fn attach_fentry(
                     if members.is_empty() {
                         continue;
                     }
-                    r = attach_group(multi_t, multi_fds, targets, &members, &slots, ret, fexit);
+                    r = attach_group(multi_t, multi_fds, targets, &members, &slots, ret, how);
                 }
             }
         }
@@ -327,6 +331,14 @@ impl std::fmt::Display for GroupError {
     }
 }
 
+/// How a group's program loads: at function exit (a kretprobe_multi) or entry, and the
+/// verifier log size (`log_size` with `-v`), as the trampoline clones load.
+#[derive(Clone, Copy, Debug)]
+struct GroupHow {
+    fexit: bool,
+    log_size: Option<u32>,
+}
+
 /// One group: the template instantiated with register offsets, loaded as a kprobe_multi
 /// program and linked to every member.
 fn attach_group(
@@ -336,8 +348,9 @@ fn attach_group(
     members: &[usize],
     slots: &[i64],
     ret: Option<i64>,
-    fexit: bool,
+    how: GroupHow,
 ) -> Result<(Prog, Link), GroupError> {
+    let GroupHow { fexit, log_size } = how;
     let t0 = Instant::now();
     let insns = instantiate(
         template,
@@ -355,6 +368,7 @@ fn attach_group(
     o.name = &template.name;
     o.license = &template.license;
     o.expected_attach_type = attach.kind().info().multi_attach;
+    o.log_size = log_size;
     let funcs = super::subprogs::FuncBtfObj::load(template);
     if let Some(f) = &funcs {
         f.apply(&mut o);
