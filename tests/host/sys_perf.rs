@@ -28,9 +28,10 @@ fn tracepoint_event_with_set_bpf_counts_getpid_calls() {
         return;
     };
     let map = counter_map();
-    let insns = count_into(&map);
+    // The program runs for every task's getpid (whatever task the perf event is opened for):
+    // it counts this thread's only, so other processes' getpid calls do not count.
+    let insns = count_into_for_thread(&map, gettid());
     let prog = Prog::load(&ProgLoadOptions::new(ProgType::Tracepoint, &insns)).unwrap();
-    // pid 0, cpu -1: this thread only, so other tests' getpid calls do not count.
     let ev = PerfEvent::tracepoint(id, 0, -1).unwrap();
     ev.set_bpf(&prog).unwrap();
     ev.enable().unwrap();

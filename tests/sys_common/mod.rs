@@ -68,6 +68,26 @@ pub fn count_into(map: &impl AsRawFd) -> Vec<Insn> {
     v
 }
 
+/// [`count_into`], counting only events of thread `tid`: a tracepoint's program runs for every
+/// task that hits the tracepoint, whatever task its perf event was opened for.
+pub fn count_into_for_thread(map: &impl AsRawFd, tid: i32) -> Vec<Insn> {
+    let mut v = vec![
+        Insn::call_helper(Helper::GetCurrentPidTgid),
+        // The low 32 bits are the thread id.
+        Insn::jmp32_imm(JmpOp::Jeq, Reg::R0, tid, 2),
+        Insn::mov64_imm(Reg::R0, 0),
+        Insn::exit(),
+    ];
+    v.extend(count_into(map));
+    v
+}
+
+/// The calling thread's id.
+pub fn gettid() -> i32 {
+    // SAFETY: gettid has no arguments or effects.
+    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
+}
+
 /// Polls `cond` every 5 ms for up to a second: the kernel releases BPF objects (and their
 /// ids) from an RCU callback, after the last fd is closed.
 pub fn eventually(mut cond: impl FnMut() -> bool) -> bool {
