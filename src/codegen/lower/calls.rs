@@ -116,18 +116,7 @@ pub(crate) fn runtime_warning(
     span: Span,
     text: &str,
 ) -> Result<(), LowerError> {
-    let call = crate::plan::printf::PrintfCall::new(&text.replace('%', "%%"), Vec::new())
-        .map_err(|e| LowerError::unsupported(format!("internal error: warning text: {e}"), span))?;
-    let id = lw.script.events.printf.len() as u32;
-    lw.script.events.printf.push(call);
-    lw.script.events.printf_diag.push(crate::plan::PrintfDiag {
-        id,
-        error: false,
-        span,
-        expanded_from: lw.macros.iter().rev().map(|f| f.call_span()).collect(),
-        ..Default::default()
-    });
-    emit_record(lw, span, EventKind::Printf, id, &[], &[])
+    runtime_warning_args(lw, span, &text.replace('%', "%%"), &[])
 }
 
 /// A run-time warning with printf arguments (`fmt` with `%d`…), like [`runtime_warning`].
@@ -589,7 +578,7 @@ pub(crate) fn lower_call(
             Ok(Val::Mem(p))
         }
         // Aggregations are lowered as a map's assigned value (`maps`), folds and checks have
-        // a constant (`sema::meta`, `sema::getopt`), `comm(pid)` has no lowering yet.
+        // a constant (`sema::meta`, `sema::getopt`), and the checker refuses `dw_ustack()`.
         FuncId::Count
         | FuncId::Sum
         | FuncId::Min

@@ -16,15 +16,7 @@ pub(super) fn expand(
     if let Some(addr) = address {
         return Ok(paths
             .into_iter()
-            .map(|path| Target {
-                name: format!("{kind_name}:{}:0x{addr:x}", path.display()),
-                kind: TargetKind::User {
-                    path,
-                    func: String::new(),
-                    offset: None,
-                    address: Some(addr),
-                },
-            })
+            .map(|path| address_target(kind_name, path, addr))
             .collect());
     }
     let cpp = lang == Some("cpp");
@@ -87,15 +79,7 @@ pub(super) fn expand_source_line(
         .into_iter()
         .map(|path| {
             let addr = source_line_address(&path, target, &at)?;
-            Ok(Target {
-                name: format!("{kind_name}:{}:0x{addr:x}", path.display()),
-                kind: TargetKind::User {
-                    path,
-                    func: String::new(),
-                    offset: None,
-                    address: Some(addr),
-                },
-            })
+            Ok(address_target(kind_name, path, addr))
         })
         .collect::<Result<_, _>>()
         .map_err(|reason| ExpandError::SourceLine {
@@ -119,4 +103,17 @@ fn source_line_address(
         e => format!("{e}, cannot attach by source code location."),
     })?;
     info.line_address(at).map_err(|e| e.to_string())
+}
+
+/// The target at address `addr` of binary `path` (an address or a source line).
+fn address_target(kind_name: &str, path: std::path::PathBuf, addr: u64) -> Target {
+    Target {
+        name: format!("{kind_name}:{}:0x{addr:x}", path.display()),
+        kind: TargetKind::User {
+            path,
+            func: String::new(),
+            offset: None,
+            address: Some(addr),
+        },
+    }
 }
