@@ -11,11 +11,14 @@ pub(super) fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
     if pin.is_some() {
         // A pinned iterator is read by others (`cat /sys/fs/bpf/PIN`): its output must
         // go to the iterator's seq file, and strobe's printf writes the ring buffer.
-        return i.unsupported(
-            "pinning an iterator (`iter:NAME:PIN`): strobe's printf writes to its ring \
-             buffer, not to the iterator's seq file (bpf_seq_printf), so readers of the \
-             pin would see nothing",
-        );
+        return Err(LowerError::Kernel {
+            what: "pinning an iterator (`iter:NAME:PIN`) is not supported: strobe's printf \
+                   writes to its ring buffer, not to the iterator's seq file \
+                   (bpf_seq_printf), so readers of the pin would see nothing; run the \
+                   iterator without a pin"
+                .into(),
+            span: i.span,
+        });
     }
     // bpftrace's words when the kernel lacks the iterator.
     let missing = || LowerError::Kernel {
