@@ -573,7 +573,7 @@ impl<'a> Checker<'a> {
             .map(|t| {
                 let mut slots = match by_name.get(t.name.as_str()) {
                     Some(a) => super::program::TargetSlots {
-                        args: a.args.iter().map(|(n, _)| n.clone()).collect(),
+                        args: a.args.clone(),
                         proto: a.proto.clone(),
                         fields: a.fields.clone(),
                         unreadable: a.unreadable.clone(),

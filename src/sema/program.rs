@@ -100,7 +100,9 @@ pub struct AttachTargets {
 /// prototype (where each argument and the return value sit in the program's context).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TargetSlots {
-    pub args: Vec<String>,
+    /// The named arguments with their types, shared with the checker's context (one list per
+    /// distinct prototype, however many targets have it).
+    pub args: std::sync::Arc<Vec<(String, Option<Type>)>>,
     pub proto: Option<TargetProto>,
     /// A tracepoint's fields at their offsets in the record (tracefs' format).
     pub fields: Vec<crate::kernel::tracefs::Field>,
@@ -227,10 +229,11 @@ mod tests {
         let s = slots("fentry:vfs_read { @ = args.count; }");
         let proto = s[0].proto.as_ref().expect("fentry prototype");
         assert!(proto.params.iter().any(|(n, _)| n == "count"));
-        assert!(s[0].args.iter().any(|n| n == "count"));
+        assert!(s[0].args.iter().any(|(n, _)| n == "count"));
         // rawtracepoint: the argument names from `btf_trace_<name>`, in order.
         let s = slots("rawtracepoint:sched_switch { @ = arg1; }");
-        assert_eq!(s[0].args, ["preempt", "prev", "next"]);
+        let names: Vec<&str> = s[0].args.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["preempt", "prev", "next"]);
         // tracepoint: the format's fields, for their offsets in the record.
         let s = slots("tracepoint:syscalls:sys_enter_read { @ = args.count; }");
         assert!(s[0].fields.iter().any(|f| f.name == "count"));

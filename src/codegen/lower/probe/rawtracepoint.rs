@@ -21,5 +21,10 @@ pub(super) fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
 }
 
 pub(super) fn args(at: &AttachTargets) -> ArgsSource {
-    ArgsSource::RawTracepoint(at.slots.first().map(|s| s.args.clone()).unwrap_or_default())
+    ArgsSource::RawTracepoint(
+        at.slots
+            .first()
+            .map(|s| s.args.iter().map(|(n, _)| n.clone()).collect())
+            .unwrap_or_default(),
+    )
 }
