@@ -33,13 +33,12 @@ pub fn lower_diagnostic(e: &LowerError) -> Diagnostic {
     Diagnostic::error(e.span(), e.to_string())
 }
 
-/// Lowers an already checked program.
+/// Lowers an already checked program (the kernel facts it needs travel in it).
 pub fn lower_checked(
     checked: &CheckedProgram,
-    kernel: &dyn KernelInfo,
     opts: &CheckOptions,
 ) -> Result<CompiledScript, Diagnostic> {
-    lower(checked, kernel, opts).map_err(|e| lower_diagnostic(&e))
+    lower(checked, opts).map_err(|e| lower_diagnostic(&e))
 }
 
 /// Parses, checks and lowers `source` (imports are not inlined here: the CLI does that, since
@@ -63,7 +62,7 @@ pub fn compile(source: &SourceFile, kernel: &dyn KernelInfo, opts: &CheckOptions
             diagnostics,
         };
     };
-    match lower_checked(&program, kernel, opts) {
+    match lower_checked(&program, opts) {
         Ok(s) => CompileOutput {
             script: Some(s),
             checked: Some(program),

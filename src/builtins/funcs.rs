@@ -369,7 +369,8 @@ fn pid_ns(c: &CallCtx<'_>) -> Result<Type, RuleError> {
 
 /// `comm([pid])`: with a pid, the name of that process, which bpftrace reads through the
 /// `bpf_task_from_pid` kfunc. Whether the probe's program type may call it is the kernel's
-/// answer to a trial load, asked when the call is lowered (`codegen::lower::task`).
+/// answer to a trial load, asked by the checker (`sema::environment`) and reported where the
+/// call is lowered (`codegen::lower::task`).
 fn comm_of(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     if let Some(t) = c.arg_types.first() {
         if !t.is_integer() {

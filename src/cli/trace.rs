@@ -857,7 +857,7 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
         return EXIT_INPUT;
     }
     if wants("asm") {
-        return match crate::compile::lower_checked(&program, &kernel, &check_opts) {
+        return match crate::compile::lower_checked(&program, &check_opts) {
             Ok(script) => {
                 super::print_stdout(crate::codegen::lower::listing::listing(&script, &combined))
             }
@@ -873,14 +873,14 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
             &opts,
             &input,
             out,
-            || crate::compile::lower_checked(&program, &kernel, &check_opts).map(|_| ()),
+            || crate::compile::lower_checked(&program, &check_opts).map(|_| ()),
             &combined,
         );
     }
     if opts.dry_run {
         // A dry run goes as far as a run without touching the kernel: parse, check and lower.
         let lowered = crate::timings::time("lower", || {
-            crate::compile::lower_checked(&program, &kernel, &check_opts)
+            crate::compile::lower_checked(&program, &check_opts)
         });
         if crate::timings::enabled() {
             let t = crate::timings::since_start().as_secs_f64();
@@ -898,7 +898,7 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
     if !opts.debug.is_empty() {
         return EXIT_OK;
     }
-    run_checked(&opts, disabled, &program, &kernel, &check_opts, &combined)
+    run_checked(&opts, disabled, &program, &check_opts, &combined)
 }
 
 /// The running kernel as the flags describe it: seen by `-p`'s process, with
@@ -951,12 +951,11 @@ fn run_checked(
     opts: &TraceArgs,
     disabled: crate::runtime::probes::DisabledFeatures,
     program: &crate::sema::CheckedProgram,
-    kernel: &dyn crate::kernel::info::KernelInfo,
     check_opts: &crate::sema::CheckOptions,
     source: &SourceFile,
 ) -> i32 {
     let lowered = crate::timings::time("lower", || {
-        crate::compile::lower_checked(program, kernel, check_opts)
+        crate::compile::lower_checked(program, check_opts)
     });
     let mut script = match lowered {
         Ok(s) => s,

@@ -229,7 +229,7 @@ pub struct Builder {
     /// already has it (the pid filter's prelude, which then reads `tgid` from it instead of
     /// calling `bpf_get_current_pid_tgid`), with the member offsets: `pid`, `tid` and `comm`
     /// are plain loads from it. Set only on a program's own builder, never on a subprogram's.
-    pub task: Option<(VReg, crate::kernel::info::TaskFields)>,
+    pub task: Option<(VReg, crate::sema::TaskFields)>,
     /// The register `emit::arith::compare` last materialized a comparison into and the
     /// operation count right after it: while it is still the tail of the program, a branch on
     /// that register can take the comparison's own jump instead (`emit::control::branch_if`).
@@ -579,7 +579,7 @@ impl Builder {
 
     /// Calls the vmlinux kfunc with BTF id `btf_id` (`BPF_PSEUDO_KFUNC_CALL`) with `args` in
     /// r1.. and returns a register with its result. The caller checked that the program type
-    /// may call it (`KernelInfo::kfunc_allowed`).
+    /// may call it (`sema::environment::Kfunc`).
     pub fn call_kfunc(&mut self, btf_id: u32, args: &[Arg]) -> VReg {
         let ret = self.vreg();
         self.push(Op::Call {

@@ -649,6 +649,7 @@ impl Checker<'_> {
         match r {
             Ok(t) => {
                 self.fold_meta(e, f, args, &ts);
+                self.note_call(f, args);
                 t
             }
             Err(err) => {

@@ -171,8 +171,16 @@ pub(super) fn run(program: &Program, kernel: &dyn KernelInfo, opts: &CheckOption
     let mut diagnostics = std::mem::take(&mut second.diags);
     diagnostics.sort_by_key(|d| (d.span.start, !d.is_error()));
     let has_errors = diagnostics.iter().any(Diagnostic::is_error);
+    let gathered = std::mem::take(&mut second.gathered);
     let program = (!has_errors)
         .then(|| CheckedProgram {
+            env: super::environment::finish(
+                gathered,
+                &second.builtin_ids,
+                &probes,
+                kernel,
+                &second.opts,
+            ),
             program: program.clone(),
             types: second.types,
             var_slots: second.var_slots,
@@ -295,6 +303,7 @@ impl<'a> Checker<'a> {
             typed_vars: Default::default(),
             unassigned: Default::default(),
             var_types_learned: HashMap::new(),
+            gathered: Default::default(),
         }
     }
 

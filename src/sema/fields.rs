@@ -261,6 +261,7 @@ impl Checker<'_> {
             CTypeRef::Btf { module, id } => {
                 let btf = self.kernel.btf(module.as_deref()).ok()?;
                 if let Some(m) = btf_member(&btf, module.as_deref(), id, name, space) {
+                    self.note_member(module.as_deref(), id, name);
                     return Some((m.ty, m.offset, m.bits));
                 }
                 let names = btf_member_names(&btf, id);

@@ -39,6 +39,7 @@ pub mod context;
 pub mod ctypes;
 mod driver;
 mod dummy_clock;
+pub mod environment;
 pub mod expand;
 mod fields;
 pub mod getopt;
@@ -54,6 +55,7 @@ mod typeck;
 pub mod types;
 mod uaddr;
 
+pub use environment::{Environment, TaskFields};
 pub use program::{
     AttachTargets, CheckedProbe, CheckedProgram, FormatId, FormatSite, MapId, MapInfo, TargetSlots,
     VarSlot, VarTable,

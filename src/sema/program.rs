@@ -164,6 +164,8 @@ pub struct CheckedProgram {
     pub on_stack_limit: Option<u64>,
     /// The verifier log size programs load with (`log_size`), when set.
     pub log_size: Option<u64>,
+    /// The kernel facts the code generator needs, asked by the checker.
+    pub env: super::Environment,
     /// Map name → index in `maps` as checked (see [`CheckedProgram::map`]).
     pub(crate) map_index: HashMap<String, u32>,
 }

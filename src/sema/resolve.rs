@@ -89,6 +89,8 @@ pub(super) struct Checker<'a> {
     /// round 1 learns it, round 2 declares the variable with it, so every read and write of
     /// the variable uses one layout (the widest strings any assignment stores, as bpftrace
     /// fixes a variable's type before generating code).
+    /// The kernel facts lowering will need ([`super::environment`]).
+    pub gathered: super::environment::Gathered,
     pub var_types_learned: HashMap<(String, Span), Type>,
     /// `let $x;` declarations not assigned yet (warned about at the end of the probe).
     pub unassigned: std::collections::HashSet<VarSlot>,

@@ -147,7 +147,7 @@ pub fn comm(b: &mut Builder, dst: Place) {
 }
 
 /// `comm` into 16 bytes at `dst`. With `task_comm` (the byte offset of `task_struct.comm`, from
-/// [`crate::kernel::info::KernelInfo::task_fields`]), two 8-byte loads of `current->comm`
+/// [`crate::sema::Environment::task_fields`]), two 8-byte loads of `current->comm`
 /// through the trusted pointer `bpf_get_current_task_btf()` returns, which the verifier turns
 /// into plain loads: the same 16 bytes the `bpf_get_current_comm` helper copies (the kernel
 /// keeps `comm` NUL-terminated and zero-padded: `__set_task_comm` writes it with

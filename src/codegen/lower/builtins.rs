@@ -31,17 +31,13 @@ pub(crate) fn pid_tid(
     tid: bool,
     init: bool,
 ) -> Result<Val, LowerError> {
-    let ns = if init {
-        None
-    } else {
-        lw.kernel.pid_namespace()
-    };
+    let ns = if init { None } else { lw.cp.env.pid_namespace };
     let v = match ns {
         None if tid => bi::tid(&mut lw.b),
         None => bi::pid(&mut lw.b),
         Some(ns) => {
-            use crate::kernel::features::Helper as H;
-            if let Some(why) = lw.kernel.helper_unavailable(H::GetNsCurrentPidTgid) {
+            let helper = crate::asm::isa::Helper::GetNsCurrentPidTgid;
+            if let Some(why) = lw.cp.env.helper_unavailable(helper) {
                 return Err(LowerError::Kernel {
                     what: format!(
                         "strobe runs in a PID namespace of its own, and the ids seen from it \
@@ -66,14 +62,18 @@ pub(crate) fn target_index(lw: &mut Lower<'_>, e: &Expr) -> Result<Value, LowerE
     // uprobe_multi or one perf event each, `loader::multi`), which tells them apart by
     // the BPF cookie it gives each target: its index (5.15+; 0 through the ioctl
     // fallback of older kernels, which have no cookies).
-    use crate::kernel::features::Helper as H;
     // fentry/fexit lowered for a kprobe_multi group (`loader::attach_fentry`) likewise.
     let shared = lw.shared_fentry
         || matches!(
             lw.probe_kind,
             K::Kprobe | K::Kretprobe | K::Uprobe | K::Uretprobe
         );
-    let no_cookie = shared && lw.kernel.helper_unavailable(H::GetAttachCookie).is_some();
+    let no_cookie = shared
+        && lw
+            .cp
+            .env
+            .helper_unavailable(crate::asm::isa::Helper::GetAttachCookie)
+            .is_some();
     if no_cookie && lw.target_count > 1 {
         return Err(LowerError::Kernel {
             what: "`probe` in a probe of several targets needs bpf_get_attach_cookie \
@@ -193,7 +193,7 @@ pub(crate) fn lower_value(
             let b = &mut lw.b;
             let slot = b.slot(16, 8);
             let p = Place::new(slot, 0);
-            bi::comm_from_task(b, p, lw.kernel.task_fields().map(|f| f.comm));
+            bi::comm_from_task(b, p, lw.cp.env.task_fields.map(|f| f.comm));
             return Ok(Val::Mem(p));
         }
         ValueId::Probe => {
@@ -508,13 +508,10 @@ pub(crate) fn usym(lw: &mut Lower<'_>, e: &Expr, addr: Value) -> Result<Val, Low
     Ok(Val::Mem(p))
 }
 
-/// Whether kprobe programs may call bpf_get_func_ip (5.15+). Lowering makes no syscalls, so
-/// the kernel's BTF answers: the helper's implementation `bpf_get_func_ip_kprobe` is a BTF
-/// function exactly on the kernels that have it. Without BTF, assume a current kernel.
+/// Whether kprobe programs may call bpf_get_func_ip (5.15+), as the checker read it
+/// ([`crate::sema::Environment::kprobe_get_func_ip`]).
 fn kprobe_has_get_func_ip(lw: &Lower<'_>) -> bool {
-    lw.kernel
-        .btf(None)
-        .map_or(true, |b| b.find_func("bpf_get_func_ip_kprobe").is_some())
+    lw.cp.env.kprobe_get_func_ip
 }
 
 /// `func`: the probed function — its address, printed as a symbol (kprobe: `bpf_get_func_ip`;

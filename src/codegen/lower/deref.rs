@@ -3,8 +3,8 @@
 //! struct is its address plus the member's offset; any other member is read with
 //! `bpf_probe_read_kernel`/`_user` (by the pointer's address space) into the stack.
 //!
-//! Offsets come from BTF (`find_member`, through anonymous members) or the script's own C
-//! definitions, the same sources the checker used.
+//! Offsets come from the checker, which read them from BTF (`find_member`, through anonymous
+//! members; `CheckedProgram::env`), or from the script's own C definitions.
 
 use super::{int_ty, Lower, LowerError, Val};
 use crate::asm::isa::JmpOp;
@@ -31,8 +31,7 @@ fn struct_of(t: &Type) -> Option<(StructType, AddrSpace)> {
 fn member_offset(lw: &Lower<'_>, s: &StructType, name: &str) -> Option<u32> {
     match &s.ty {
         CTypeRef::Btf { module, id } => {
-            let btf = lw.kernel.btf(module.as_deref()).ok()?;
-            let m = btf.find_member(*id, name).ok()??;
+            let m = lw.cp.env.member(module.as_deref(), *id, name)?;
             Some(m.bit_offset / 8)
         }
         CTypeRef::Script { index } => lw
@@ -117,8 +116,7 @@ fn bitfield(lw: &Lower<'_>, s: &StructType, name: &str) -> Option<(u32, u32)> {
             return Some((f.offset as u32 * 8 + u32::from(shift), u32::from(width)));
         }
     };
-    let btf = lw.kernel.btf(module.as_deref()).ok()?;
-    let m = btf.find_member(*id, name).ok()??;
+    let m = lw.cp.env.member(module.as_deref(), *id, name)?;
     (m.bitfield_size > 0).then_some((m.bit_offset, m.bitfield_size))
 }
 

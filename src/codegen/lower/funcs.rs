@@ -38,22 +38,37 @@ pub(crate) fn pton(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, L
 /// Resolved now, as bpftrace resolves it at compile time.
 pub(crate) fn cgroupid(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
     let path = str_lit(lw, &args[0]);
-    match lw.kernel.cgroup_id(&path) {
+    let Some(&id) = lw.cp.env.cgroup_ids.get(&path) else {
+        return Err(unresolved("cgroupid", e));
+    };
+    match id {
         Ok(id) => Ok(Val::Int(Value::Imm(id as i64), IntTy::U64)),
-        Err(err) => Err(LowerError::Kernel {
+        Err(errno) => Err(LowerError::Kernel {
             what: format!(
                 "Failed to get `cgroupid` for path: \"{path}\": {}",
-                crate::plan::layout::strerror_text(err.raw_os_error().unwrap_or(0))
+                crate::plan::layout::strerror_text(errno)
             ),
             span: e.span,
         }),
     }
 }
 
+/// A fact the checker did not ask for (an internal inconsistency between the checker's
+/// [`crate::sema::environment`] and this lowering), refused rather than guessed.
+fn unresolved(f: &str, e: &Expr) -> LowerError {
+    LowerError::unsupported(
+        format!("{f}() with an argument the checker did not resolve"),
+        e.span,
+    )
+}
+
 /// `kaddr("sym")`.
 pub(crate) fn kaddr(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
     let sym = str_lit(lw, &args[0]);
-    match lw.kernel.kernel_symbol_address(&sym) {
+    let Some(&address) = lw.cp.env.kernel_symbols.get(&sym) else {
+        return Err(unresolved("kaddr", e));
+    };
+    match address {
         Some(a) => Ok(Val::Int(Value::Imm(a as i64), IntTy::U64)),
         None => Err(LowerError::Kernel {
             what: format!("Failed to resolve kernel symbol: {sym}"),
@@ -69,7 +84,8 @@ pub(crate) fn kaddr(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, 
 pub(crate) fn uaddr(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
     let sym = str_lit(lw, &args[0]);
     let binary = lw.user_binary.clone().unwrap_or_default();
-    let Some((a, _)) = lw.kernel.elf_symbol_address(&binary, &sym) else {
+    let found = lw.cp.env.user_symbols.get(&(binary.clone(), sym.clone()));
+    let Some(&Some(s)) = found else {
         return Err(LowerError::Kernel {
             what: format!("Could not resolve symbol: {}:{sym}", binary.display()),
             span: e.span,
@@ -77,10 +93,10 @@ pub(crate) fn uaddr(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, 
     };
     use crate::syntax::ast::ProbeKind as K;
     let uprobe = matches!(lw.probe_kind, K::Uprobe | K::Uretprobe);
-    if !uprobe || !lw.kernel.elf_is_dyn(&binary) {
-        return Ok(Val::Int(Value::Imm(a as i64), IntTy::U64));
+    if !uprobe || !s.relocatable {
+        return Ok(Val::Int(Value::Imm(s.address as i64), IntTy::U64));
     }
-    super::builtins::uaddr_relocated(lw, a, e.span)
+    super::builtins::uaddr_relocated(lw, s.address, e.span)
 }
 
 /// `reg("name")`.
@@ -113,17 +129,12 @@ pub(crate) fn signal(
     args: &[Expr],
     thread: bool,
 ) -> Result<Val, LowerError> {
-    use crate::kernel::features::Helper as H;
-    let (h, fh, hname) = if !thread {
-        (Helper::SendSignal, H::SendSignal, "send_signal")
+    let (h, hname) = if !thread {
+        (Helper::SendSignal, "send_signal")
     } else {
-        (
-            Helper::SendSignalThread,
-            H::SendSignalThread,
-            "send_signal_thread",
-        )
+        (Helper::SendSignalThread, "send_signal_thread")
     };
-    if let Some(why) = lw.kernel.helper_unavailable(fh) {
+    if let Some(why) = lw.cp.env.helper_unavailable(h) {
         return Err(LowerError::Kernel {
             what: format!("BPF_FUNC_{hname} not available for your kernel version ({why})"),
             span: e.span,
@@ -153,8 +164,8 @@ pub(crate) fn signal(
 pub(crate) fn override_(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
     // bpf_override_return exists only in kernels built with CONFIG_BPF_KPROBE_OVERRIDE
     // (which needs CONFIG_FUNCTION_ERROR_INJECTION; Debian's kernels have neither).
-    use crate::kernel::features::Helper as H;
-    if let Some(mut why) = lw.kernel.helper_unavailable(H::OverrideReturn) {
+    if let Some(why) = lw.cp.env.helper_unavailable(Helper::OverrideReturn) {
+        let mut why = why.to_string();
         if !why.contains("CONFIG_BPF_KPROBE_OVERRIDE") {
             why.push_str("; the kernel needs CONFIG_BPF_KPROBE_OVERRIDE");
         }
@@ -201,8 +212,7 @@ pub(crate) fn write_user(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<
             })
         }
     };
-    use crate::kernel::features::Helper as H;
-    if let Some(why) = lw.kernel.helper_unavailable(H::ProbeWriteUser) {
+    if let Some(why) = lw.cp.env.helper_unavailable(Helper::ProbeWriteUser) {
         return Err(LowerError::Kernel {
             what: format!("write_user(): BPF_FUNC_probe_write_user is not available: {why}"),
             span: e.span,
@@ -279,8 +289,7 @@ pub(crate) fn memcmp(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val,
 /// lowered as an address computation only: `args.file->f_path` is the file pointer plus the
 /// member's offset, never a value read through a helper.
 pub(crate) fn path(lw: &mut Lower<'_>, e: &Expr, arg: &Expr, t: &Type) -> Result<Val, LowerError> {
-    use crate::kernel::features::Helper as H;
-    if let Some(why) = lw.kernel.helper_unavailable(H::DPath) {
+    if let Some(why) = lw.cp.env.helper_unavailable(Helper::DPath) {
         return Err(LowerError::Kernel {
             what: format!("BPF_FUNC_d_path not available for your kernel version ({why})"),
             span: e.span,
@@ -307,11 +316,9 @@ pub(crate) fn path(lw: &mut Lower<'_>, e: &Expr, arg: &Expr, t: &Type) -> Result
 /// `bpf_per_cpu_ptr` (NULL past the last CPU), or this CPU's by `bpf_this_cpu_ptr`.
 pub(crate) fn percpu_kaddr(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
     let sym = str_lit(lw, &args[0]);
-    let id = lw
-        .kernel
-        .btf(None)
-        .ok()
-        .and_then(|btf| btf.find_type(crate::btf::Kind::Var, &sym));
+    let Some(&id) = lw.cp.env.percpu_vars.get(&sym) else {
+        return Err(unresolved("percpu_kaddr", e));
+    };
     let Some(id) = id else {
         return Err(LowerError::Kernel {
             what: format!("Could not resolve variable \"{sym}\" from BTF"),

@@ -2,7 +2,8 @@
 //! time through the codegen core ([`Builder`] and [`crate::codegen::emit`]).
 //!
 //! Input: the checker's output (types per expression, resolved variables and maps, format
-//! sites, expanded targets) and a [`KernelInfo`] (tracepoint formats for `args.field`).
+//! sites, expanded targets, and the kernel facts it asked for in `CheckedProgram::env`); it
+//! never asks the kernel itself.
 //! Output: the map table ([`maps`]), one [`ProbeSpec`] per attach point ([`probe`]), and the
 //! event table that gives record ids their meaning.
 //! One file per concern: [`maps`] (map table), [`probe`] (attach kinds), [`stmt`] (statements),
@@ -47,7 +48,6 @@ use std::collections::HashMap;
 use crate::codegen::emit::{IntTy, Place, Value};
 use crate::codegen::{Builder, CodegenError, Label};
 use crate::diag::Span;
-use crate::kernel::info::KernelInfo;
 use crate::plan::{CompiledScript, EventTable};
 use crate::sema::{CheckedProgram, Type, VarSlot};
 
@@ -182,7 +182,6 @@ pub(crate) enum ArgsSource {
 /// The lowering of one probe block.
 pub(crate) struct Lower<'a> {
     pub cp: &'a CheckedProgram,
-    pub kernel: &'a dyn KernelInfo,
     pub b: Builder,
     pub script: &'a mut ScriptState,
     pub probe_index: usize,
@@ -394,7 +393,6 @@ fn ring_size(cp: &CheckedProgram, state: &ScriptState) -> Option<u32> {
 /// Lowers every probe of `cp` (see the module documentation).
 pub fn lower(
     cp: &CheckedProgram,
-    kernel: &dyn KernelInfo,
     opts: &crate::sema::CheckOptions,
 ) -> Result<CompiledScript, LowerError> {
     let mut state = ScriptState {
@@ -416,7 +414,6 @@ pub fn lower(
         probes.extend(probe::lower_probe(
             cp,
             checked,
-            kernel,
             &mut state,
             probes.len(),
             opts,

@@ -18,8 +18,8 @@
 use crate::asm::isa::MapType;
 use crate::asm::isa::{AluOp, Helper, JmpOp, Size};
 use crate::codegen::{Builder, Label};
-use crate::kernel::info::TaskFields;
 use crate::plan::{MapRole, MapSpec};
+use crate::sema::TaskFields;
 use crate::syntax::ast::ProbeKind;
 
 pub(crate) const PID_MAP: &str = "strobe_pid";

@@ -316,7 +316,7 @@ pub(crate) fn write_direct(
     let direct = writes_direct(lw, e, f);
     let done = match (&e.kind, f) {
         (ExprKind::Ident(_), FieldType::Str { size: 16 }) if direct => {
-            let off = lw.kernel.task_fields().map(|f| f.comm);
+            let off = lw.cp.env.task_fields.map(|f| f.comm);
             crate::codegen::emit::builtins::comm_from_task(&mut lw.b, dst, off);
             true
         }

@@ -5,7 +5,7 @@
 //! `task.real_parent.comm` (the task defaults to `curtask`); `real_parent` is the process that
 //! forked this one (or the reaper it was handed to), not `parent` (a ptracer). `pid` there is
 //! the kernel's per-thread id of the parent thread, as bpftrace reads it. Offsets come from the
-//! kernel's BTF; each pointer hop is a `bpf_probe_read_kernel`, so a bad task reads as 0 / "".
+//! kernel's BTF, read by the checker (`CheckedProgram::env`); each pointer hop is a `bpf_probe_read_kernel`, so a bad task reads as 0 / "".
 //!
 //! `comm(PID)`: the name of process PID, through the `bpf_task_from_pid` kfunc (a reference
 //! the program must give back with `bpf_task_release` on every path). The kernel allows the
@@ -16,6 +16,7 @@ use super::{Lower, LowerError, Val};
 use crate::codegen::builder::Arg;
 use crate::codegen::emit::builtins as bi;
 use crate::codegen::emit::{IntTy, Place, Value};
+use crate::sema::environment::Kfunc;
 use crate::syntax::ast::Expr;
 
 /// Byte offsets of `task_struct.<link>` and of `member` (`pid` or `comm`).
@@ -26,14 +27,16 @@ fn offsets(lw: &Lower<'_>, link: &str, member: &str, e: &Expr) -> Result<(i32, i
             e.span,
         )
     };
-    let btf = lw.kernel.btf(None).map_err(|_| missing("ppid/pcomm"))?;
-    let id = btf
-        .find_struct("task_struct")
+    let task = lw
+        .cp
+        .env
+        .task_struct
+        .as_ref()
         .ok_or_else(|| missing("ppid/pcomm"))?;
     let off = |name: &str| -> Result<i32, LowerError> {
-        match btf.find_member(id, name) {
-            Ok(Some(m)) => Ok((m.bit_offset / 8) as i32),
-            _ => Err(missing(&format!("task_struct member `{name}`"))),
+        match task.get(name) {
+            Some(&off) => Ok(off),
+            None => Err(missing(&format!("task_struct member `{name}`"))),
         }
     };
     Ok((off(link)?, off(member)?))
@@ -105,11 +108,11 @@ pub(crate) fn parent(
 pub(crate) fn comm_of_pid(lw: &mut Lower<'_>, e: &Expr, pid: &Expr) -> Result<Val, LowerError> {
     let prog = lw.probe_kind.prog_type();
     let kfunc = |name: &str| -> Result<u32, LowerError> {
-        let id = lw.kernel.btf(None).ok().and_then(|btf| btf.find_func(name));
-        match id {
-            Some(id) if lw.kernel.kfunc_allowed(name, prog) => Ok(id),
+        let fact = lw.cp.env.kfuncs.get(&(name.to_string(), prog)).copied();
+        match fact {
+            Some(Kfunc::Allowed(id)) => Ok(id),
             // bpftrace's words, then the kernel's rule.
-            Some(_) => Err(LowerError::Kernel {
+            Some(Kfunc::Refused(_)) => Err(LowerError::Kernel {
                 what: format!(
                     "Syntax comm(PID) is not supported in this probe type yet. Type: {} (this \
                      kernel does not allow the {name} kfunc in {} programs)",
@@ -118,7 +121,7 @@ pub(crate) fn comm_of_pid(lw: &mut Lower<'_>, e: &Expr, pid: &Expr) -> Result<Va
                 ),
                 span: e.span,
             }),
-            None => Err(LowerError::Kernel {
+            Some(Kfunc::Missing) | None => Err(LowerError::Kernel {
                 what: format!("comm(PID) needs the {name} kfunc, which this kernel does not have"),
                 span: e.span,
             }),

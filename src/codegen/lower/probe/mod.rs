@@ -22,7 +22,6 @@ mod watchpoint;
 
 use super::{ArgsSource, Lower, LowerError, ScriptState};
 use crate::codegen::{finish, Builder, FinishOptions};
-use crate::kernel::info::KernelInfo;
 use crate::plan::{ProbeKind as RunKind, ProbeSpec};
 use crate::sema::expand::TargetKind;
 use crate::sema::{AttachTargets, CheckedProbe, CheckedProgram};
@@ -34,7 +33,6 @@ use crate::template::AttachKind;
 pub(crate) fn lower_probe(
     cp: &CheckedProgram,
     checked: &CheckedProbe,
-    kernel: &dyn KernelInfo,
     script: &mut ScriptState,
     start: usize,
     opts: &crate::sema::CheckOptions,
@@ -83,7 +81,6 @@ pub(crate) fn lower_probe(
             checked,
             probe,
             at,
-            kernel,
             opts,
             index,
             point: i,
@@ -129,7 +126,6 @@ struct Point<'a> {
     checked: &'a CheckedProbe,
     probe: &'a crate::syntax::ast::Probe,
     at: &'a AttachTargets,
-    kernel: &'a dyn KernelInfo,
     opts: &'a crate::sema::CheckOptions,
     /// The probe's index in the compiled script.
     index: usize,
@@ -159,14 +155,12 @@ fn lower_point(
         checked,
         probe,
         at,
-        kernel,
         opts,
         index,
         ..
     } = *pt;
     let mut lw = Lower {
         cp,
-        kernel,
         b: Builder::new(),
         script,
         probe_index: index,
@@ -214,7 +208,7 @@ fn lower_point(
             .collect(),
     };
     lw.exit = lw.b.label();
-    lw.b.signed_division = kernel.signed_division();
+    lw.b.signed_division = cp.env.signed_division;
     lw.b.set_span(probe.span);
     if *need_start && pt.begin {
         super::elapsed::record_start(&mut lw.b);
@@ -226,7 +220,7 @@ fn lower_point(
     let own_feed = at.kind.info().pid_filter == crate::kinds::PidFilter::Always;
     if super::pid_filter::applies(at.kind) && (opts.pid_filter || own_feed) {
         let exit = lw.exit;
-        let task = kernel.task_fields();
+        let task = cp.env.task_fields;
         super::pid_filter::emit(&mut lw.b, exit, opts.pid_filter, task);
     }
     if at.kind == ProbeKind::Iter {

@@ -1,0 +1,392 @@
+//! What the checked program assumes about the system it runs on: the kernel facts the code
+//! generator needs (helper availability, `task_struct` layouts, struct member offsets, kernel
+//! and user symbol addresses, cgroup ids, kfuncs), asked once by the checker through
+//! [`KernelInfo`] and carried in [`CheckedProgram::env`](super::CheckedProgram::env), so that
+//! lowering never asks the kernel itself.
+//!
+//! Input: the checker's calls ([`Checker::note_call`], per call site while it reports) and,
+//! when checking is done, its builtin ids and the checked probes ([`finish`]). Output: an
+//! [`Environment`]. Invariant: a fact the lowering of some construct reads was asked for
+//! whenever the script has that construct; a failed lookup is kept as the answer (the code
+//! generator reports it where it lowers the construct, with the words it always used), never
+//! turned into a diagnostic here. Only what the script needs is asked (each question may be a
+//! trial load or a file read).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::PathBuf;
+
+use super::expand::TargetKind;
+use super::resolve::Checker;
+use super::CheckedProbe;
+use crate::asm::isa::{Helper, ProgType};
+use crate::builtins::{BuiltinId, FuncId, ValueId};
+use crate::kernel::info::KernelInfo;
+use crate::syntax::ast::{Expr, ExprId, ExprKind, ProbeKind};
+
+/// Byte offsets of `task_struct`'s `comm`, `pid` and `tgid`, when programs may read them
+/// through `bpf_get_current_task_btf()` (see [`KernelInfo::task_fields`]).
+pub use crate::kernel::info::TaskFields;
+
+/// Where a BTF struct member is: its offset in bits and, for a bitfield, its width (0 for an
+/// ordinary member).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemberLayout {
+    pub bit_offset: u32,
+    pub bitfield_size: u32,
+}
+
+/// A user symbol `uaddr()` names, as the binary's ELF file says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UserSymbol {
+    /// The link-time address.
+    pub address: u64,
+    /// Whether the binary is position-independent (`ET_DYN`), so the address moves.
+    pub relocatable: bool,
+}
+
+/// What the kernel said about a kfunc for one program type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kfunc {
+    /// The kernel's BTF has no such function.
+    Missing,
+    /// It exists (BTF id) but the verifier refuses it in programs of this type.
+    Refused(u32),
+    /// Programs of this type may call it (BTF id).
+    Allowed(u32),
+}
+
+/// The kernel facts a checked program's code generation depends on (see the module doc).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Environment {
+    /// The verifier accepts ISA v4 signed division (`sdiv`/`smod`).
+    pub signed_division: bool,
+    /// `task_struct`'s `comm`/`pid`/`tgid`, when programs read them straight from the task.
+    pub task_fields: Option<TaskFields>,
+    /// strobe's own PID namespace `(device, inode)`, `None` in the initial one.
+    pub pid_namespace: Option<(u64, u64)>,
+    /// Helpers the script calls that this kernel lacks, with why.
+    pub unavailable_helpers: HashMap<Helper, String>,
+    /// `task_struct` members by name → byte offset (those the script's builtins read);
+    /// `None` when the kernel's BTF or `struct task_struct` is missing.
+    pub task_struct: Option<BTreeMap<String, i32>>,
+    /// BTF struct members the script reads: `(module, struct id, member)` → layout.
+    pub members: HashMap<(Option<String>, u32, String), MemberLayout>,
+    /// `kaddr("name")`: the kernel symbol's address, `None` when unknown or hidden.
+    pub kernel_symbols: HashMap<String, Option<u64>>,
+    /// `percpu_kaddr("name")`: the vmlinux variable's BTF id, `None` when BTF lacks it.
+    pub percpu_vars: HashMap<String, Option<u32>>,
+    /// `cgroupid("path")`: the id, or the OS error number that refused it.
+    pub cgroup_ids: HashMap<String, Result<u64, i32>>,
+    /// `uaddr("name")` in each uprobe/usdt binary of the script: `None` when the binary has no
+    /// such symbol.
+    pub user_symbols: HashMap<(PathBuf, String), Option<UserSymbol>>,
+    /// kfuncs by `(name, program type)`.
+    pub kfuncs: HashMap<(String, ProgType), Kfunc>,
+    /// Whether kprobe programs may call bpf_get_func_ip (5.15+; `func` in kprobes): the
+    /// kernel's BTF answers without a syscall, since the helper's implementation
+    /// `bpf_get_func_ip_kprobe` is a BTF function exactly on the kernels that have it.
+    /// Without BTF, a current kernel is assumed.
+    pub kprobe_get_func_ip: bool,
+}
+
+impl Default for Environment {
+    fn default() -> Environment {
+        Environment {
+            signed_division: false,
+            task_fields: None,
+            pid_namespace: None,
+            unavailable_helpers: HashMap::new(),
+            task_struct: None,
+            members: HashMap::new(),
+            kernel_symbols: HashMap::new(),
+            percpu_vars: HashMap::new(),
+            cgroup_ids: HashMap::new(),
+            user_symbols: HashMap::new(),
+            kfuncs: HashMap::new(),
+            kprobe_get_func_ip: true,
+        }
+    }
+}
+
+impl Environment {
+    /// Why `h` cannot be called on this kernel, `None` when it can.
+    pub fn helper_unavailable(&self, h: Helper) -> Option<&str> {
+        self.unavailable_helpers.get(&h).map(String::as_str)
+    }
+
+    /// The layout of member `name` of BTF struct `id` (of `module`, `None` for vmlinux).
+    pub fn member(&self, module: Option<&str>, id: u32, name: &str) -> Option<MemberLayout> {
+        self.members
+            .get(&(module.map(str::to_string), id, name.to_string()))
+            .copied()
+    }
+}
+
+/// The kernel's description of helper `h` (those the code generator asks about).
+fn kernel_helper(h: Helper) -> Option<crate::kernel::features::Helper> {
+    use crate::kernel::features::Helper as K;
+    Some(match h {
+        Helper::SendSignal => K::SendSignal,
+        Helper::SendSignalThread => K::SendSignalThread,
+        Helper::OverrideReturn => K::OverrideReturn,
+        Helper::ProbeWriteUser => K::ProbeWriteUser,
+        Helper::DPath => K::DPath,
+        Helper::GetNsCurrentPidTgid => K::GetNsCurrentPidTgid,
+        Helper::GetAttachCookie => K::GetAttachCookie,
+        _ => return None,
+    })
+}
+
+/// Asks whether helper `h` is there, once.
+fn ask_helper(env: &mut Environment, asked: &mut BTreeSet<Helper>, k: &dyn KernelInfo, h: Helper) {
+    if !asked.insert(h) {
+        return;
+    }
+    if let Some(why) = kernel_helper(h).and_then(|kh| k.helper_unavailable(kh)) {
+        env.unavailable_helpers.insert(h, why);
+    }
+}
+
+/// The `task_struct` members `names` (added to what was asked before).
+fn ask_task_struct(env: &mut Environment, asked: &mut bool, k: &dyn KernelInfo, names: &[&str]) {
+    let Ok(btf) = k.btf(None) else {
+        *asked = true;
+        env.task_struct = None;
+        return;
+    };
+    let Some(id) = btf.find_struct("task_struct") else {
+        *asked = true;
+        env.task_struct = None;
+        return;
+    };
+    if *asked && env.task_struct.is_none() {
+        return;
+    }
+    *asked = true;
+    let table = env.task_struct.get_or_insert_with(BTreeMap::new);
+    for name in names {
+        if let Ok(Some(m)) = btf.find_member(id, name) {
+            table.insert(name.to_string(), (m.bit_offset / 8) as i32);
+        }
+    }
+}
+
+/// What the checker gathers while it checks (round 2), finished by [`finish`].
+#[derive(Debug, Default)]
+pub(super) struct Gathered {
+    pub env: Environment,
+    helpers: BTreeSet<Helper>,
+    task_struct_asked: bool,
+    /// Symbols `uaddr()` names, resolved in every user binary by [`finish`].
+    uaddr_symbols: BTreeSet<String>,
+}
+
+impl Checker<'_> {
+    /// A string argument the checker knows: a literal, or a constant (`str($1)`, a macro's
+    /// string parameter), as the code generator reads it.
+    fn known_str(&self, a: &Expr) -> String {
+        match &a.kind {
+            ExprKind::Str(s) => String::from_utf8_lossy(s).into_owned(),
+            _ => self
+                .str_consts
+                .get(&a.id)
+                .map(|s| String::from_utf8_lossy(s).into_owned())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Asks what lowering the checked call `f(args)` will need to know of the kernel.
+    pub(super) fn note_call(&mut self, f: FuncId, args: &[Expr]) {
+        if !self.report {
+            return;
+        }
+        let k = self.kernel;
+        let g = &mut self.gathered;
+        let mut helper = |h: Helper| ask_helper(&mut g.env, &mut g.helpers, k, h);
+        match f {
+            FuncId::Signal => return helper(Helper::SendSignal),
+            FuncId::SignalThread => return helper(Helper::SendSignalThread),
+            FuncId::Override => return helper(Helper::OverrideReturn),
+            FuncId::WriteUser => return helper(Helper::ProbeWriteUser),
+            FuncId::Path => return helper(Helper::DPath),
+            _ => {}
+        }
+        match f {
+            FuncId::Kaddr => {
+                let sym = self.known_str(&args[0]);
+                let g = &mut self.gathered;
+                if !g.env.kernel_symbols.contains_key(&sym) {
+                    let a = k.kernel_symbol_address(&sym);
+                    g.env.kernel_symbols.insert(sym, a);
+                }
+            }
+            FuncId::PercpuKaddr => {
+                let sym = self.known_str(&args[0]);
+                let g = &mut self.gathered;
+                if !g.env.percpu_vars.contains_key(&sym) {
+                    let id = k
+                        .btf(None)
+                        .ok()
+                        .and_then(|btf| btf.find_type(crate::btf::Kind::Var, &sym));
+                    g.env.percpu_vars.insert(sym, id);
+                }
+            }
+            FuncId::Cgroupid => {
+                let path = self.known_str(&args[0]);
+                let g = &mut self.gathered;
+                if !g.env.cgroup_ids.contains_key(&path) {
+                    let id = k
+                        .cgroup_id(&path)
+                        .map_err(|e| e.raw_os_error().unwrap_or(0));
+                    g.env.cgroup_ids.insert(path, id);
+                }
+            }
+            FuncId::Uaddr => {
+                let sym = self.known_str(&args[0]);
+                self.gathered.uaddr_symbols.insert(sym);
+            }
+            FuncId::Comm if !args.is_empty() => {
+                // `comm(pid)`: two kfuncs, in each program type the probe loads as.
+                for kind in self.cx.kinds.clone() {
+                    let prog = kind.prog_type();
+                    for name in ["bpf_task_from_pid", "bpf_task_release"] {
+                        let key = (name.to_string(), prog);
+                        if self.gathered.env.kfuncs.contains_key(&key) {
+                            continue;
+                        }
+                        let id = k.btf(None).ok().and_then(|btf| btf.find_func(name));
+                        let fact = match id {
+                            None => Kfunc::Missing,
+                            Some(id) if k.kfunc_allowed(name, prog) => Kfunc::Allowed(id),
+                            Some(id) => Kfunc::Refused(id),
+                        };
+                        self.gathered.env.kfuncs.insert(key, fact);
+                    }
+                }
+                let g = &mut self.gathered;
+                ask_task_struct(&mut g.env, &mut g.task_struct_asked, k, &["comm", "pid"]);
+            }
+            _ => {}
+        }
+    }
+
+    /// Records where BTF struct `id`'s member `name` is (the code generator reads it there).
+    pub(super) fn note_member(&mut self, module: Option<&str>, id: u32, name: &str) {
+        let key = (module.map(str::to_string), id, name.to_string());
+        if self.gathered.env.members.contains_key(&key) {
+            return;
+        }
+        let Ok(btf) = self.kernel.btf(module) else {
+            return;
+        };
+        if let Ok(Some(m)) = btf.find_member(id, name) {
+            let layout = MemberLayout {
+                bit_offset: m.bit_offset,
+                bitfield_size: m.bitfield_size,
+            };
+            self.gathered.env.members.insert(key, layout);
+        }
+    }
+}
+
+/// The builtins that read the parent or leader task, with the members they read.
+fn task_members(b: BuiltinId) -> Option<[&'static str; 2]> {
+    use BuiltinId::{Func, Value};
+    Some(match b {
+        Value(ValueId::Ppid) | Func(FuncId::Ppid) => ["real_parent", "pid"],
+        Value(ValueId::Pcomm) | Func(FuncId::Pcomm) => ["real_parent", "comm"],
+        Value(ValueId::LeaderTid) | Func(FuncId::LeaderTid) => ["group_leader", "pid"],
+        Value(ValueId::LeaderComm) | Func(FuncId::LeaderComm) => ["group_leader", "comm"],
+        _ => return None,
+    })
+}
+
+/// Completes the environment once checking is done: the facts every probe's lowering reads
+/// (signed division, the pid filter's and `comm`'s task fields, `pid`/`tid` in a PID namespace,
+/// `probe` in programs shared by several targets, the parent task's members) and `uaddr()`'s
+/// symbols in every user binary.
+pub(super) fn finish(
+    mut g: Gathered,
+    builtins: &HashMap<ExprId, BuiltinId>,
+    probes: &[CheckedProbe],
+    kernel: &dyn KernelInfo,
+    opts: &super::CheckOptions,
+) -> Environment {
+    let used: BTreeSet<BuiltinId> = builtins.values().copied().collect();
+    let points = || probes.iter().flat_map(|p| &p.attach);
+    // Every program's builder asks (division of signed values anywhere in it).
+    if points().next().is_some() {
+        g.env.signed_division = kernel.signed_division();
+    }
+    let filtered = points().any(|at| {
+        let f = at.kind.info().pid_filter;
+        f != crate::kinds::PidFilter::Never
+            && (opts.pid_filter || f == crate::kinds::PidFilter::Always)
+    });
+    let comm = used.contains(&BuiltinId::Value(ValueId::Comm))
+        || used.contains(&BuiltinId::Func(FuncId::Comm));
+    if filtered || comm {
+        g.env.task_fields = kernel.task_fields();
+    }
+    g.env.pid_namespace = kernel.pid_namespace();
+    let pid_tid = [
+        BuiltinId::Value(ValueId::Pid),
+        BuiltinId::Value(ValueId::Tid),
+        BuiltinId::Func(FuncId::Pid),
+        BuiltinId::Func(FuncId::Tid),
+    ];
+    if g.env.pid_namespace.is_some() && pid_tid.iter().any(|b| used.contains(b)) {
+        ask_helper(
+            &mut g.env,
+            &mut g.helpers,
+            kernel,
+            Helper::GetNsCurrentPidTgid,
+        );
+    }
+    // `probe` tells the targets of a shared program apart by the BPF cookie.
+    let shared = points().any(|at| match at.kind {
+        ProbeKind::Kprobe | ProbeKind::Kretprobe | ProbeKind::Uprobe | ProbeKind::Uretprobe => true,
+        ProbeKind::Fentry | ProbeKind::Fexit => at.targets.len() > 1,
+        _ => false,
+    });
+    if shared && used.contains(&BuiltinId::Value(ValueId::Probe)) {
+        ask_helper(&mut g.env, &mut g.helpers, kernel, Helper::GetAttachCookie);
+    }
+    let kprobes = points().any(|at| at.kind == ProbeKind::Kprobe);
+    if kprobes && used.contains(&BuiltinId::Value(ValueId::Func)) {
+        g.env.kprobe_get_func_ip = kernel
+            .btf(None)
+            .map_or(true, |b| b.find_func("bpf_get_func_ip_kprobe").is_some());
+    }
+    let members: BTreeSet<&str> = used
+        .iter()
+        .filter_map(|b| task_members(*b))
+        .flatten()
+        .collect();
+    if !members.is_empty() {
+        let names: Vec<&str> = members.into_iter().collect();
+        ask_task_struct(&mut g.env, &mut g.task_struct_asked, kernel, &names);
+    }
+    if !g.uaddr_symbols.is_empty() {
+        let binaries: BTreeSet<&PathBuf> = points()
+            .flat_map(|at| &at.targets)
+            .filter_map(|t| match &t.kind {
+                TargetKind::User { path, .. } | TargetKind::Usdt { path, .. } => Some(path),
+                _ => None,
+            })
+            .collect();
+        for path in binaries {
+            let relocatable = kernel.elf_is_dyn(path);
+            for sym in &g.uaddr_symbols {
+                let s = kernel
+                    .elf_symbol_address(path, sym)
+                    .map(|(address, _)| UserSymbol {
+                        address,
+                        relocatable,
+                    });
+                g.env.user_symbols.insert((path.clone(), sym.clone()), s);
+            }
+        }
+    }
+    g.env
+}
