@@ -14,6 +14,11 @@
 //! edges listed). Edges that still point the wrong way are listed, with why, in
 //! [`KNOWN_DEBT`]: a new back edge fails, and so does a debt entry that no longer exists
 //! (remove it from the list).
+//!
+//! Two rules go beyond the layers: the code generator takes the checker's decisions from the
+//! checked program rather than calling back into its passes ([`NO_CALL_BACK`]), and it never
+//! asks the system about itself (`KernelInfo`, BTF, DWARF, syscalls): the checker asks once and
+//! the checked program carries the answers ([`KERNEL_RECORDS`], [`NO_KERNEL_QUESTIONS`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -287,6 +292,101 @@ fn code_generation_does_not_call_back_into_the_checker() {
         bad.is_empty(),
         "the code generator and loader take the checker's decisions from the checked \
          program:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// What the code generator may name of `kernel`: plain records the checked program carries
+/// (a tracepoint's format fields, a USDT note's argument descriptions). Everything else there
+/// asks the running system (BTF, kallsyms, trial loads, ELF files), which the checker does once
+/// and leaves in `CheckedProgram::env` (`sema::environment`).
+const KERNEL_RECORDS: &[&str] = &["tracefs", "usdt"];
+
+/// Names the code generator may not use at all, with what to use instead: the ways of asking
+/// the system about itself.
+const NO_KERNEL_QUESTIONS: &[(&str, &str)] = &[
+    ("KernelInfo", "the facts in `CheckedProgram::env`"),
+    ("HostKernel", "the facts in `CheckedProgram::env`"),
+    (
+        "MockKernel",
+        "facts built by the checker (or constructed directly)",
+    ),
+    (
+        "crate::btf",
+        "the member layouts and BTF ids in `CheckedProgram::env`",
+    ),
+    (
+        "crate::dwarf",
+        "the DWARF parameters in `AttachTargets::slots`",
+    ),
+    ("crate::sys", "nothing: code generation makes no syscalls"),
+];
+
+/// Where `text` (code of the code generator) asks the system: each `crate::kernel::MODULE` of a
+/// module that is not one of [`KERNEL_RECORDS`], and each name of [`NO_KERNEL_QUESTIONS`].
+fn kernel_questions(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in code_lines(text) {
+        for (at, _) in line.match_indices("crate::kernel::") {
+            let module = ident_at(&line[at + "crate::kernel::".len()..]);
+            if !KERNEL_RECORDS.contains(&module) {
+                out.push(format!("`crate::kernel::{module}`"));
+            }
+        }
+        if line.contains("crate::kernel;") || line.contains("crate::kernel::{") {
+            out.push("`crate::kernel` itself".to_string());
+        }
+        for (name, instead) in NO_KERNEL_QUESTIONS {
+            if line.contains(name) {
+                out.push(format!("`{name}` (use {instead})"));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_kernel_question_detector_tells_questions_from_records() {
+    let asks = "use crate::kernel::info::KernelInfo;\n\
+                let a = lw.kernel.kernel_symbol_address(&s); // crate::kernel::features\n\
+                let f = crate::kernel::features::helper_support(h);\n\
+                let b = crate::btf::Kind::Var;\n";
+    let found = kernel_questions(asks);
+    assert_eq!(found.len(), 4, "{found:?}");
+    assert!(found[0].contains("crate::kernel::info"));
+    assert!(found[1].contains("KernelInfo"));
+    assert!(found[2].contains("crate::kernel::features"));
+    assert!(found[3].contains("crate::btf"));
+    let records = "use crate::kernel::usdt::{UsdtArg, UsdtLoc};\n\
+                   Tracepoint(Vec<crate::kernel::tracefs::Field>),\n\
+                   /// [`crate::kernel::info::KernelInfo`] in a comment\n";
+    assert!(kernel_questions(records).is_empty());
+}
+
+/// The code generator lowers what the checker decided: it never asks the kernel (or reads
+/// BTF, DWARF or ELF files, or makes a syscall) itself, so a checked program lowers the same
+/// way wherever it is lowered and every fact it depends on is in it (issue #14).
+#[test]
+fn code_generation_does_not_ask_the_kernel() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    files.sort();
+    let mut bad = Vec::new();
+    for file in &files {
+        let rel = file.strip_prefix(&root).unwrap();
+        if module_path(rel).is_none_or(|p| p[0] != "codegen") {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).unwrap();
+        for q in kernel_questions(&text) {
+            bad.push(format!("{} names {q}", rel.display()));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "the code generator takes kernel facts from the checked program \
+         (`CheckedProgram::env`, `sema::environment`):\n{}",
         bad.join("\n")
     );
 }

@@ -415,11 +415,10 @@ fn args_record(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, LowerError
     Ok(Val::Mem(p))
 }
 
-/// The position of parameter `name` of the uprobe's function (its DWARF prototype).
+/// The position of parameter `name` of the uprobe's function (its DWARF prototype, as the
+/// checker read it).
 fn user_param_index(lw: &Lower<'_>, name: &str) -> Option<usize> {
-    let info = crate::dwarf::for_binary(lw.user_binary.as_ref()?).ok()?;
-    let f = info.function(lw.user_func.as_ref()?).ok()??;
-    f.params.iter().position(|p| p.name == name)
+    lw.user_params.as_ref()?.iter().position(|(n, _)| n == name)
 }
 
 /// `BPF_F_USER_STACK` (include/uapi/linux/bpf.h).

@@ -210,9 +210,10 @@ pub(crate) struct Lower<'a> {
     pub macros: Vec<inline::MacroFrame>,
     /// Where `return` goes inside an inlined `fn`.
     pub fn_ret: Option<inline::FnReturn>,
+    /// The parameters of the first uprobe target's function in order (`args.NAME` reads
+    /// them), as the checker read them from the binary's DWARF.
+    pub user_params: Option<std::sync::Arc<Vec<(String, Option<Type>)>>>,
     /// The binary of a uprobe/usdt attach point (`uaddr()` resolves symbols in it).
-    /// The function of the first uprobe target (`args.NAME` reads its DWARF parameters).
-    pub user_func: Option<String>,
     pub user_binary: Option<std::path::PathBuf>,
     /// Memory read whole from char arrays (`args.comm`, `p->name`): its strings may have
     /// bytes after their NUL, which [`store::store_val`] clears when it writes them as strings.

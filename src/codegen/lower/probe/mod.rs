@@ -189,10 +189,14 @@ fn lower_point(
             TargetKind::User { path, .. } | TargetKind::Usdt { path, .. } => Some(path.clone()),
             _ => None,
         }),
-        user_func: at.targets.iter().find_map(|t| match &t.kind {
-            TargetKind::User { func, .. } if !func.is_empty() => Some(func.clone()),
-            _ => None,
-        }),
+        user_params: at
+            .targets
+            .iter()
+            .zip(&at.slots)
+            .find_map(|(t, s)| match &t.kind {
+                TargetKind::User { func, .. } if !func.is_empty() => Some(s.args.clone()),
+                _ => None,
+            }),
         target_count: at.targets.len(),
         target_names: at.targets.iter().map(|t| t.name.clone()).collect(),
         helper_warnings: opts.helper_warnings,
