@@ -15,7 +15,7 @@ const RUN_ONCE: KindInfo = KindInfo {
     space: Space::Kernel,
     runner: Runner::TestRun,
     armed: false,
-    template: AttachKind::RawTracepoint,
+    template: AttachKind::Runtime(ProbeKind::Begin),
     clones_per_target: false,
     context: Context::NONE,
     pid_filter: PidFilter::Never,
@@ -25,6 +25,7 @@ pub(super) const BEGIN: KindInfo = RUN_ONCE;
 
 pub(super) const END: KindInfo = KindInfo {
     kind: ProbeKind::End,
+    template: AttachKind::Runtime(ProbeKind::End),
     name: "end",
     aliases: &["END"],
     ..RUN_ONCE

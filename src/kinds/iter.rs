@@ -16,7 +16,7 @@ pub(super) const ITER: KindInfo = KindInfo {
     space: Space::Kernel,
     runner: Runner::Runtime,
     armed: true,
-    template: AttachKind::RawTracepoint,
+    template: AttachKind::Runtime(ProbeKind::Iter),
     clones_per_target: false,
     context: Context::NONE,
     pid_filter: PidFilter::Never,

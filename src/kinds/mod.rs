@@ -107,6 +107,11 @@ pub enum AttachKind {
     Kprobe { retprobe: bool },
     /// BPF_PROG_TYPE_KPROBE on user functions: one program for all targets (no clones).
     Uprobe { retprobe: bool },
+    /// A program of a kind the runtime loads and runs or attaches itself (begin/end, self,
+    /// test and bench through BPF_PROG_TEST_RUN; tracepoints, perf events, watchpoints and
+    /// iterators through their own attachments), as that kind's program type
+    /// ([`ProbeKind::load_types`]); never given to the loader.
+    Runtime(ProbeKind),
 }
 
 impl AttachKind {
@@ -120,6 +125,7 @@ impl AttachKind {
             AttachKind::Kprobe { retprobe: true } => ProbeKind::Kretprobe,
             AttachKind::Uprobe { retprobe: false } => ProbeKind::Uprobe,
             AttachKind::Uprobe { retprobe: true } => ProbeKind::Uretprobe,
+            AttachKind::Runtime(kind) => kind,
         }
     }
 
@@ -186,9 +192,8 @@ pub struct KindInfo {
     /// begin/end/test/bench run disarmed.
     pub armed: bool,
     /// The attach shape of the template the code generator emits. Kinds the runtime runs or
-    /// attaches itself load by their own kind ([`ProbeKind::load_types`]), so for them this
-    /// only names the template in listings (`-d asm`): `RawTracepoint`, the shape of a program
-    /// whose context is read through the kind's own accessors.
+    /// attaches itself load by their own kind ([`ProbeKind::load_types`]): their templates are
+    /// [`AttachKind::Runtime`] of the kind (usdt's are uprobes').
     pub template: AttachKind,
     /// Each target gets its own clone of the template (fentry/fexit, raw tracepoints).
     pub clones_per_target: bool,
@@ -306,6 +311,25 @@ mod tests {
                 assert_eq!(k.template.kind(), k.kind, "{}", k.name);
                 assert_eq!(k.template.prog_type(), k.prog, "{}", k.name);
             }
+        }
+    }
+
+    #[test]
+    fn every_template_names_its_own_kind_and_program_type() {
+        for k in KINDS {
+            // usdt programs are uprobe programs on the probe sites' addresses.
+            if k.kind == ProbeKind::Usdt {
+                assert_eq!(k.template, AttachKind::Uprobe { retprobe: false });
+                continue;
+            }
+            assert_eq!(k.template.kind(), k.kind, "{}", k.name);
+            assert_eq!(k.template.prog_type(), k.prog, "{}", k.name);
+            assert_eq!(
+                matches!(k.template, AttachKind::Runtime(_)),
+                k.runner != Runner::Loader,
+                "{}",
+                k.name
+            );
         }
     }
 

@@ -15,7 +15,7 @@ pub(super) const SOFTWARE: KindInfo = KindInfo {
     space: Space::Kernel,
     runner: Runner::Runtime,
     armed: true,
-    template: AttachKind::RawTracepoint,
+    template: AttachKind::Runtime(ProbeKind::Software),
     clones_per_target: false,
     context: Context::NONE,
     pid_filter: PidFilter::WithPid,
@@ -23,6 +23,7 @@ pub(super) const SOFTWARE: KindInfo = KindInfo {
 
 pub(super) const HARDWARE: KindInfo = KindInfo {
     kind: ProbeKind::Hardware,
+    template: AttachKind::Runtime(ProbeKind::Hardware),
     name: "hardware",
     aliases: &["h"],
     ..SOFTWARE

@@ -17,7 +17,7 @@ pub(super) const SELF: KindInfo = KindInfo {
     space: Space::Kernel,
     runner: Runner::TestRun,
     armed: true,
-    template: AttachKind::RawTracepoint,
+    template: AttachKind::Runtime(ProbeKind::SelfEvent),
     clones_per_target: false,
     context: Context::NONE,
     pid_filter: PidFilter::Never,
@@ -25,6 +25,7 @@ pub(super) const SELF: KindInfo = KindInfo {
 
 pub(super) const TEST: KindInfo = KindInfo {
     kind: ProbeKind::Test,
+    template: AttachKind::Runtime(ProbeKind::Test),
     name: "test",
     usage: "a name, e.g. `test:name`",
     prog: ProgType::Xdp,
@@ -34,6 +35,7 @@ pub(super) const TEST: KindInfo = KindInfo {
 
 pub(super) const BENCH: KindInfo = KindInfo {
     kind: ProbeKind::Bench,
+    template: AttachKind::Runtime(ProbeKind::Bench),
     name: "bench",
     ..TEST
 };

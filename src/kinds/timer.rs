@@ -15,7 +15,7 @@ pub(super) const PROFILE: KindInfo = KindInfo {
     space: Space::Kernel,
     runner: Runner::Runtime,
     armed: true,
-    template: AttachKind::RawTracepoint,
+    template: AttachKind::Runtime(ProbeKind::Profile),
     clones_per_target: false,
     context: Context::NONE,
     pid_filter: PidFilter::WithPid,
@@ -23,6 +23,7 @@ pub(super) const PROFILE: KindInfo = KindInfo {
 
 pub(super) const INTERVAL: KindInfo = KindInfo {
     kind: ProbeKind::Interval,
+    template: AttachKind::Runtime(ProbeKind::Interval),
     name: "interval",
     aliases: &["i"],
     pid_filter: PidFilter::Never,

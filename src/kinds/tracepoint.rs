@@ -15,7 +15,7 @@ pub(super) const TRACEPOINT: KindInfo = KindInfo {
     space: Space::Kernel,
     runner: Runner::Runtime,
     armed: true,
-    template: AttachKind::RawTracepoint,
+    template: AttachKind::Runtime(ProbeKind::Tracepoint),
     clones_per_target: false,
     context: Context {
         args: true,

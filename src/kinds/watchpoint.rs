@@ -15,7 +15,7 @@ pub(super) const WATCHPOINT: KindInfo = KindInfo {
     space: Space::Kernel,
     runner: Runner::Runtime,
     armed: true,
-    template: AttachKind::RawTracepoint,
+    template: AttachKind::Runtime(ProbeKind::Watchpoint),
     clones_per_target: false,
     context: Context::NONE,
     pid_filter: PidFilter::Never,
@@ -23,6 +23,7 @@ pub(super) const WATCHPOINT: KindInfo = KindInfo {
 
 pub(super) const ASYNCWATCHPOINT: KindInfo = KindInfo {
     kind: ProbeKind::AsyncWatchpoint,
+    template: AttachKind::Runtime(ProbeKind::AsyncWatchpoint),
     name: "asyncwatchpoint",
     aliases: &["aw"],
     ..WATCHPOINT

@@ -244,8 +244,8 @@ fn load_one(
             };
         }
         AttachKind::RawTracepoint => {}
-        AttachKind::Kprobe { .. } | AttachKind::Uprobe { .. } => {
-            panic!("internal error: load_clones called for a shared-program attach kind")
+        AttachKind::Kprobe { .. } | AttachKind::Uprobe { .. } | AttachKind::Runtime(_) => {
+            panic!("internal error: load_clones called for a shared-program or runtime attach kind")
         }
     }
     let t0 = Instant::now();

@@ -1,6 +1,6 @@
 # interval:ms:100 { @a = avg(cpu); @t = stats(cpu); }
 # probe interval:ms:100 (strobe_p0)
-# rawtracepoint template, 62 instructions
+# interval template, 62 instructions
 # map 0: @a
 # map 1: drops
 # map 2: @t

@@ -1,6 +1,6 @@
 # interval:ms:100 { @[comm] = count(); }
 # probe interval:ms:100 (strobe_p0)
-# rawtracepoint template, 29 instructions
+# interval template, 29 instructions
 # map 0: @
 # map 1: drops
 # map 2: strobe_arm

@@ -1,6 +1,6 @@
 # BEGIN { @m[1] = 1; delete(@m[1]); clear(@m); zero(@m); }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 54 instructions
+# begin template, 54 instructions
 # map 0: @m
 # map 1: drops
 # map 2: ringbuf

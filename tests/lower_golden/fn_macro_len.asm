@@ -1,6 +1,6 @@
 # macro twice(x) { x + x } fn clamp($v: int64, $hi: int64): int64 { if ($v > $hi) { return $hi; } return $v; } BEGIN { @m[1] = 1; @r = clamp(twice(cpu), 3) + len(@m) + has_key(@m, 1); }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 71 instructions
+# begin template, 71 instructions
 # map 0: @m
 # map 1: drops
 # map 2: @r

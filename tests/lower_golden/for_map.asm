@@ -1,6 +1,6 @@
 # BEGIN { @m[1] = 2; $t = 0; for ($kv : @m) { if ($kv.0 == 3) { break; } $t += $kv.1; } @t = $t; }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 81 instructions
+# begin template, 81 instructions
 # map 0: @m
 # map 1: drops
 # map 2: scratch

@@ -1,6 +1,6 @@
 # BEGIN { $t = 0; for ($i : 1..cpu) { $t += $i; } @t = $t; }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 61 instructions
+# begin template, 61 instructions
 # map 0: scratch
 # map 1: @t
 # map 2: drops

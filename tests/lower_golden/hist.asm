@@ -1,6 +1,6 @@
 # interval:ms:100 { @h = hist(cpu); }
 # probe interval:ms:100 (strobe_p0)
-# rawtracepoint template, 42 instructions
+# interval template, 42 instructions
 # map 0: @h
 # map 1: strobe_arm
 # relocations:

@@ -1,6 +1,6 @@
 # BEGIN { if (pid > 1) { @a = 1; } else { @a = 2; } }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 34 instructions
+# begin template, 34 instructions
 # map 0: @a
 # map 1: drops
 # relocations:

@@ -1,6 +1,6 @@
 # BEGIN { printf("%s\n", kstack(4)); }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 23 instructions
+# begin template, 23 instructions
 # map 0: stack_k4
 # map 1: ringbuf
 # map 2: lost

@@ -1,6 +1,6 @@
 # interval:ms:100 { @l = lhist(cpu, 0, 16, 2); }
 # probe interval:ms:100 (strobe_p0)
-# rawtracepoint template, 25 instructions
+# interval template, 25 instructions
 # map 0: @l
 # map 1: strobe_arm
 # relocations:

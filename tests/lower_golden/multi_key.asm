@@ -1,6 +1,6 @@
 # interval:ms:100 { @[pid, comm, cpu] = count(); }
 # probe interval:ms:100 (strobe_p0)
-# rawtracepoint template, 35 instructions
+# interval template, 35 instructions
 # map 0: @
 # map 1: drops
 # map 2: strobe_arm

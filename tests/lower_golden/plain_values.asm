@@ -1,6 +1,6 @@
 # BEGIN { @x = 1; @s[1] = "str"; @t = (1, "two"); }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 73 instructions
+# begin template, 73 instructions
 # map 0: @x
 # map 1: drops
 # map 2: @s

@@ -1,6 +1,6 @@
 # interval:ms:10 /cpu == 0/ { @ = count(); }
 # probe interval:ms:10 (strobe_p0)
-# rawtracepoint template, 17 instructions
+# interval template, 17 instructions
 # map 0: @
 # map 1: strobe_arm
 # relocations:

@@ -1,6 +1,6 @@
 # BEGIN { @x = 1; print(@x); time("%H\n"); }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 45 instructions
+# begin template, 45 instructions
 # map 0: @x
 # map 1: drops
 # map 2: ringbuf

@@ -1,6 +1,6 @@
 # BEGIN { printf("hello %d %s\n", 42, comm); exit(); }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 41 instructions
+# begin template, 41 instructions
 # map 0: ringbuf
 # map 1: lost
 # map 2: strobe_exit

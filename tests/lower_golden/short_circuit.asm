@@ -1,6 +1,6 @@
 # BEGIN { if (pid > 1 && tid > 1 || cpu == 0) { exit(); } }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 36 instructions
+# begin template, 36 instructions
 # map 0: strobe_exit
 # map 1: ringbuf
 # map 2: lost

@@ -1,6 +1,6 @@
 # BEGIN { $a = (int32)pid; @r = $a / -3; }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 38 instructions
+# begin template, 38 instructions
 # map 0: @r
 # map 1: drops
 # relocations:

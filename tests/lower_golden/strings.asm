@@ -1,6 +1,6 @@
 # BEGIN { if (comm == "strobe") { printf("%s\n", comm); } }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 33 instructions
+# begin template, 33 instructions
 # map 0: ringbuf
 # map 1: lost
 # relocations:

@@ -1,6 +1,6 @@
 # interval:ms:100 { @s = sum(cpu); @m = min(cpu); @M = max(cpu); }
 # probe interval:ms:100 (strobe_p0)
-# rawtracepoint template, 93 instructions
+# interval template, 93 instructions
 # map 0: @s
 # map 1: drops
 # map 2: @m

@@ -1,6 +1,6 @@
 # BEGIN { @t = cpu == 0 ? 10 : 20; }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 25 instructions
+# begin template, 25 instructions
 # map 0: @t
 # map 1: drops
 # relocations:

@@ -1,6 +1,6 @@
 # BEGIN { $s = 0; unroll(3) { $s += cpu; } @s = $s; }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 30 instructions
+# begin template, 30 instructions
 # map 0: @s
 # map 1: drops
 # relocations:

@@ -1,6 +1,6 @@
 # BEGIN { $a = pid; $b = $a * 3 + 1; @r = $b / 2 - $b % 5; }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 30 instructions
+# begin template, 30 instructions
 # map 0: @r
 # map 1: drops
 # relocations:

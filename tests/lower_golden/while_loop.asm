@@ -1,6 +1,6 @@
 # BEGIN { $i = 0; while ($i < 4) { $i++; } @i = $i; }
 # probe BEGIN (strobe_p0)
-# rawtracepoint template, 24 instructions
+# begin template, 24 instructions
 # map 0: @i
 # map 1: drops
 # relocations:

@@ -275,7 +275,7 @@ pub(crate) fn start_only_begin(index: usize) -> Result<ProbeSpec, LowerError> {
     b.exit(0);
     let opts = FinishOptions {
         name: prog_name(0, index),
-        attach: AttachKind::RawTracepoint,
+        attach: AttachKind::Runtime(ProbeKind::Begin),
         arming_guard: false,
     };
     let c = finish(b, &opts).map_err(|source| LowerError::Codegen {
