@@ -159,6 +159,54 @@ mod tests {
         )));
     }
 
+    /// The first error compiling `text` against a kernel that answers the code generator's
+    /// questions (through the checker), with its span's text.
+    fn first_error(text: &str) -> (String, String) {
+        let src = SourceFile::new("stdin", text.to_string());
+        let kernel = crate::sema::environment::tests::Answering(MockKernel::fixture());
+        let opts = CheckOptions {
+            unsafe_mode: true,
+            ..CheckOptions::default()
+        };
+        let out = compile(&src, &kernel, &opts);
+        let d = out
+            .diagnostics
+            .iter()
+            .find(|d| d.is_error())
+            .unwrap_or_else(|| panic!("{text}: no error"));
+        let at = text[d.span.start as usize..d.span.end as usize].to_string();
+        (d.message.clone(), at)
+    }
+
+    #[test]
+    fn kernel_facts_the_checker_found_missing_are_refused_where_they_are_lowered() {
+        let (msg, at) = first_error("BEGIN { print(kaddr(\"nope\")); }");
+        assert_eq!(msg, "Failed to resolve kernel symbol: nope");
+        assert_eq!(at, "kaddr(\"nope\")");
+        let (msg, at) = first_error("BEGIN { print(cgroupid(\"/nope\")); }");
+        assert_eq!(
+            msg,
+            "Failed to get `cgroupid` for path: \"/nope\": No such file or directory"
+        );
+        assert_eq!(at, "cgroupid(\"/nope\")");
+        let (msg, at) = first_error("kprobe:vfs_read { signal(\"KILL\"); }");
+        assert_eq!(
+            msg,
+            "BPF_FUNC_send_signal not available for your kernel version (not in this kernel)"
+        );
+        assert_eq!(at, "signal(\"KILL\")");
+        let (msg, _) = first_error("kprobe:vfs_read { print(comm(1)); }");
+        assert_eq!(
+            msg,
+            "comm(PID) needs the bpf_task_from_pid kfunc, which this kernel does not have"
+        );
+        // A fact it found is used (kaddr is a constant).
+        let src = SourceFile::new("stdin", "BEGIN { print(kaddr(\"vfs_read\")); }");
+        let kernel = crate::sema::environment::tests::Answering(MockKernel::fixture());
+        let out = compile(&src, &kernel, &CheckOptions::default());
+        assert!(out.script.is_some(), "{:?}", out.diagnostics);
+    }
+
     #[test]
     fn helper_warnings_add_checked_sites_only_with_k() {
         let text = "BEGIN { @m[1] = 1; $p = (int8 *)8; printf(\"%d %d\\n\", @m[2], *$p); }";

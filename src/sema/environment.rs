@@ -179,6 +179,8 @@ pub(super) struct Gathered {
     task_struct_asked: bool,
     /// Symbols `uaddr()` names, resolved in every user binary by [`finish`].
     uaddr_symbols: BTreeSet<String>,
+    /// The script calls `comm(pid)` (the kfuncs are asked by [`finish`]).
+    comm_of_pid: bool,
 }
 
 impl Checker<'_> {
@@ -246,23 +248,9 @@ impl Checker<'_> {
                 self.gathered.uaddr_symbols.insert(sym);
             }
             FuncId::Comm if !args.is_empty() => {
-                // `comm(pid)`: two kfuncs, in each program type the probe loads as.
-                for kind in self.cx.kinds.clone() {
-                    let prog = kind.prog_type();
-                    for name in ["bpf_task_from_pid", "bpf_task_release"] {
-                        let key = (name.to_string(), prog);
-                        if self.gathered.env.kfuncs.contains_key(&key) {
-                            continue;
-                        }
-                        let id = k.btf(None).ok().and_then(|btf| btf.find_func(name));
-                        let fact = match id {
-                            None => Kfunc::Missing,
-                            Some(id) if k.kfunc_allowed(name, prog) => Kfunc::Allowed(id),
-                            Some(id) => Kfunc::Refused(id),
-                        };
-                        self.gathered.env.kfuncs.insert(key, fact);
-                    }
-                }
+                // `comm(pid)`: two kfuncs, asked by [`finish`] for every program type of the
+                // script (a `fn` is checked once, outside any probe, and inlined in each).
+                self.gathered.comm_of_pid = true;
                 let g = &mut self.gathered;
                 ask_task_struct(&mut g.env, &mut g.task_struct_asked, k, &["comm", "pid"]);
             }
@@ -358,6 +346,21 @@ pub(super) fn finish(
             .btf(None)
             .map_or(true, |b| b.find_func("bpf_get_func_ip_kprobe").is_some());
     }
+    if g.comm_of_pid {
+        let progs: BTreeSet<ProgType> = points().map(|at| at.kind.prog_type()).collect();
+        let vmlinux = kernel.btf(None).ok();
+        for prog in progs {
+            for name in ["bpf_task_from_pid", "bpf_task_release"] {
+                let id = vmlinux.as_ref().and_then(|btf| btf.find_func(name));
+                let fact = match id {
+                    None => Kfunc::Missing,
+                    Some(id) if kernel.kfunc_allowed(name, prog) => Kfunc::Allowed(id),
+                    Some(id) => Kfunc::Refused(id),
+                };
+                g.env.kfuncs.insert((name.to_string(), prog), fact);
+            }
+        }
+    }
     let members: BTreeSet<&str> = used
         .iter()
         .filter_map(|b| task_members(*b))
@@ -389,4 +392,138 @@ pub(super) fn finish(
         }
     }
     g.env
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::path::{Path, PathBuf};
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::btf::{Btf, FuncTarget, Glob};
+    use crate::diag::SourceFile;
+    use crate::kernel::info::{KernelInfoError, MockKernel, UsdtNote};
+    use crate::kernel::tracefs::{Tracepoint, TracepointFormat};
+    use crate::sema::{check, CheckOptions, CheckedProgram};
+
+    /// The mock kernel with answers to the questions it leaves at their defaults: `vfs_read`
+    /// has an address, bpf_send_signal is missing, cgroups do not exist, ISA v4 division and
+    /// direct `task_struct` reads work.
+    pub(crate) struct Answering(pub MockKernel);
+
+    impl KernelInfo for Answering {
+        fn btf(&self, module: Option<&str>) -> Result<Arc<Btf>, KernelInfoError> {
+            self.0.btf(module)
+        }
+        fn btf_functions(
+            &self,
+            module: Option<&str>,
+            glob: &Glob,
+        ) -> Result<Vec<FuncTarget>, KernelInfoError> {
+            self.0.btf_functions(module, glob)
+        }
+        fn kprobe_functions(&self) -> Option<Vec<(Option<String>, String)>> {
+            self.0.kprobe_functions()
+        }
+        fn tracepoints(&self, pattern: &str) -> Result<Vec<Tracepoint>, KernelInfoError> {
+            self.0.tracepoints(pattern)
+        }
+        fn tracepoint_format(
+            &self,
+            category: &str,
+            name: &str,
+        ) -> Result<TracepointFormat, KernelInfoError> {
+            self.0.tracepoint_format(category, name)
+        }
+        fn find_binary(&self, target: &str) -> Option<PathBuf> {
+            self.0.find_binary(target)
+        }
+        fn elf_symbols(&self, path: &Path) -> Result<Vec<String>, KernelInfoError> {
+            self.0.elf_symbols(path)
+        }
+        fn usdt_probes(&self, path: &Path) -> Result<Vec<UsdtNote>, KernelInfoError> {
+            self.0.usdt_probes(path)
+        }
+        fn kernel_symbol_address(&self, name: &str) -> Option<u64> {
+            (name == "vfs_read").then_some(0xffff_ffff_8100_0000)
+        }
+        fn cgroup_id(&self, _path: &str) -> std::io::Result<u64> {
+            Err(std::io::Error::from_raw_os_error(libc::ENOENT))
+        }
+        fn signed_division(&self) -> bool {
+            true
+        }
+        fn helper_unavailable(&self, h: crate::kernel::features::Helper) -> Option<String> {
+            (h == crate::kernel::features::Helper::SendSignal).then(|| "not in this kernel".into())
+        }
+        fn task_fields(&self) -> Option<TaskFields> {
+            Some(TaskFields {
+                comm: 8,
+                pid: 0,
+                tgid: 4,
+            })
+        }
+    }
+
+    fn checked(text: &str) -> CheckedProgram {
+        let src = SourceFile::new("t.bt", text);
+        let program = crate::syntax::parse_ok(&src).expect("parses");
+        let opts = CheckOptions {
+            unsafe_mode: true,
+            ..CheckOptions::default()
+        };
+        let out = check(&program, &Answering(MockKernel::fixture()), &opts);
+        out.program
+            .unwrap_or_else(|| panic!("{text}: {:?}", out.diagnostics))
+    }
+
+    #[test]
+    fn the_checked_program_carries_what_lowering_asks_of_the_kernel() {
+        let cp = checked(
+            "kprobe:vfs_read { signal(\"KILL\"); @a = kaddr(\"vfs_read\"); \
+             @b = kaddr(\"nope\"); @c = cgroupid(\"/nope\"); @d[comm] = count(); \
+             @e = curtask->real_parent->pid; @f = ppid; }",
+        );
+        let env = &cp.env;
+        assert!(env.signed_division);
+        assert_eq!(env.task_fields.map(|f| f.comm), Some(8));
+        assert_eq!(
+            env.helper_unavailable(Helper::SendSignal),
+            Some("not in this kernel")
+        );
+        assert_eq!(env.kernel_symbols["vfs_read"], Some(0xffff_ffff_8100_0000));
+        assert_eq!(env.kernel_symbols["nope"], None);
+        assert_eq!(env.cgroup_ids["/nope"], Err(libc::ENOENT));
+        // Members the script reads, at their BTF offsets (fixture: real_parent at 32).
+        let fixture = MockKernel::fixture();
+        let vmlinux = fixture.btf(None).unwrap();
+        let task = vmlinux.find_struct("task_struct").unwrap();
+        let m = env.member(None, task, "real_parent").expect("recorded");
+        assert_eq!((m.bit_offset, m.bitfield_size), (32 * 8, 0));
+        // `ppid`: task_struct.real_parent and .pid.
+        let t = env.task_struct.as_ref().expect("task_struct");
+        assert_eq!((t["real_parent"], t["pid"]), (32, 0));
+    }
+
+    #[test]
+    fn only_what_the_script_needs_is_asked() {
+        let cp = checked("BEGIN { @ = 1 / 2; }");
+        let env = &cp.env;
+        assert!(env.unavailable_helpers.is_empty());
+        assert_eq!(env.task_fields, None, "no comm and no pid filter");
+        assert!(env.kernel_symbols.is_empty() && env.members.is_empty());
+        assert_eq!(env.task_struct, None);
+        assert!(env.kfuncs.is_empty());
+    }
+
+    #[test]
+    fn comm_of_pid_in_a_function_asks_for_the_kfuncs_of_every_program_type() {
+        let cp = checked(
+            "fn name($p: int32) : string { return comm($p); } \
+             kprobe:vfs_read { print(name(1)); }",
+        );
+        // The fixture has no such kfunc: the code generator reports it missing.
+        let k = cp.env.kfuncs[&("bpf_task_from_pid".to_string(), ProgType::Kprobe)];
+        assert_eq!(k, Kfunc::Missing);
+    }
 }
