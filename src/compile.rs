@@ -1,7 +1,8 @@
 //! The one place that knows the order of the compiler's stages:
 //! parse → (imports inlined) → check → lower → [`CompiledScript`].
 //!
-//! Input: a script ([`SourceFile`]), a [`KernelInfo`] and [`CheckOptions`]. Output: the
+//! Input: a script ([`SourceFile`]), a [`KernelInfo`] (asked by the checker only: the checked
+//! program carries what lowering needs) and [`CheckOptions`]. Output: the
 //! compiled script and every warning, or the diagnostics that stopped compilation (each with
 //! its span, rendered by the caller against the same source).
 

@@ -147,22 +147,14 @@ fn ask_helper(env: &mut Environment, asked: &mut BTreeSet<Helper>, k: &dyn Kerne
     }
 }
 
-/// The `task_struct` members `names` (added to what was asked before).
-fn ask_task_struct(env: &mut Environment, asked: &mut bool, k: &dyn KernelInfo, names: &[&str]) {
-    let Ok(btf) = k.btf(None) else {
-        *asked = true;
+/// The `task_struct` members `names` (added to what was asked before), or no table when the
+/// kernel's BTF or its `struct task_struct` is missing.
+fn ask_task_struct(env: &mut Environment, k: &dyn KernelInfo, names: &[&str]) {
+    let btf = k.btf(None).ok();
+    let Some((btf, id)) = btf.and_then(|b| b.find_struct("task_struct").map(|id| (b, id))) else {
         env.task_struct = None;
         return;
     };
-    let Some(id) = btf.find_struct("task_struct") else {
-        *asked = true;
-        env.task_struct = None;
-        return;
-    };
-    if *asked && env.task_struct.is_none() {
-        return;
-    }
-    *asked = true;
     let table = env.task_struct.get_or_insert_with(BTreeMap::new);
     for name in names {
         if let Ok(Some(m)) = btf.find_member(id, name) {
@@ -176,7 +168,6 @@ fn ask_task_struct(env: &mut Environment, asked: &mut bool, k: &dyn KernelInfo, 
 pub(super) struct Gathered {
     pub env: Environment,
     helpers: BTreeSet<Helper>,
-    task_struct_asked: bool,
     /// Symbols `uaddr()` names, resolved in every user binary by [`finish`].
     uaddr_symbols: BTreeSet<String>,
     /// The script calls `comm(pid)` (the kfuncs are asked by [`finish`]).
@@ -251,8 +242,7 @@ impl Checker<'_> {
                 // `comm(pid)`: two kfuncs, asked by [`finish`] for every program type of the
                 // script (a `fn` is checked once, outside any probe, and inlined in each).
                 self.gathered.comm_of_pid = true;
-                let g = &mut self.gathered;
-                ask_task_struct(&mut g.env, &mut g.task_struct_asked, k, &["comm", "pid"]);
+                ask_task_struct(&mut self.gathered.env, k, &["comm", "pid"]);
             }
             _ => {}
         }
@@ -368,7 +358,7 @@ pub(super) fn finish(
         .collect();
     if !members.is_empty() {
         let names: Vec<&str> = members.into_iter().collect();
-        ask_task_struct(&mut g.env, &mut g.task_struct_asked, kernel, &names);
+        ask_task_struct(&mut g.env, kernel, &names);
     }
     if !g.uaddr_symbols.is_empty() {
         let binaries: BTreeSet<&PathBuf> = points()

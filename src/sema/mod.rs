@@ -9,7 +9,10 @@
 //! - `typeck`: a [`Type`] for every expression, checked against builtins
 //!   ([`crate::builtins`]), BTF and tracepoint formats;
 //! - `resources`: the map table (key/value types consistent across uses, aggregations) and
-//!   the printf-like format sites (checked with [`crate::runtime::format::PrintfCall`]).
+//!   the printf-like format sites (checked with [`crate::runtime::format::PrintfCall`]);
+//! - [`environment`]: the kernel facts the code generator will need (helpers, `task_struct`
+//!   and struct member offsets, symbol addresses, cgroup ids, kfuncs), asked once here and
+//!   carried in [`CheckedProgram::env`], so that lowering never asks the kernel.
 //!
 //! Maps may be read in one probe and assigned in a later one, so typing runs twice: the first
 //! round only learns each map's key and value types (its diagnostics are dropped), the second
