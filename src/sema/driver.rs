@@ -588,6 +588,7 @@ impl<'a> Checker<'a> {
                         unreadable: a.unreadable.clone(),
                         btf_id: a.btf_id,
                         anchor: None,
+                        usdt_args: Vec::new(),
                     },
                     None => super::program::TargetSlots::default(),
                 };
@@ -607,6 +608,9 @@ impl<'a> Checker<'a> {
                             .elf_symbol_address(path, func)
                             .map(|(a, _)| a + offset.unwrap_or(0))
                     });
+                }
+                if let super::expand::TargetKind::Usdt { note, .. } = &t.kind {
+                    slots.usdt_args = crate::kernel::usdt::parse_args(&note.args);
                 }
                 slots
             })

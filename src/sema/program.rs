@@ -114,6 +114,9 @@ pub struct TargetSlots {
     /// A uprobe target's link-time address (function + offset, or the address given), if
     /// its binary's symbols say.
     pub anchor: Option<u64>,
+    /// A usdt site's arguments as its note describes them (registers, memory, constants);
+    /// one that cannot be read is kept as its error, so only a script that reads it fails.
+    pub usdt_args: Vec<Result<crate::kernel::usdt::UsdtArg, crate::kernel::usdt::UsdtArgError>>,
 }
 
 /// The result of checking a script without errors.

@@ -296,8 +296,9 @@ fn code_generation_does_not_call_back_into_the_checker() {
     );
 }
 
-/// What the code generator may name of `kernel`: plain records the checked program carries
-/// (a tracepoint's format fields, a USDT note's argument descriptions). Everything else there
+/// What the code generator may name of `kernel`: the types of plain records the checked
+/// program carries (a tracepoint's format fields, a USDT note's argument descriptions), not
+/// the functions of those modules (the checker parses and reads). Everything else there
 /// asks the running system (BTF, kallsyms, trial loads, ELF files), which the checker does once
 /// and leaves in `CheckedProgram::env` (`sema::environment`).
 const KERNEL_RECORDS: &[&str] = &["tracefs", "usdt"];
@@ -328,9 +329,17 @@ fn kernel_questions(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for line in code_lines(text) {
         for (at, _) in line.match_indices("crate::kernel::") {
-            let module = ident_at(&line[at + "crate::kernel::".len()..]);
+            let rest = &line[at + "crate::kernel::".len()..];
+            let module = ident_at(rest);
             if !KERNEL_RECORDS.contains(&module) {
                 out.push(format!("`crate::kernel::{module}`"));
+                continue;
+            }
+            // Of those modules only their types (records), not their functions.
+            let item = rest[module.len()..].strip_prefix("::").map(ident_at);
+            if item.is_some_and(|i| i.starts_with(|c: char| c.is_ascii_lowercase())) {
+                let item = item.unwrap_or_default();
+                out.push(format!("`crate::kernel::{module}::{item}` (a function)"));
             }
         }
         if line.contains("crate::kernel;") || line.contains("crate::kernel::{") {
@@ -357,6 +366,8 @@ fn the_kernel_question_detector_tells_questions_from_records() {
     assert!(found[1].contains("KernelInfo"));
     assert!(found[2].contains("crate::kernel::features"));
     assert!(found[3].contains("crate::btf"));
+    let parse = "let a = crate::kernel::usdt::parse_args(&note.args);";
+    assert_eq!(kernel_questions(parse).len(), 1);
     let records = "use crate::kernel::usdt::{UsdtArg, UsdtLoc};\n\
                    Tracepoint(Vec<crate::kernel::tracefs::Field>),\n\
                    /// [`crate::kernel::info::KernelInfo`] in a comment\n";

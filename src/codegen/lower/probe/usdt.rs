@@ -1,5 +1,5 @@
 //! `usdt:`: one attach plan per probe site (each site's arguments live in different
-//! registers), its arguments parsed from the site's `.note.stapsdt` note.
+//! registers), its arguments as the checker parsed them from the site's `.note.stapsdt` note.
 
 use super::{ArgsSource, Input, LowerError, RunKind};
 use crate::sema::expand::TargetKind;
@@ -15,9 +15,14 @@ pub(super) fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
     }))
 }
 
+/// The site's arguments, as the checker read them from its note.
 pub(super) fn args(at: &AttachTargets) -> ArgsSource {
     ArgsSource::Usdt(match at.targets.first().map(|t| &t.kind) {
-        Some(TargetKind::Usdt { note, .. }) => crate::kernel::usdt::parse_args(&note.args),
+        Some(TargetKind::Usdt { .. }) => at
+            .slots
+            .first()
+            .map(|s| s.usdt_args.clone())
+            .unwrap_or_default(),
         _ => Vec::new(),
     })
 }
