@@ -207,32 +207,25 @@ impl Checker<'_> {
         match f {
             FuncId::Kaddr => {
                 let sym = self.known_str(&args[0]);
-                let g = &mut self.gathered;
-                if !g.env.kernel_symbols.contains_key(&sym) {
-                    let a = k.kernel_symbol_address(&sym);
-                    g.env.kernel_symbols.insert(sym, a);
-                }
+                let symbols = &mut self.gathered.env.kernel_symbols;
+                symbols
+                    .entry(sym)
+                    .or_insert_with_key(|s| k.kernel_symbol_address(s));
             }
             FuncId::PercpuKaddr => {
                 let sym = self.known_str(&args[0]);
-                let g = &mut self.gathered;
-                if !g.env.percpu_vars.contains_key(&sym) {
-                    let id = k
-                        .btf(None)
-                        .ok()
-                        .and_then(|btf| btf.find_type(crate::btf::Kind::Var, &sym));
-                    g.env.percpu_vars.insert(sym, id);
-                }
+                let vars = &mut self.gathered.env.percpu_vars;
+                vars.entry(sym).or_insert_with_key(|s| {
+                    let btf = k.btf(None).ok()?;
+                    btf.find_type(crate::btf::Kind::Var, s)
+                });
             }
             FuncId::Cgroupid => {
                 let path = self.known_str(&args[0]);
-                let g = &mut self.gathered;
-                if !g.env.cgroup_ids.contains_key(&path) {
-                    let id = k
-                        .cgroup_id(&path)
-                        .map_err(|e| e.raw_os_error().unwrap_or(0));
-                    g.env.cgroup_ids.insert(path, id);
-                }
+                let ids = &mut self.gathered.env.cgroup_ids;
+                ids.entry(path).or_insert_with_key(|p| {
+                    k.cgroup_id(p).map_err(|e| e.raw_os_error().unwrap_or(0))
+                });
             }
             FuncId::Uaddr => {
                 let sym = self.known_str(&args[0]);

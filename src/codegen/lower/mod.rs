@@ -179,6 +179,9 @@ pub(crate) enum ArgsSource {
     Usdt(Vec<Result<crate::kernel::usdt::UsdtArg, crate::kernel::usdt::UsdtArgError>>),
 }
 
+/// A function's parameters in order, with their types where strobe can hold them.
+pub(crate) type ParamList = std::sync::Arc<Vec<(String, Option<Type>)>>;
+
 /// The lowering of one probe block.
 pub(crate) struct Lower<'a> {
     pub cp: &'a CheckedProgram,
@@ -212,7 +215,7 @@ pub(crate) struct Lower<'a> {
     pub fn_ret: Option<inline::FnReturn>,
     /// The parameters of the first uprobe target's function in order (`args.NAME` reads
     /// them), as the checker read them from the binary's DWARF.
-    pub user_params: Option<std::sync::Arc<Vec<(String, Option<Type>)>>>,
+    pub user_params: Option<ParamList>,
     /// The binary of a uprobe/usdt attach point (`uaddr()` resolves symbols in it).
     pub user_binary: Option<std::path::PathBuf>,
     /// Memory read whole from char arrays (`args.comm`, `p->name`): its strings may have
