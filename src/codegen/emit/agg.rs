@@ -5,59 +5,25 @@
 //! holding `[n]`.
 //!
 //! Shape: look the key up; when present, update the value in place (this CPU's copy, so no
-//! other CPU races it); when absent, build the initial value on the stack and insert it,
-//! counting a failed insert as a drop.
-//!
-//! The in-place add is atomic (`lock add`) unless the map has one writer ([`Writers::Sole`]):
-//! another program on the same CPU (an interrupt's, or a clone of the same template on a
-//! nested function) may run between a plain load and store and lose its update, but a
-//! single program the kernel does not run nested on one CPU cannot. The atomic form costs an
-//! event ~2 ns on the hosts here (`scripts/bench-events`).
+//! other CPU races it; adds are atomic anyway, which costs nothing extra in instructions);
+//! when absent, build the initial value on the stack and insert it, counting a failed insert
+//! as a drop.
 
 use super::hist;
 use super::maps::{counter_inc, lookup, update, Counter, Key, BPF_ANY, BPF_EXIST, BPF_NOEXIST};
 use super::mem::store_int;
 use super::{Place, Value};
-use crate::asm::isa::{AluOp, JmpOp, Size};
+use crate::asm::isa::{JmpOp, Size};
 use crate::codegen::builder::Builder;
-use crate::codegen::builder::Src;
-use crate::codegen::VReg;
 use crate::plan::agg::AggKind;
 use crate::plan::agg::HistKind;
-
-/// Who writes a per-CPU aggregation map's values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Writers {
-    /// Several programs, or one that may run nested on a CPU: adds are atomic.
-    Shared,
-    /// One program that never runs nested on a CPU (`codegen::lower::maps::sole_writer_maps`):
-    /// adds are a plain load, add and store.
-    Sole,
-}
-
-/// `*(u64 *)(p + off) += src` for this CPU's value, atomic unless `w` is [`Writers::Sole`].
-fn add_in_place(b: &mut Builder, w: Writers, p: VReg, off: i32, src: Src) {
-    match (w, src) {
-        (Writers::Sole, src) => {
-            let t = b.vreg();
-            b.load(Size::Dw, t, p, off);
-            b.alu(true, AluOp::Add, t, src);
-            b.store(Size::Dw, p, off, t);
-        }
-        (Writers::Shared, Src::Reg(r)) => b.atomic_add(Size::Dw, p, off, r),
-        (Writers::Shared, Src::Imm(i)) => {
-            let r = b.constant(i.into());
-            b.atomic_add(Size::Dw, p, off, r)
-        }
-    }
-}
 
 /// `count()` or `hist()`/`lhist()` of `v` into per-CPU array `map`, a keyless aggregation's
 /// slots (`codegen::lower::maps::slot_maps`): slot 0 of a count, or the bucket's slot of a
 /// histogram (the bucket index, below 2^32, is the key's only field, whose low 4 bytes are the
 /// array index). Every slot exists, so there is no insert path; the null check is for the
 /// verifier (and a bucket past the array, which userspace would not show either).
-pub fn update_slot(b: &mut Builder, map: usize, key: &Key, kind: AggKind, v: Value, w: Writers) {
+pub fn update_slot(b: &mut Builder, map: usize, key: &Key, kind: AggKind, v: Value) {
     if let AggKind::Hist(h) = kind {
         let bucket = match h {
             HistKind::Log2 { k } => hist::log2(b, v, k),
@@ -68,7 +34,8 @@ pub fn update_slot(b: &mut Builder, map: usize, key: &Key, kind: AggKind, v: Val
     let p = lookup(b, map, key.place);
     let done = b.label();
     b.jmp64(JmpOp::Jeq, p, 0, done);
-    add_in_place(b, w, p, 0, Src::Imm(1));
+    let one = b.constant(1);
+    b.atomic_add(Size::Dw, p, 0, one);
     b.bind(done);
 }
 
@@ -82,9 +49,8 @@ pub fn update_agg(
     kind: AggKind,
     v: Value,
     drops: Option<Counter>,
-    w: Writers,
 ) {
-    update_agg_with(b, map, key, kind, v, drops, None, w)
+    update_agg_with(b, map, key, kind, v, drops, None)
 }
 
 /// A bound on the elements of several maps together (`codegen::lower::key_class`): slot
@@ -97,7 +63,6 @@ pub struct InsertLimit {
 }
 
 /// [`update_agg`], with inserts counted against `limit` when given.
-#[allow(clippy::too_many_arguments)]
 pub fn update_agg_with(
     b: &mut Builder,
     map: usize,
@@ -106,7 +71,6 @@ pub fn update_agg_with(
     v: Value,
     drops: Option<Counter>,
     limit: Option<InsertLimit>,
-    w: Writers,
 ) {
     if let AggKind::Hist(h) = kind {
         let bucket = match h {
@@ -114,22 +78,26 @@ pub fn update_agg_with(
             HistKind::Linear { min, max, step } => hist::linear(b, v, min, max, step),
         };
         key.set_int(b, key.fields.len() - 1, bucket);
-        return update_agg_with(b, map, key, AggKind::Count, Value::Imm(0), drops, limit, w);
+        return update_agg_with(b, map, key, AggKind::Count, Value::Imm(0), drops, limit);
     }
     let p = lookup(b, map, key.place);
     let absent = b.label();
     let done = b.label();
     b.jmp64(JmpOp::Jeq, p, 0, absent);
     match kind {
-        AggKind::Count => add_in_place(b, w, p, 0, Src::Imm(1)),
+        AggKind::Count => {
+            let one = b.constant(1);
+            b.atomic_add(Size::Dw, p, 0, one);
+        }
         AggKind::Sum { .. } => {
             let r = v.reg(b);
-            add_in_place(b, w, p, 0, Src::Reg(r));
+            b.atomic_add(Size::Dw, p, 0, r);
         }
         AggKind::Avg { .. } | AggKind::Stats { .. } => {
             let r = v.reg(b);
-            add_in_place(b, w, p, 0, Src::Reg(r));
-            add_in_place(b, w, p, 8, Src::Imm(1));
+            b.atomic_add(Size::Dw, p, 0, r);
+            let one = b.constant(1);
+            b.atomic_add(Size::Dw, p, 8, one);
         }
         AggKind::Min { signed } | AggKind::Max { signed } => {
             let is_max = matches!(kind, AggKind::Max { .. });

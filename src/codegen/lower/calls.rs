@@ -875,9 +875,8 @@ pub(crate) fn assign_map(
         }
         let key = build_key_for(lw, &info, &keys, true)?;
         let map = map_index(lw, id);
-        let writers = lw.writers(&info.name);
         if lw.script.slot_maps.contains(&info.name) {
-            crate::codegen::emit::agg::update_slot(&mut lw.b, map, &key, agg, v, writers);
+            crate::codegen::emit::agg::update_slot(&mut lw.b, map, &key, agg, v);
             return Ok(());
         }
         let drops = lw.drops();
@@ -894,7 +893,7 @@ pub(crate) fn assign_map(
             );
             return Ok(());
         }
-        update_agg(&mut lw.b, map, &key, agg, v, Some(drops), writers);
+        update_agg(&mut lw.b, map, &key, agg, v, Some(drops));
         return Ok(());
     }
     let vt = lw.type_of(value.id);

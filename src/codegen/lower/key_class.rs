@@ -277,7 +277,6 @@ pub(crate) fn update(
     };
     let drops = lw.drops();
     let class_map = lw.b.map(&class_map_name(&info.name));
-    let writers = lw.writers(&info.name);
     update_agg_with(
         &mut lw.b,
         class_map,
@@ -286,7 +285,6 @@ pub(crate) fn update(
         v,
         Some(drops),
         Some(limit),
-        writers,
     );
     lw.b.ja(done);
     // Long: exactly the key of a map without classes.
@@ -299,16 +297,7 @@ pub(crate) fn update(
     super::calls::read_str_typed(lw, user, big.field(0), full, src, key_expr.span)?;
     lw.b.set_span(outer);
     let map = lw.b.map(&info.name);
-    update_agg_with(
-        &mut lw.b,
-        map,
-        &big,
-        agg,
-        v,
-        Some(drops),
-        Some(limit),
-        writers,
-    );
+    update_agg_with(&mut lw.b, map, &big, agg, v, Some(drops), Some(limit));
     lw.b.bind(done);
     Ok(())
 }

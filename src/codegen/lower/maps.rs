@@ -23,7 +23,7 @@ use crate::plan::agg::AggKind;
 use crate::plan::layout::FieldType;
 use crate::plan::{MapRole, MapSpec, MapValueSpec};
 use crate::sema::{CheckedProgram, MapId, MapInfo, Type};
-use crate::syntax::ast::{Expr, ExprKind, ForIter, ProbeKind, Stmt, StmtKind};
+use crate::syntax::ast::{Expr, ExprKind, ForIter, Stmt, StmtKind};
 use crate::syntax::visit::{walk_expr, walk_stmt, Visitor};
 use std::collections::BTreeSet;
 
@@ -294,112 +294,6 @@ pub fn slot_maps(cp: &CheckedProgram) -> BTreeSet<String> {
                 && kind_fits
                 && m.declared_kind.is_none()
                 && !uses.any.contains(&m.name)
-        })
-        .map(|m| m.name.clone())
-        .collect()
-}
-
-/// The aggregation maps whose values one program alone writes, and that program one the
-/// kernel never runs nested on a CPU: every reference to the map but `print`, `clear` and
-/// `zero` (which userspace does) is in one probe, and that probe has one attach point, a
-/// tracepoint or raw tracepoint of one target (a single program: the kernel skips a raw
-/// tracepoint program that fires again on a CPU where it is running, and a tracepoint of
-/// one target has no clone on another tracepoint to interrupt it). Their per-CPU values are
-/// updated with a plain load, add and store (`emit::agg::Writers::Sole`). Maps referenced in
-/// a function or macro body are left out: those may run from several probes.
-pub fn sole_writer_maps(cp: &CheckedProgram) -> BTreeSet<String> {
-    struct Refs<'c> {
-        cp: &'c CheckedProgram,
-        /// The probe being walked (its index among the probes), `None` outside probes.
-        owner: Option<usize>,
-        next_probe: usize,
-        owners: std::collections::BTreeMap<String, BTreeSet<Option<usize>>>,
-    }
-    impl Refs<'_> {
-        fn note(&mut self, name: &str) {
-            self.owners
-                .entry(name.to_string())
-                .or_default()
-                .insert(self.owner);
-        }
-    }
-    impl Visitor for Refs<'_> {
-        fn visit_item(&mut self, i: &crate::syntax::ast::Item) {
-            self.owner = match i {
-                crate::syntax::ast::Item::Probe(_) => {
-                    self.next_probe += 1;
-                    Some(self.next_probe - 1)
-                }
-                _ => None,
-            };
-            crate::syntax::visit::walk_item(self, i);
-            self.owner = None;
-        }
-        fn visit_expr(&mut self, e: &Expr) {
-            match &e.kind {
-                ExprKind::Call { args, .. }
-                    if matches!(
-                        self.cp.builtin_of(e.id),
-                        Some(BuiltinId::Func(
-                            FuncId::Print | FuncId::Clear | FuncId::Zero
-                        ))
-                    ) =>
-                {
-                    for a in args {
-                        match &a.kind {
-                            ExprKind::Map { keys, .. } if keys.is_empty() => {}
-                            _ => self.visit_expr(a),
-                        }
-                    }
-                    return;
-                }
-                ExprKind::Map { name, .. } => self.note(&name.name),
-                _ => {}
-            }
-            walk_expr(self, e)
-        }
-        fn visit_stmt(&mut self, s: &Stmt) {
-            match &s.kind {
-                StmtKind::Assign {
-                    target: crate::syntax::ast::LValue::Map { map, .. },
-                    ..
-                } => self.note(&map.name),
-                StmtKind::For {
-                    iter: ForIter::Map(m),
-                    ..
-                } => self.note(&m.name),
-                _ => {}
-            }
-            walk_stmt(self, s)
-        }
-    }
-    let mut refs = Refs {
-        cp,
-        owner: None,
-        next_probe: 0,
-        owners: Default::default(),
-    };
-    refs.visit_program(&cp.program);
-    // The probes that are one program of one tracepoint.
-    let single = |i: usize| {
-        cp.probes.iter().any(|p| {
-            p.index == i
-                && matches!(
-                    p.attach.as_slice(),
-                    [at] if at.targets.len() == 1
-                        && matches!(at.kind, ProbeKind::Tracepoint | ProbeKind::RawTracepoint)
-                )
-        })
-    };
-    cp.maps
-        .iter()
-        .filter(|m| m.agg.is_some())
-        .filter(|m| match refs.owners.get(&m.name) {
-            Some(owners) => matches!(
-                owners.iter().collect::<Vec<_>>().as_slice(),
-                [Some(i)] if single(*i)
-            ),
-            None => false,
         })
         .map(|m| m.name.clone())
         .collect()

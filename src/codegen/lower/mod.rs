@@ -152,8 +152,6 @@ pub(crate) struct ScriptState {
     /// The maps keyed by one long string that get a short-key class, with their counter slot
     /// ([`key_class::classed_maps`]).
     pub classed_maps: std::collections::BTreeMap<String, u32>,
-    /// The aggregation maps one never-nested program alone writes ([`maps::sole_writer_maps`]).
-    pub sole_writer_maps: std::collections::BTreeSet<String>,
     /// Ring buffer bytes BEGIN and END programs submit (each record site once).
     pub ring_bytes: u64,
     /// Whether a probe that fires any number of times submits records.
@@ -251,15 +249,6 @@ impl Lower<'_> {
 
     pub fn drops(&mut self) -> crate::codegen::emit::maps::Counter {
         crate::codegen::emit::maps::Counter::global(self.b.map(DROPS), 0)
-    }
-
-    /// Who writes aggregation map `name`'s per-CPU values ([`maps::sole_writer_maps`]).
-    pub fn writers(&self, name: &str) -> crate::codegen::emit::agg::Writers {
-        if self.script.sole_writer_maps.contains(name) {
-            crate::codegen::emit::agg::Writers::Sole
-        } else {
-            crate::codegen::emit::agg::Writers::Shared
-        }
     }
 
     /// `size` bytes of the per-CPU scratch buffer, for this probe's use only (each call gets
@@ -411,7 +400,6 @@ pub fn lower(
     let mut state = ScriptState {
         slot_maps: maps::slot_maps(cp),
         classed_maps: key_class::classed_maps(cp),
-        sole_writer_maps: maps::sole_writer_maps(cp),
         ..ScriptState::default()
     };
     state.events.str_trunc_trailer = cp.str_trunc_trailer.clone();
