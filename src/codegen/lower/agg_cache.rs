@@ -68,16 +68,39 @@ pub fn cached_maps(
 ) -> BTreeSet<String> {
     let mut uses = Uses {
         cp,
+        probe: None,
+        next_probe: 0,
         good: BTreeSet::new(),
         bad: BTreeSet::new(),
     };
     uses.visit_program(&cp.program);
+    // Tracepoints only: their programs fire the most, and kprobe and fentry programs keep
+    // within bpftrace 0.17's instruction counts (`tests/lower_golden/sizes.txt`), which the
+    // cache's ~60 instructions would pass.
+    let traced = |i: usize| {
+        cp.probes.iter().filter(|p| p.index == i).all(|p| {
+            p.attach.iter().all(|at| {
+                matches!(
+                    at.kind,
+                    crate::syntax::ast::ProbeKind::Tracepoint
+                        | crate::syntax::ast::ProbeKind::RawTracepoint
+                )
+            })
+        })
+    };
+    let sites_fit = |name: &str| {
+        uses.good
+            .iter()
+            .filter(|(m, _)| m == name)
+            .all(|(_, p)| p.is_some_and(traced))
+    };
     cp.maps
         .iter()
         .filter(|m| {
             shape_fits(m)
                 && !classed.contains_key(&m.name)
-                && uses.good.contains(&m.name)
+                && uses.good.iter().any(|(n, _)| *n == m.name)
+                && sites_fit(&m.name)
                 && !uses.bad.contains(&m.name)
         })
         .map(|m| m.name.clone())
@@ -87,11 +110,27 @@ pub fn cached_maps(
 /// Every map reference, sorted into `@m[k] = count()`/`sum(v)` updates and the rest.
 struct Uses<'a> {
     cp: &'a CheckedProgram,
-    good: BTreeSet<String>,
+    /// The probe being walked (its index among the probes); `None` in a function or macro.
+    probe: Option<usize>,
+    next_probe: usize,
+    /// The updates: map and the probe they are in.
+    good: BTreeSet<(String, Option<usize>)>,
     bad: BTreeSet<String>,
 }
 
 impl Visitor for Uses<'_> {
+    fn visit_item(&mut self, i: &crate::syntax::ast::Item) {
+        self.probe = match i {
+            crate::syntax::ast::Item::Probe(_) => {
+                self.next_probe += 1;
+                Some(self.next_probe - 1)
+            }
+            _ => None,
+        };
+        crate::syntax::visit::walk_item(self, i);
+        self.probe = None;
+    }
+
     fn visit_stmt(&mut self, s: &Stmt) {
         match &s.kind {
             StmtKind::Assign {
@@ -109,7 +148,7 @@ impl Visitor for Uses<'_> {
                     && matches!(value.kind, ExprKind::Call { .. })
                     && matches!(agg, Some(AggKind::Count | AggKind::Sum { .. }));
                 if fits {
-                    self.good.insert(map.name.clone());
+                    self.good.insert((map.name.clone(), self.probe));
                 } else {
                     self.bad.insert(map.name.clone());
                 }
@@ -223,26 +262,32 @@ pub(crate) fn update_cached(
         b.store(Size::Dw, old, 8 * i, w);
     }
     add_or_insert(b, map, Place::new(old, 0), d, drops, refill);
+    b.ja(refill);
 
+    // The new key, as without a cache (`slow` comes here with no entry); cached once it is
+    // in the map.
+    let entry = b.vreg();
+    let update_new = b.label();
     b.bind(refill);
-    // The new key, as without a cache; cached once it is in the map.
+    b.mov(entry, c);
+    b.ja(update_new);
+    b.bind(slow);
+    b.mov_const(entry, 0);
+    b.bind(update_new);
     let failed = b.label();
     add_or_insert(b, map, key.place, val, drops, failed);
-    // add_or_insert falls through on success only when its insert went in; see there.
+    b.jmp64(JmpOp::Jeq, entry, 0, done);
     for i in 0..words {
         let w = b.vreg();
         b.load(Size::Dw, w, key.place.mem(), key.place.off + 8 * i);
-        b.store(Size::Dw, c, key_off + 8 * i, w);
+        b.store(Size::Dw, entry, key_off + 8 * i, w);
     }
-    b.store(Size::Dw, c, delta_off, 0);
-    b.store(Size::Dw, c, 0, valid);
+    b.store(Size::Dw, entry, delta_off, 0);
+    b.store(Size::Dw, entry, 0, valid);
     b.ja(done);
     b.bind(failed);
-    b.store(Size::Dw, c, 0, 0);
-    b.ja(done);
-
-    b.bind(slow);
-    crate::codegen::emit::agg::update_agg(b, map, key, agg, v, Some(drops));
+    b.jmp64(JmpOp::Jeq, entry, 0, done);
+    b.store(Size::Dw, entry, 0, 0);
     b.bind(done);
     Ok(())
 }
