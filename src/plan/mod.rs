@@ -781,3 +781,39 @@ mod stack_map_tests {
         assert_eq!(parse_stack_map_name("@stack_k3"), None);
     }
 }
+
+#[cfg(test)]
+mod agg_cache_tests {
+    use super::AggCache;
+
+    /// One CPU's entry: state, delta, key (`key_size` 8 plus the 16-byte head: 24 bytes).
+    fn entry(state: u64, delta: u64, key: u64) -> Vec<u8> {
+        [state, delta, key]
+            .iter()
+            .flat_map(|w| w.to_ne_bytes())
+            .collect()
+    }
+
+    #[test]
+    fn pending_deltas_are_the_valid_entries_with_a_delta() {
+        let c = AggCache {
+            of: "@s".into(),
+            key_size: 8,
+        };
+        assert_eq!(c.value_size(), 24);
+        let v: Vec<u8> = [
+            entry(AggCache::VALID, 5, 7),
+            entry(0, 9, 7),
+            entry(AggCache::VALID | AggCache::BUSY, 3, 8),
+            entry(AggCache::VALID, 0, 9),
+            entry(AggCache::DISABLED, 4, 7),
+        ]
+        .concat();
+        let got: Vec<_> = c
+            .pending(&v)
+            .into_iter()
+            .map(|(cpu, k, d)| (cpu, u64::from_ne_bytes(k.try_into().unwrap()), d))
+            .collect();
+        assert_eq!(got, vec![(0, 7, 5), (2, 8, 3)]);
+    }
+}

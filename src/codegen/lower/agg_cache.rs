@@ -17,6 +17,12 @@
 //! - state `BUSY` (a program this one interrupted on the same CPU is using the entry, or
 //!   userspace disabled the cache): the update without the cache.
 //!
+//! The state is read and written with plain loads and stores: tracepoint programs run with
+//! preemption off (the kernel's tracepoint and syscall-tracepoint BPF stubs disable it), so on
+//! one CPU another program can only interrupt this one and finishes before it resumes; one
+//! that starts between this program's state load and its busy store leaves the entry
+//! consistent, and this one reads the key and delta again after marking it busy.
+//!
 //! Userspace adds each CPU's delta to that CPU's value of the cached key when it reads the map
 //! (`runtime::snapshot::MapParts::entries`), after reading the map. With `--serve`, whose
 //! scrapes read the maps while the probes run, it disables every entry before arming.
