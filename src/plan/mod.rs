@@ -89,6 +89,12 @@ pub enum MapRole {
     /// `count_slot == i`. Programs add one before an insert (and take it back when the insert fails); userspace's `clear()` takes one per
     /// element it deletes, atomically through the mapping.
     KeyCount,
+    /// The last-key cache of script map `of` (`codegen::lower::agg_cache`): a one-element
+    /// per-CPU array whose value on each CPU is [`AggCache`]'s layout. Userspace adds each
+    /// CPU's pending delta to that CPU's value of the cached key when it reads the map
+    /// ([`AggCache::pending`]), and writes [`AggCache::DISABLED`] to every CPU before arming
+    /// when the maps are read while the probes run (`--serve`).
+    AggCache(AggCache),
     /// One-entry array of two `u32`: the process (tgid) kernel probes are limited to, 0 for
     /// any, then strobe's own tgid, which they leave out; the runtime writes the `-p` pid or
     /// the `-c` command's pid and its own before arming.
@@ -118,6 +124,52 @@ impl KeyClass {
         out.resize(f, 0);
         out.extend_from_slice(k.get(s..).unwrap_or_default());
         out
+    }
+}
+
+/// See [`MapRole::AggCache`]. The value on each CPU: `u64` state at 0 ([`AggCache::VALID`]:
+/// the key below is in the script map; [`AggCache::BUSY`]: a program is using the entry), `u64`
+/// delta at 8 (counted since the key was cached, not yet in the script map), the key at 16.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AggCache {
+    /// The script map's name.
+    pub of: String,
+    /// Bytes of the script map's key (a multiple of 8).
+    pub key_size: u32,
+}
+
+impl AggCache {
+    pub const VALID: u64 = 1;
+    pub const BUSY: u64 = 2;
+    /// What userspace writes to keep programs off the cache: busy, so they take the path
+    /// without it.
+    pub const DISABLED: u64 = Self::BUSY;
+    /// Byte offset of the delta and of the key in the value.
+    pub const DELTA_OFF: usize = 8;
+    pub const KEY_OFF: usize = 16;
+
+    /// Bytes of the value on one CPU.
+    pub fn value_size(&self) -> u32 {
+        Self::KEY_OFF as u32 + self.key_size
+    }
+
+    /// The (cpu, key, delta) each CPU's entry holds that is not yet in the script map, from
+    /// the per-CPU value bytes `v` (`round_up(value_size, 8)` bytes per CPU). Entries
+    /// without [`AggCache::VALID`] or with a zero delta hold nothing.
+    pub fn pending<'v>(&self, v: &'v [u8]) -> Vec<(usize, &'v [u8], u64)> {
+        let stride = (self.value_size() as usize).div_ceil(8) * 8;
+        let word = |b: &[u8], at: usize| {
+            b.get(at..at + 8)
+                .map_or(0, |w| u64::from_ne_bytes(w.try_into().unwrap_or([0; 8])))
+        };
+        v.chunks_exact(stride)
+            .enumerate()
+            .filter_map(|(cpu, e)| {
+                let delta = word(e, Self::DELTA_OFF);
+                let key = e.get(Self::KEY_OFF..Self::KEY_OFF + self.key_size as usize)?;
+                (word(e, 0) & Self::VALID != 0 && delta != 0).then_some((cpu, key, delta))
+            })
+            .collect()
     }
 }
 
@@ -727,5 +779,41 @@ mod stack_map_tests {
             Some(5)
         );
         assert_eq!(parse_stack_map_name("@stack_k3"), None);
+    }
+}
+
+#[cfg(test)]
+mod agg_cache_tests {
+    use super::AggCache;
+
+    /// One CPU's entry: state, delta, key (`key_size` 8 plus the 16-byte head: 24 bytes).
+    fn entry(state: u64, delta: u64, key: u64) -> Vec<u8> {
+        [state, delta, key]
+            .iter()
+            .flat_map(|w| w.to_ne_bytes())
+            .collect()
+    }
+
+    #[test]
+    fn pending_deltas_are_the_valid_entries_with_a_delta() {
+        let c = AggCache {
+            of: "@s".into(),
+            key_size: 8,
+        };
+        assert_eq!(c.value_size(), 24);
+        let v: Vec<u8> = [
+            entry(AggCache::VALID, 5, 7),
+            entry(0, 9, 7),
+            entry(AggCache::VALID | AggCache::BUSY, 3, 8),
+            entry(AggCache::VALID, 0, 9),
+            entry(AggCache::DISABLED, 4, 7),
+        ]
+        .concat();
+        let got: Vec<_> = c
+            .pending(&v)
+            .into_iter()
+            .map(|(cpu, k, d)| (cpu, u64::from_ne_bytes(k.try_into().unwrap()), d))
+            .collect();
+        assert_eq!(got, vec![(0, 7, 5), (2, 8, 3)]);
     }
 }

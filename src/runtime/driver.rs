@@ -440,6 +440,29 @@ pub fn run(
                 source,
             })?;
     }
+    if opts.serve.is_some() {
+        // Scrapes read the maps while the probes run, without the last-key caches' deltas:
+        // keep the programs off the caches (`codegen::lower::agg_cache`).
+        for (spec, m) in script.maps.iter().zip(&maps) {
+            let MapRole::AggCache(c) = &spec.role else {
+                continue;
+            };
+            let stride = (c.value_size() as usize).div_ceil(8) * 8;
+            let mut value = vec![0u8; m.value_buf_len()];
+            for e in value.chunks_exact_mut(stride) {
+                e[..8].copy_from_slice(&crate::plan::AggCache::DISABLED.to_ne_bytes());
+            }
+            m.update(
+                &0u32.to_ne_bytes(),
+                &value,
+                crate::sys::UpdateFlags::empty(),
+            )
+            .map_err(|source| RunError::MapCreate {
+                map: spec.name.clone(),
+                source,
+            })?;
+        }
+    }
     let ctx = AttachContext {
         maps: &map_fds,
         pid,

@@ -13,7 +13,7 @@ use super::format::decode::{decode, decode_fields, tuple_offsets, FieldType};
 use super::format::maps::{MapSnapshot, MapValue};
 use super::format::tseries::TSeries;
 use super::format::{Resolver, Value};
-use crate::plan::{CompiledScript, KeyClass, MapRole, MapSpec, MapValueSpec};
+use crate::plan::{AggCache, CompiledScript, KeyClass, MapRole, MapSpec, MapValueSpec};
 use crate::runtime::format::agg::AggKind;
 use crate::sys::{Map, MapType, SysError, UpdateFlags};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,6 +28,8 @@ pub struct MapParts<'a> {
     pub main: &'a Map,
     pub class: Option<(&'a KeyClass, &'a Map)>,
     pub count: Option<&'a Map>,
+    /// The last-key cache of a count/sum map (`codegen::lower::agg_cache`).
+    pub cache: Option<(&'a AggCache, &'a Map)>,
 }
 
 impl<'a> MapParts<'a> {
@@ -47,7 +49,20 @@ impl<'a> MapParts<'a> {
             let (j, _) = script.map_with_role(&MapRole::KeyCount)?;
             maps.get(j)
         });
-        Some(MapParts { main, class, count })
+        let cache = script
+            .maps
+            .iter()
+            .zip(maps)
+            .find_map(|(s, m)| match &s.role {
+                MapRole::AggCache(c) if c.of == spec.name => Some((c, m)),
+                _ => None,
+            });
+        Some(MapParts {
+            main,
+            class,
+            count,
+            cache,
+        })
     }
 
     /// A map without a class.
@@ -56,16 +71,34 @@ impl<'a> MapParts<'a> {
             main,
             class: None,
             count: None,
+            cache: None,
         }
     }
 
     /// Every (key, per-CPU value) of the logical map, class keys widened to the script map's
-    /// key; a key deleted between listing and lookup is left out.
+    /// key, and each CPU's cached count or sum added to its value of the cached key; a key
+    /// deleted between listing and lookup is left out.
     pub fn entries(&self) -> Result<Vec<RawEntry>, SysError> {
         let mut out = Vec::new();
         for k in self.main.keys()? {
             if let Some(v) = self.main.lookup_vec(&k)? {
                 out.push((k, v));
+            }
+        }
+        // Read after the map: a program that moves a delta into the map zeroes it in the
+        // cache first, so between the two reads it is missed once, never counted twice.
+        if let Some((c, m)) = self.cache {
+            if let Some(v) = m.lookup_vec(&0u32.to_ne_bytes())? {
+                for (cpu, key, delta) in c.pending(&v) {
+                    // A cached key is always in the map (it is cached after its insert).
+                    let Some((_, value)) = out.iter_mut().find(|(k, _)| k == key) else {
+                        continue;
+                    };
+                    if let Some(w) = value.get_mut(8 * cpu..8 * cpu + 8) {
+                        let n = u64::from_ne_bytes(w.try_into().unwrap_or([0; 8]));
+                        w.copy_from_slice(&n.wrapping_add(delta).to_ne_bytes());
+                    }
+                }
             }
         }
         if let Some((c, m)) = self.class {

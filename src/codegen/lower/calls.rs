@@ -879,6 +879,9 @@ pub(crate) fn assign_map(
             crate::codegen::emit::agg::update_slot(&mut lw.b, map, &key, agg, v);
             return Ok(());
         }
+        if lw.script.cached_maps.contains(&info.name) && op.is_none() {
+            return super::agg_cache::update_cached(lw, &info, map, &key, agg, v);
+        }
         let drops = lw.drops();
         if let crate::plan::agg::AggKind::TSeries(kind) = agg {
             let now = super::tseries::now(lw, span)?;

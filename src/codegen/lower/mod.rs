@@ -19,6 +19,7 @@
 //! value laid out as its [`Type::field_type`]). An unsupported construct is a [`LowerError`]
 //! with the span, never a panic.
 
+pub mod agg_cache;
 pub mod asserts;
 pub mod builtins;
 pub mod callback;
@@ -152,6 +153,8 @@ pub(crate) struct ScriptState {
     /// The maps keyed by one long string that get a short-key class, with their counter slot
     /// ([`key_class::classed_maps`]).
     pub classed_maps: std::collections::BTreeMap<String, u32>,
+    /// The keyed count/sum maps with a per-CPU last-key cache ([`agg_cache::cached_maps`]).
+    pub cached_maps: std::collections::BTreeSet<String>,
     /// Ring buffer bytes BEGIN and END programs submit (each record site once).
     pub ring_bytes: u64,
     /// Whether a probe that fires any number of times submits records.
@@ -399,15 +402,18 @@ pub fn lower(
     cp: &CheckedProgram,
     opts: &crate::sema::CheckOptions,
 ) -> Result<CompiledScript, LowerError> {
+    let classed_maps = key_class::classed_maps(cp);
     let mut state = ScriptState {
         slot_maps: maps::slot_maps(cp),
-        classed_maps: key_class::classed_maps(cp),
+        cached_maps: agg_cache::cached_maps(cp, &classed_maps),
+        classed_maps,
         ..ScriptState::default()
     };
     state.events.str_trunc_trailer = cp.str_trunc_trailer.clone();
     state.events.str_trunc_size = cp.str_trunc_size;
     let mut maps = maps::map_table(cp);
     maps.extend(key_class::class_map_specs(cp, &state.classed_maps));
+    maps.extend(agg_cache::cache_map_specs(cp, &state.cached_maps));
     let mut probes = Vec::new();
     let uses_elapsed = elapsed::uses_elapsed(cp);
     let mut need_start = uses_elapsed;

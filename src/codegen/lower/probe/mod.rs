@@ -222,7 +222,13 @@ fn lower_point(
     // (tracepoints, raw tracepoints); kprobes and fentry keep bpftrace 0.17's size
     // budget (`tests/lower_sizes.rs`) unless `-p`/`-c` filters anyway.
     let own_feed = at.kind.info().pid_filter == crate::kinds::PidFilter::Always;
-    if super::pid_filter::applies(at.kind) && (opts.pid_filter || own_feed) {
+    // A probe without predicate or statements has no effect to keep from any process (or to
+    // hold back until armed): its program is `r0 = 0; exit`, the kernel's accounting floor.
+    let no_effect = probe.predicate.is_none()
+        && probe.body.stmts.is_empty()
+        && probe.body.tail.is_none()
+        && !pt.special;
+    if super::pid_filter::applies(at.kind) && (opts.pid_filter || own_feed) && !no_effect {
         let exit = lw.exit;
         let task = cp.env.task_fields;
         super::pid_filter::emit(&mut lw.b, exit, opts.pid_filter, task);
@@ -259,7 +265,7 @@ fn lower_point(
     let opts = FinishOptions {
         name: prog_name(pt.point, index),
         attach,
-        arming_guard: !pt.special,
+        arming_guard: !pt.special && !no_effect,
     };
     crate::codegen::finish_program(lw.b, lw.subprogs, &opts).map_err(|source| LowerError::Codegen {
         probe: pt.name.to_string(),
