@@ -195,6 +195,7 @@ pub fn kprobe_multi(func: &str) -> Support {
     let syms = [func];
     let target = LinkTarget::KprobeMulti {
         retprobe: false,
+        session: false,
         syms: &syms,
         addrs: &[],
         cookies: &[],
