@@ -77,16 +77,23 @@ fn prologue_jumps_stay_inside_the_prologue_or_reach_the_body() {
     let t = fexit_template();
     let s = session_template(&t, KF).unwrap();
     let shift = s.insns.len() - t.insns.len();
-    let ja = Insn::ja(0).code;
-    for (i, insn) in s.insns[..shift].iter().enumerate() {
-        let jmp = insn.code & 0x07 == 0x05 && !matches!(insn.code >> 4, 0x8 | 0x9);
-        if jmp || insn.code == ja {
-            let to = i as i64 + 1 + i64::from(insn.off);
+    use crate::asm::decode::{decode, Decoded};
+    let mut i = 0;
+    while i < shift {
+        let d = decode(&s.insns, i).unwrap();
+        let off = match d {
+            Decoded::Ja { off, .. } => Some(i64::from(off)),
+            Decoded::Jmp { off, .. } => Some(i64::from(off)),
+            _ => None,
+        };
+        if let Some(off) = off {
+            let to = i as i64 + 1 + off;
             assert!(
                 to > i as i64 && to <= shift as i64,
                 "insn {i} jumps to {to}"
             );
         }
+        i += d.len();
     }
     // The return half falls into the body with ctx back in r1.
     assert_eq!(s.insns[shift - 3], Insn::ja(2));
