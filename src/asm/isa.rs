@@ -31,6 +31,10 @@ pub enum AttachType {
     TraceKprobeMulti = 42,
     #[doc(alias = "BPF_TRACE_UPROBE_MULTI")]
     TraceUprobeMulti = 48,
+    /// A kprobe_multi program run at entry and, unless its entry run returned non-zero, at
+    /// return (6.10+).
+    #[doc(alias = "BPF_TRACE_KPROBE_SESSION")]
+    TraceKprobeSession = 56,
 }
 
 /// What a helper argument must be (isa/helpers.txt, "Argument kinds").

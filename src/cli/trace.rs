@@ -134,7 +134,8 @@ pub struct TraceArgs {
     pub usdt_file_activation: bool,
 
     /// How fentry/fexit probes attach: auto (kprobe_multi links from 32 targets on, where the
-    /// kernel has them), kprobe_multi (whenever possible) or trampoline (one per function).
+    /// kernel has them; fexit reading `args` through kprobe.session programs, 6.10+),
+    /// kprobe_multi (whenever possible) or trampoline (one per function).
     #[arg(long = "fentry-via", value_name = "MODE")]
     pub fentry_via: Option<String>,
 

@@ -102,6 +102,7 @@ pub fn finish(mut b: Builder, opts: &FinishOptions) -> Result<Compiled, CodegenE
     t.maps = b.maps.clone();
     t.params = b.params.clone();
     t.consts = b.consts.clone();
+    t.stack_size = Some(frame.size);
     if opts.arming_guard {
         t = with_guard(&t, &mut comments);
     }

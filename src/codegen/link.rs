@@ -49,6 +49,8 @@ pub fn finish_program(
         .next()
         .unwrap_or_else(|| panic!("internal error: link without main"));
     let mut t = first.template;
+    // The main program's own frame (the others are the callbacks').
+    t.stack_size = Some(first.stack_size);
     let mut comments = first.comments;
     let mut starts = vec![0usize];
     for p in parts {

@@ -278,6 +278,9 @@ pub struct Features {
     pub fexit: Support,
     pub kprobes: Support,
     pub kprobe_multi: Support,
+    /// kprobe.session programs (6.10+): fexit wildcards reading `args` through kprobe_multi
+    /// links (`loader::session`).
+    pub kprobe_session: Support,
     pub uprobes: Support,
     pub uprobe_multi: Support,
     pub tracepoints: Support,
@@ -447,6 +450,7 @@ pub fn probe(ids: &dyn FuncIdSource) -> Features {
         iter: trial::tracing(AttachType::TraceIter, ids.func_id("bpf_iter_task")),
         kprobes: trial::kprobes(kprobe_target),
         kprobe_multi: trial::kprobe_multi(kprobe_target),
+        kprobe_session: trial::kprobe_session(kprobe_target, ids.func_id("bpf_session_is_return")),
         uprobes: trial::uprobes(&exe, entry),
         uprobe_multi: trial::uprobe_multi(&exe, entry),
         tracepoints: trial::tracepoint_prog(),
@@ -557,10 +561,7 @@ impl Features {
                     l("rawtracepoint", &self.raw_tracepoints),
                     l("perf event (profile/interval)", &self.perf_events),
                     l("perf event link", &self.perf_event_link),
-                    (
-                        "kprobe_session".into(),
-                        "no (strobe does not attach kprobe.session programs)".into(),
-                    ),
+                    l("kprobe_session", &self.kprobe_session),
                     l("iter", &self.iter),
                 ],
             },

@@ -21,8 +21,10 @@
 //!   positions), or a used argument is past the registers of the convention;
 //! - the template needs something per target that a shared program cannot have: `probe`
 //!   (the `TargetIndex` relocation), per-target constants or kfunc ids; or fexit reads
-//!   arguments (registers are clobbered by the time a kretprobe runs: that needs a
-//!   `kprobe.session` program, 6.10+, not done yet).
+//!   arguments on a kernel without kprobe.session (6.10+) or with `--no-feature
+//!   kprobe_session`: registers are clobbered by the time a kretprobe runs. With it, such a
+//!   group's program is a kprobe.session program that saves the arguments at entry
+//!   ([`super::session`]).
 //!
 //! When the kernel refuses a group's link, targets not in `available_filter_functions` (when it
 //! is readable) are left out and the link is tried again: fprobe attaches through ftrace, and
@@ -34,11 +36,12 @@
 //! group's path and the reason for every fallback are in [`FentryAttached::groups`] (`-v`).
 
 use std::collections::{BTreeMap, HashSet};
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::time::Instant;
 
 use super::clones::{load_clones, CloneTarget, LoadOptions};
 use super::report::{Attached, LoaderError};
+use super::session::{create_saved_map, session_template, SessionSupport};
 use crate::sys::{Errno, Link, LinkTarget, Prog, ProgLoadOptions, SysError};
 use crate::template::{instantiate, AttachKind, RelocKind, TargetValues, Template};
 
@@ -80,6 +83,8 @@ pub struct FentryOptions {
     pub via: FentryVia,
     /// For the trampoline clones.
     pub load: LoadOptions,
+    /// Whether fexit groups reading arguments can load as kprobe.session programs.
+    pub session: SessionSupport,
 }
 
 /// One group of targets and how it was attached, for `-v`.
@@ -118,7 +123,8 @@ impl FentryAttached {
 }
 
 /// Why no target of `template` can be reached through a shared kprobe program, if so.
-pub fn template_refusal(template: &Template) -> Option<String> {
+/// `session`: whether an fexit that reads arguments can go through kprobe.session.
+pub fn template_refusal(template: &Template, session: &SessionSupport) -> Option<String> {
     let fexit = matches!(
         template.attach,
         AttachKind::Fexit | AttachKind::Kprobe { retprobe: true }
@@ -131,10 +137,13 @@ pub fn template_refusal(template: &Template) -> Option<String> {
         RelocKind::BtfId { .. } | RelocKind::Const { .. } => {
             Some("the program has per-target constants".to_string())
         }
-        RelocKind::ArgSlot { .. } if fexit => Some(
-            "fexit reads arguments, which a kretprobe cannot (kprobe.session is not used yet)"
-                .to_string(),
-        ),
+        RelocKind::ArgSlot { .. } if fexit => match session {
+            SessionSupport::Yes(_) => None,
+            SessionSupport::No(why) => Some(format!(
+                "fexit reads arguments, which a kretprobe cannot and kprobe.session is not \
+                 available: {why}"
+            )),
+        },
         _ => None,
     })
 }
@@ -179,8 +188,9 @@ pub fn attach_fentry(
         AttachKind::Fexit => true,
         other => panic!("internal error: attach_fentry called for {}", other.name()),
     };
-    let how = GroupHow {
+    let mut how = GroupHow {
         fexit,
+        session: false,
         log_size: opts.load.log_size,
     };
     let arch = std::env::consts::ARCH;
@@ -193,9 +203,40 @@ pub fn attach_fentry(
     // The program for kprobe_multi groups: the clone template itself unless the compiler made
     // one that reads per-target values from the BPF cookie.
     let (multi_t, multi_fds) = shared.unwrap_or((template, map_fds));
-    let whole = match opts.via {
+    let mut whole = match opts.via {
         FentryVia::Trampoline => Some("--fentry-via=trampoline".to_string()),
-        _ => template_refusal(multi_t),
+        _ => template_refusal(multi_t, &opts.session),
+    };
+    // fexit reading arguments: one kprobe.session program per group, which saves them at
+    // entry in a map all groups share (the same template: the same arguments).
+    let session_t;
+    let session_fds: Vec<RawFd>;
+    let _saved_map;
+    let wants_session = whole.is_none() && fexit && has_arg_slots(multi_t);
+    let (multi_t, multi_fds) = match &opts.session {
+        SessionSupport::Yes(kf) if wants_session => {
+            match session_template(multi_t, *kf).and_then(|t| {
+                let n = super::session::saved_params(multi_t).len();
+                let m = create_saved_map(n)
+                    .map_err(|e| format!("the kprobe.session argument map was refused: {e}"))?;
+                Ok((t, m))
+            }) {
+                Ok((t, m)) => {
+                    session_t = t;
+                    session_fds = multi_fds.iter().copied().chain([m.as_raw_fd()]).collect();
+                    _saved_map = m;
+                    how.session = true;
+                    (&session_t, &session_fds[..])
+                }
+                Err(why) => {
+                    whole = Some(format!(
+                        "fexit reads arguments and kprobe.session cannot: {why}"
+                    ));
+                    (multi_t, multi_fds)
+                }
+            }
+        }
+        _ => (multi_t, multi_fds),
     };
     for (i, t) in targets.iter().enumerate() {
         let slots = match &whole {
@@ -240,11 +281,16 @@ pub fn attach_fentry(
         }
         match r {
             Ok((prog, link)) => {
+                let via = if how.session {
+                    "kprobe.session"
+                } else {
+                    "kprobe_multi"
+                };
                 out.groups.push(GroupReport {
                     targets: members.len(),
                     path: match module {
-                        Some(m) => format!("through kprobe_multi (module {m})"),
-                        None => "through kprobe_multi".into(),
+                        Some(m) => format!("through {via} (module {m})"),
+                        None => format!("through {via}"),
                     },
                 });
                 out.multi.push((prog, link, members.len()));
@@ -331,11 +377,20 @@ impl std::fmt::Display for GroupError {
     }
 }
 
+/// Whether `t` reads arguments (`ArgSlot` relocations).
+fn has_arg_slots(t: &Template) -> bool {
+    t.relocs
+        .iter()
+        .any(|r| matches!(r.kind, RelocKind::ArgSlot { .. }))
+}
+
 /// How a group's program loads: at function exit (a kretprobe_multi) or entry, and the
 /// verifier log size (`log_size` with `-v`), as the trampoline clones load.
 #[derive(Clone, Copy, Debug)]
 struct GroupHow {
     fexit: bool,
+    /// A kprobe.session program (fexit reading arguments, [`super::session`]).
+    session: bool,
     log_size: Option<u32>,
 }
 
@@ -350,7 +405,11 @@ fn attach_group(
     ret: Option<i64>,
     how: GroupHow,
 ) -> Result<(Prog, Link), GroupError> {
-    let GroupHow { fexit, log_size } = how;
+    let GroupHow {
+        fexit,
+        session,
+        log_size,
+    } = how;
     let t0 = Instant::now();
     let insns = instantiate(
         template,
@@ -367,7 +426,11 @@ fn attach_group(
     let mut o = ProgLoadOptions::new(attach.prog_type(), &insns);
     o.name = &template.name;
     o.license = &template.license;
-    o.expected_attach_type = attach.kind().info().multi_attach;
+    o.expected_attach_type = if session {
+        Some(crate::sys::AttachType::TraceKprobeSession)
+    } else {
+        attach.kind().info().multi_attach
+    };
     o.log_size = log_size;
     let funcs = super::subprogs::FuncBtfObj::load(template);
     if let Some(f) = &funcs {
@@ -379,7 +442,9 @@ fn attach_group(
     let link = Link::create(
         &prog,
         &LinkTarget::KprobeMulti {
-            retprobe: fexit,
+            // A session program runs at return by its entry's verdict.
+            retprobe: fexit && !session,
+            session,
             syms: &syms,
             addrs: &[],
             cookies: &cookies,
@@ -435,20 +500,31 @@ mod tests {
     }
 
     #[test]
-    fn templates_needing_per_target_values_or_fexit_args_stay_on_trampolines() {
+    fn templates_needing_per_target_values_or_fexit_args_without_session_stay_on_trampolines() {
         use crate::template::{Field, Reloc};
+        let no = SessionSupport::No("kernel 6.10+".into());
+        let yes = SessionSupport::Yes(crate::loader::SessionKfuncs {
+            is_return: 1,
+            cookie: 2,
+        });
         let mut t = Template::new("t", AttachKind::Fentry, vec![]);
-        assert_eq!(template_refusal(&t), None);
+        assert_eq!(template_refusal(&t, &no), None);
         t.relocs
             .push(Reloc::new(0, Field::Off, RelocKind::ArgSlot { param: 0 }));
-        assert_eq!(template_refusal(&t), None);
+        assert_eq!(template_refusal(&t, &no), None);
         t.attach = AttachKind::Fexit;
-        assert!(template_refusal(&t).unwrap().contains("kprobe.session"));
+        let why = template_refusal(&t, &no).unwrap();
+        assert!(
+            why.contains("kprobe.session") && why.contains("6.10"),
+            "{why}"
+        );
+        // With kprobe.session, fexit reading arguments goes through a session program.
+        assert_eq!(template_refusal(&t, &yes), None);
         t.relocs[0].kind = RelocKind::RetSlot;
-        assert_eq!(template_refusal(&t), None);
+        assert_eq!(template_refusal(&t, &no), None);
         t.relocs
             .push(Reloc::new(1, Field::Imm, RelocKind::TargetIndex));
-        assert!(template_refusal(&t).unwrap().contains("`probe`"));
+        assert!(template_refusal(&t, &yes).unwrap().contains("`probe`"));
     }
 
     #[test]

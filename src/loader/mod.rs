@@ -27,6 +27,7 @@ mod multi;
 mod pin;
 mod progress;
 mod report;
+mod session;
 pub mod subprogs;
 /// ELF function symbols and uprobe sites (in `elf`, re-exported for the loader's callers).
 pub use crate::elf::symbols;
@@ -45,3 +46,4 @@ pub use multi::{attach_multi, MultiOptions, MultiTargets, MultiVia};
 pub use pin::{pin_objects, PinError};
 pub use progress::{progress_wanted, PROGRESS_ABOVE};
 pub use report::{Attached, AttachedClone, KernelObject, LoaderError, Refusal, Stage};
+pub use session::{session_template, SessionKfuncs, SessionSupport};

@@ -174,6 +174,7 @@ fn multi_link(
                 prog,
                 &LinkTarget::KprobeMulti {
                     retprobe,
+                    session: false,
                     syms: &syms,
                     addrs: &[],
                     cookies: &cookies,

@@ -41,9 +41,12 @@ pub enum LinkTarget<'a> {
     /// A perf event (tracepoint, kprobe, uprobe, software event) opened with perf_event_open.
     PerfEvent { event: BorrowedFd<'a>, cookie: u64 },
     /// kprobe_multi: by symbol names or by addresses (exactly one non-empty), with optional
-    /// per-target cookies (same length).
+    /// per-target cookies (same length). `session`: the program was loaded as a
+    /// kprobe.session program (BPF_TRACE_KPROBE_SESSION, 6.10+), run at entry and return;
+    /// `retprobe` must then be false.
     KprobeMulti {
         retprobe: bool,
+        session: bool,
         syms: &'a [&'a str],
         addrs: &'a [u64],
         cookies: &'a [u64],
@@ -108,6 +111,7 @@ impl Link {
             }
             LinkTarget::KprobeMulti {
                 retprobe,
+                session,
                 syms,
                 addrs,
                 cookies,
@@ -125,7 +129,11 @@ impl Link {
                     .map(|s| CString::new(*s).map_err(|_| invalid("symbol contains NUL")))
                     .collect::<Result<_, _>>()?;
                 sym_ptrs = c_syms.iter().map(|s| ptr(s.as_ptr())).collect();
-                a.attach_type = AttachType::TraceKprobeMulti as u32;
+                a.attach_type = if *session {
+                    AttachType::TraceKprobeSession
+                } else {
+                    AttachType::TraceKprobeMulti
+                } as u32;
                 a.set_kprobe_multi(
                     if *retprobe { MULTI_RETURN } else { 0 },
                     cnt as u32,

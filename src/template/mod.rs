@@ -109,6 +109,10 @@ pub struct Template {
     /// First instruction of each subprogram (loop callbacks) after the main program, in
     /// order; loading such a program needs BTF func info ([`funcs::func_btf`]).
     pub funcs: Vec<usize>,
+    /// Bytes of stack the main program's frame uses, when the code generator says (`None`:
+    /// unknown, e.g. a program from an ELF object). Code put in front of the program may use
+    /// the stack below it (the kprobe.session prologue, `loader::session`).
+    pub stack_size: Option<u32>,
 }
 
 impl Template {
@@ -127,6 +131,7 @@ impl Template {
             facts: Vec::new(),
             source_map: SourceMap::default(),
             funcs: Vec::new(),
+            stack_size: None,
         }
     }
 

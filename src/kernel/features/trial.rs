@@ -195,6 +195,39 @@ pub fn kprobe_multi(func: &str) -> Support {
     let syms = [func];
     let target = LinkTarget::KprobeMulti {
         retprobe: false,
+        session: false,
+        syms: &syms,
+        addrs: &[],
+        cookies: &[],
+    };
+    match Link::create(&p, &target) {
+        Ok(_) => Support::Yes,
+        Err(e) => no_sys(&e),
+    }
+}
+
+/// A kprobe.session program (BPF_TRACE_KPROBE_SESSION, 6.10+) calling the
+/// `bpf_session_is_return` kfunc (BTF id `is_return`, `None`: vmlinux BTF has no such kfunc),
+/// linked to `func`.
+pub fn kprobe_session(func: &str, is_return: Option<u32>) -> Support {
+    let Some(id) = is_return else {
+        return Support::No("no bpf_session_is_return kfunc in vmlinux BTF (kernel 6.10+)".into());
+    };
+    let insns = [
+        Insn::call_kfunc(id as i32, 0),
+        Insn::mov64_imm(Reg::R0, 0),
+        Insn::exit(),
+    ];
+    let mut o = ProgLoadOptions::new(ProgType::Kprobe, &insns);
+    o.expected_attach_type = Some(AttachType::TraceKprobeSession);
+    let p = match Prog::load(&o) {
+        Ok(p) => p,
+        Err(e) => return no_load(&e),
+    };
+    let syms = [func];
+    let target = LinkTarget::KprobeMulti {
+        retprobe: false,
+        session: true,
         syms: &syms,
         addrs: &[],
         cookies: &[],

@@ -115,6 +115,12 @@ pub fn fentry(
             log_size: ctx.log_size,
             ..Default::default()
         },
+        // Looked for only where it matters (reading vmlinux BTF's functions takes a moment).
+        session: if reads_args_at_exit(&probe.template) {
+            session_support(ctx)
+        } else {
+            Default::default()
+        },
     };
     let filter_functions = || {
         use crate::kernel::info::KernelInfo;
@@ -166,6 +172,32 @@ pub fn fentry(
         target_names: None,
         notes,
     })
+}
+
+/// An fexit program reading `args`.
+fn reads_args_at_exit(t: &Template) -> bool {
+    t.attach == crate::template::AttachKind::Fexit
+        && t.relocs
+            .iter()
+            .any(|r| matches!(r.kind, crate::template::RelocKind::ArgSlot { .. }))
+}
+
+/// Whether fexit groups reading arguments may load as kprobe.session programs: the session
+/// kfuncs in vmlinux BTF (6.10+), unless `--no-feature kprobe_session`. A kernel that has them
+/// but refuses the program or its link sends the group to trampolines with the reason.
+fn session_support(ctx: &AttachContext<'_>) -> crate::loader::SessionSupport {
+    use crate::kernel::info::KernelInfo;
+    use crate::loader::{SessionKfuncs, SessionSupport};
+    if ctx.disabled.kprobe_session {
+        return SessionSupport::No("--no-feature kprobe_session".into());
+    }
+    match crate::kernel::info::HostKernel::new().btf(None) {
+        Ok(btf) => match SessionKfuncs::find(&btf) {
+            Ok(kf) => SessionSupport::Yes(kf),
+            Err(why) => SessionSupport::No(why),
+        },
+        Err(e) => SessionSupport::No(format!("vmlinux BTF is unreadable: {e}")),
+    }
 }
 
 /// `fentry:bpf:` targets get an fd of the program they trace. `union bpf_attr` keeps

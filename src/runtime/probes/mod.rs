@@ -53,8 +53,9 @@ pub struct DisabledFeatures {
     pub kprobe_multi: bool,
     /// `uprobe_multi`: uprobes attach with one perf event per function.
     pub uprobe_multi: bool,
-    /// `kprobe_session`: strobe never merges a kprobe and a kretprobe into a session, so
-    /// this changes nothing; accepted as bpftrace accepts it.
+    /// `kprobe_session`: fexit wildcards that read arguments go through trampolines instead
+    /// of kprobe.session programs (`loader::attach_fentry`). strobe never merges a kprobe and
+    /// a kretprobe into a session.
     pub kprobe_session: bool,
 }
 
