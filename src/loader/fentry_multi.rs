@@ -317,26 +317,28 @@ fn listed_targets(
     targets: &[CloneTarget],
     members: impl Iterator<Item = usize>,
 ) -> HashSet<usize> {
-    // Function name → (module, target index) of the members with that name.
-    let mut wanted: HashMap<&str, Vec<(Option<&str>, usize)>, BuildHasherDefault<Fnv>> =
-        HashMap::default();
-    let mut left = 0;
+    // (Module, function) → the first member with that name; a name BTF lists twice (rare)
+    // keeps its other members in `twice`. No allocation per member: `*` has ~50k.
+    type Key<'a> = (Option<&'a str>, &'a str);
+    let mut wanted: HashMap<Key<'_>, usize, BuildHasherDefault<Fnv>> = HashMap::default();
+    let mut twice: Vec<(Key<'_>, usize)> = Vec::new();
     for i in members {
         let t = &targets[i];
-        wanted
-            .entry(t.func.as_str())
-            .or_default()
-            .push((t.module.as_deref(), i));
-        left += 1;
+        let key = (t.module.as_deref(), t.func.as_str());
+        if wanted.contains_key(&key) {
+            twice.push((key, i));
+        } else {
+            wanted.insert(key, i);
+        }
     }
     // A line whose first byte starts no wanted name is passed over without hashing.
     let mut first = [false; 256];
-    for name in wanted.keys() {
+    for (_, name) in wanted.keys() {
         if let Some(&b) = name.as_bytes().first() {
             first[usize::from(b)] = true;
         }
     }
-    let mut found = HashSet::new();
+    let mut found = HashSet::with_capacity(wanted.len());
     for line in text.lines() {
         if !line
             .as_bytes()
@@ -345,26 +347,19 @@ fn listed_targets(
         {
             continue;
         }
-        let (name, module) = match line.split_once(' ') {
+        let key = match line.split_once(' ') {
             Some((n, m)) => (
-                n,
                 Some(m.trim().trim_start_matches('[').trim_end_matches(']')),
+                n,
             ),
-            None => (line.trim_end(), None),
+            None => (None, line.trim_end()),
         };
-        let Some(ms) = wanted.get_mut(name) else {
-            continue;
-        };
-        ms.retain(|&(m, i)| {
-            let hit = m == module;
-            if hit {
-                found.insert(i);
-                left -= 1;
+        if let Some(i) = wanted.remove(&key) {
+            found.insert(i);
+            found.extend(twice.iter().filter(|(k, _)| *k == key).map(|&(_, j)| j));
+            if wanted.is_empty() {
+                break;
             }
-            !hit
-        });
-        if left == 0 {
-            break;
         }
     }
     found
@@ -551,10 +546,12 @@ mod tests {
         ts.push(m);
         // vmlinux has no dummy_get_stats64.
         ts.push(target("dummy_get_stats64", vec![]));
+        // A name BTF lists twice.
+        ts.push(target("tcp_v4_rcv", vec![]));
         let found = listed_targets(text, &ts, 0..ts.len());
         let mut found: Vec<usize> = found.into_iter().collect();
         found.sort_unstable();
-        assert_eq!(found, vec![0, 3, 4]);
+        assert_eq!(found, vec![0, 3, 4, 7]);
         // Only members are looked for.
         assert!(listed_targets(text, &ts, [1usize, 2].into_iter()).is_empty());
     }
