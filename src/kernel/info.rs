@@ -232,6 +232,22 @@ impl HostKernel {
     }
 }
 
+/// The text of tracefs' `available_filter_functions` (`name` or `name [module]` per line),
+/// `None` when tracefs or the file cannot be read (lockdown). Read once per process: in a TCG
+/// guest one read costs 0.2-0.4 s (the kernel restarts its walk of the ftrace records at every
+/// page of output: kernel/trace/ftrace.c, `t_start`), and every fentry/fexit probe going through kprobe_multi asks for it.
+pub fn filter_functions_text() -> Option<&'static str> {
+    static TEXT: OnceLock<Option<String>> = OnceLock::new();
+    TEXT.get_or_init(|| {
+        let path = Tracefs::open()
+            .ok()?
+            .root()
+            .join("available_filter_functions");
+        std::fs::read_to_string(path).ok()
+    })
+    .as_deref()
+}
+
 /// `available_filter_functions` lines (`name` or `name [module]`) as `(module, name)`.
 fn parse_filter_functions(text: &str) -> Vec<ModuleFunc> {
     text.lines()

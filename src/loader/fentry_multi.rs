@@ -26,23 +26,24 @@
 //!   group's program is a kprobe.session program that saves the arguments at entry
 //!   ([`super::session`]).
 //!
-//! When the kernel refuses a group's link, targets not in `available_filter_functions` (when it
-//! is readable) are left out and the link is tried again: fprobe attaches through ftrace, and
-//! a trampoline needs the same `__fentry__` call site.
+//! Targets not in `available_filter_functions` (when it is readable) are left out before the
+//! first link: fprobe attaches through ftrace, and a trampoline needs the same `__fentry__` call
+//! site; one such target would make the kernel refuse the whole link.
 //!
 //! The other targets that cannot go through kprobe_multi, and every target of a group whose load or link the kernel refuses (no
 //! kprobe_multi before 5.18 or without CONFIG_FPROBE), go through trampoline clones
 //! ([`super::load_clones`]), so the events are the same whichever path attaches them. Each
 //! group's path and the reason for every fallback are in [`FentryAttached::groups`] (`-v`).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::Instant;
 
 use super::clones::{load_clones, CloneTarget, LoadOptions};
 use super::report::{Attached, LoaderError};
 use super::session::{create_saved_map, session_template, SessionSupport};
-use crate::sys::{Errno, Link, LinkTarget, Prog, ProgLoadOptions, SysError};
+use crate::sys::{Link, LinkTarget, Prog, ProgLoadOptions, SysError};
 use crate::template::{instantiate, AttachKind, RelocKind, TargetValues, Template};
 
 /// Which mechanism attaches fentry/fexit targets (`--fentry-via`).
@@ -171,17 +172,16 @@ pub fn register_slots(arch: &str, t: &CloneTarget) -> Result<Vec<i64>, String> {
 /// wanted, trampoline clones for the rest. Target `i` of `targets` is target `i` of the probe's
 /// target table, and the BPF cookie of its kprobe_multi attachment. `shared`: the program (and
 /// its map fds) for kprobe_multi groups when it differs from `template` (it reads `probe` from
-/// the cookie). `filter_functions`: the names of `available_filter_functions` ([`filter_name`]:
-/// `module:func` for a module's), or `None`
-/// when unreadable (then a refused link sends its whole group to trampolines); called at most
-/// once, and only when the kernel refuses a link.
+/// the cookie). `filter_functions`: the text of `available_filter_functions`, or `None` when
+/// unreadable (then a refused link sends its whole group to trampolines); called once, before
+/// the first kprobe_multi link, and only when there is one to make.
 pub fn attach_fentry(
     template: &Template,
     map_fds: &[RawFd],
     shared: Option<(&Template, &[RawFd])>,
     targets: &[CloneTarget],
     opts: &FentryOptions,
-    filter_functions: &dyn Fn() -> Option<HashSet<String>>,
+    filter_functions: &dyn Fn() -> Option<&'static str>,
 ) -> Result<FentryAttached, LoaderError> {
     let fexit = match template.attach {
         AttachKind::Fentry => false,
@@ -250,36 +250,37 @@ pub fn attach_fentry(
     }
     let ret = crate::asm::isa::kprobe_reg(arch, "ret").map(|r| i64::from(r.offset));
     let reachable: usize = groups.values().map(Vec::len).sum();
-    let mut filter: Option<Option<HashSet<String>>> = None;
-    for ((module, slots), members) in groups {
-        if opts.via == FentryVia::Auto && reachable < MULTI_ABOVE {
-            let why =
-                format!("fewer than {MULTI_ABOVE} targets; --fentry-via=kprobe_multi forces it");
-            by_reason.entry(why).or_default().extend(members);
-            continue;
-        }
-        let mut members = members;
-        let mut r = attach_group(multi_t, multi_fds, targets, &members, &slots, ret, how);
-        // The kernel refuses the whole link when one function is not ftrace-able (an `__init`
-        // function, say; EOPNOTSUPP is a kernel without kprobe_multi): then, and only then,
-        // leave out those not in
-        // `available_filter_functions` (slow to read in a TCG guest) and try again.
-        if matches!(&r, Err(GroupError::Link(e)) if e.errno != Errno::EOPNOTSUPP) {
-            if let Some(f) = filter.get_or_insert_with(filter_functions) {
-                let (ok, gone): (Vec<usize>, Vec<usize>) = members
-                    .iter()
-                    .partition(|&&i| f.contains(&filter_name(&targets[i])));
-                if !gone.is_empty() {
-                    unreachable.extend(gone);
-                    members = ok;
-                    if members.is_empty() {
-                        continue;
+    if opts.via == FentryVia::Auto && reachable < MULTI_ABOVE && reachable > 0 {
+        let why = format!("fewer than {MULTI_ABOVE} targets; --fentry-via=kprobe_multi forces it");
+        by_reason
+            .entry(why)
+            .or_default()
+            .extend(groups.into_values().flatten());
+        groups = BTreeMap::new();
+    }
+    // BTF lists functions ftrace cannot reach (`__init` functions, freed after boot; `notrace`
+    // ones), and the kernel refuses a whole kprobe_multi link for one of them, after walking
+    // every kernel and module symbol (`ftrace_lookup_symbols`, kernel/trace/ftrace.c). So when
+    // `available_filter_functions` is readable, those are left out before the first link.
+    if !groups.is_empty() {
+        if let Some(text) = crate::timings::time("filter_functions", filter_functions) {
+            let found = crate::timings::time("filter_match", || {
+                listed_targets(text, targets, groups.values().flatten().copied())
+            });
+            for members in groups.values_mut() {
+                members.retain(|i| {
+                    let listed = found.contains(i);
+                    if !listed {
+                        unreachable.push(*i);
                     }
-                    r = attach_group(multi_t, multi_fds, targets, &members, &slots, ret, how);
-                }
+                    listed
+                });
             }
+            groups.retain(|_, members| !members.is_empty());
         }
-        match r {
+    }
+    for ((module, slots), members) in groups {
+        match attach_group(multi_t, multi_fds, targets, &members, &slots, ret, how) {
             Ok((prog, link)) => {
                 let via = if how.session {
                     "kprobe.session"
@@ -302,6 +303,7 @@ pub fn attach_fentry(
         }
     }
     if !unreachable.is_empty() {
+        unreachable.sort_unstable();
         out.groups.push(GroupReport {
             targets: unreachable.len(),
             path: "left out: not in available_filter_functions (ftrace cannot reach them)".into(),
@@ -352,12 +354,82 @@ pub fn attach_fentry(
     Ok(out)
 }
 
-/// `t`'s name in the set of `available_filter_functions` [`attach_fentry`] takes: `func`, or
-/// `module:func` for a module function.
-pub fn filter_name(t: &CloneTarget) -> String {
-    match &t.module {
-        Some(m) => format!("{m}:{}", t.func),
-        None => t.func.clone(),
+/// The indices among `members` of the targets `text` lists: `available_filter_functions`,
+/// `name` or `name [module]` per line. One pass over the text with a cheap hash and nothing
+/// allocated per line: the file has ~40k lines, and in a TCG guest a SipHash per line costs
+/// tens of milliseconds.
+fn listed_targets(
+    text: &str,
+    targets: &[CloneTarget],
+    members: impl Iterator<Item = usize>,
+) -> HashSet<usize> {
+    // (Module, function) → the first member with that name; a name BTF lists twice (rare)
+    // keeps its other members in `twice`. No allocation per member: `*` has ~50k.
+    type Key<'a> = (Option<&'a str>, &'a str);
+    let mut wanted: HashMap<Key<'_>, usize, BuildHasherDefault<Fnv>> = HashMap::default();
+    let mut twice: Vec<(Key<'_>, usize)> = Vec::new();
+    for i in members {
+        let t = &targets[i];
+        let key = (t.module.as_deref(), t.func.as_str());
+        if wanted.contains_key(&key) {
+            twice.push((key, i));
+        } else {
+            wanted.insert(key, i);
+        }
+    }
+    // A line whose first byte starts no wanted name is passed over without hashing.
+    let mut first = [false; 256];
+    for (_, name) in wanted.keys() {
+        if let Some(&b) = name.as_bytes().first() {
+            first[usize::from(b)] = true;
+        }
+    }
+    let mut found = HashSet::with_capacity(wanted.len());
+    for line in text.lines() {
+        if !line
+            .as_bytes()
+            .first()
+            .is_some_and(|&b| first[usize::from(b)])
+        {
+            continue;
+        }
+        let key = match line.split_once(' ') {
+            Some((n, m)) => (
+                Some(m.trim().trim_start_matches('[').trim_end_matches(']')),
+                n,
+            ),
+            None => (None, line.trim_end()),
+        };
+        if let Some(i) = wanted.remove(&key) {
+            found.insert(i);
+            found.extend(twice.iter().filter(|(k, _)| *k == key).map(|&(_, j)| j));
+            if wanted.is_empty() {
+                break;
+            }
+        }
+    }
+    found
+}
+
+/// FNV-1a: names are short and not attacker-chosen, so a one-multiply-per-byte hash beats
+/// SipHash here.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+        self.0 = h;
     }
 }
 
@@ -437,6 +509,8 @@ fn attach_group(
         f.apply(&mut o);
     }
     let prog = Prog::load(&o).map_err(|e| GroupError::Load(e.to_string()))?;
+    crate::timings::record("kprobe_multi_load", t0.elapsed());
+    let t1 = Instant::now();
     let syms: Vec<&str> = members.iter().map(|&i| targets[i].func.as_str()).collect();
     let cookies: Vec<u64> = members.iter().map(|&i| i as u64).collect();
     let link = Link::create(
@@ -451,12 +525,11 @@ fn attach_group(
         },
     )
     .map_err(|e| {
-        // A refused link is retried without the functions ftrace cannot reach: its cost
-        // shows apart from the group that attached (`STROBE_TIMINGS`).
-        crate::timings::record("kprobe_multi_refused", t0.elapsed());
+        // Its cost shows apart from the links that attached (`STROBE_TIMINGS`).
+        crate::timings::record("kprobe_multi_refused", t1.elapsed());
         GroupError::Link(e)
     })?;
-    crate::timings::record("kprobe_multi_group", t0.elapsed());
+    crate::timings::record("kprobe_multi_link", t1.elapsed());
     Ok((prog, link))
 }
 
@@ -525,6 +598,38 @@ mod tests {
         t.relocs
             .push(Reloc::new(1, Field::Imm, RelocKind::TargetIndex));
         assert!(template_refusal(&t, &yes).unwrap().contains("`probe`"));
+    }
+
+    #[test]
+    fn only_targets_available_filter_functions_lists_are_kept() {
+        let text = "tcp_init_sock\ntcp_add_reno_sack.part.0\ndummy_get_stats64 [dummy]\n\
+                    tcp_v4_rcv\ndummy_setup [other]\n";
+        let mut ts: Vec<CloneTarget> = [
+            "tcp_init_sock",
+            "tcp_init",
+            "tcp_add_reno_sack",
+            "tcp_v4_rcv",
+        ]
+        .iter()
+        .map(|n| target(n, vec![]))
+        .collect();
+        let mut m = target("dummy_get_stats64", vec![]);
+        m.module = Some("dummy".into());
+        ts.push(m);
+        // In the list, but as another module's function.
+        let mut m = target("dummy_setup", vec![]);
+        m.module = Some("dummy".into());
+        ts.push(m);
+        // vmlinux has no dummy_get_stats64.
+        ts.push(target("dummy_get_stats64", vec![]));
+        // A name BTF lists twice.
+        ts.push(target("tcp_v4_rcv", vec![]));
+        let found = listed_targets(text, &ts, 0..ts.len());
+        let mut found: Vec<usize> = found.into_iter().collect();
+        found.sort_unstable();
+        assert_eq!(found, vec![0, 3, 4, 7]);
+        // Only members are looked for.
+        assert!(listed_targets(text, &ts, [1usize, 2].into_iter()).is_empty());
     }
 
     #[test]

@@ -346,6 +346,19 @@ fn report_timings(verbose: bool) {
     }
 }
 
+/// With `STROBE_TIMINGS=1`, when the run stopped (probes disarmed, detach started) and when
+/// its results were printed, in seconds from the start, on stderr as one JSON line: the
+/// benchmarks measure the detach from `stop_s` to the end of the background child.
+fn report_stop(stop: std::time::Duration) {
+    if std::env::var_os(crate::timings::ENV).is_some_and(|v| v != "0" && !v.is_empty()) {
+        let printed = crate::timings::since_start().as_secs_f64();
+        eprintln!(
+            "{{\"stop_s\":{:.4},\"printed_s\":{printed:.4}}}",
+            stop.as_secs_f64()
+        );
+    }
+}
+
 impl RunError {
     /// Whether the CLI should say nothing of it: a closed output pipe is how `| head` ends a
     /// run, not a failure to report.
@@ -755,6 +768,16 @@ pub fn run(
         objects = rest.into_iter().map(|(o, _)| o).collect();
     }
     let _ = arming.disarm();
+    // Nothing records any more: detach now, in a background child, so the kernel's work
+    // (kprobe_multi unregistering patches every call site back and waits for RCU-tasks grace
+    // periods; each trampoline waits for its own) overlaps reading and printing the results
+    // instead of starting after them. Closing a perf event or raw tracepoint takes microseconds;
+    // the loader's clones detach on the child's side.
+    let stop = crate::timings::since_start();
+    crate::loader::detach(
+        std::mem::take(&mut objects),
+        crate::loader::DetachMode::Background,
+    );
     if matches!(reason, Some(ExitReason::Signal(_))) {
         sink.stopping = true;
     }
@@ -820,9 +843,7 @@ pub fn run(
         );
     }
     let child_pid = child.as_ref().map(Child::pid);
-    // Closing the fds detaches; perf events and raw tracepoints close in microseconds, the
-    // loader's clones detach on its threads.
-    crate::loader::detach(objects, crate::loader::DetachMode::Background);
+    report_stop(stop);
     drop(child);
     Ok(RunOutcome {
         reason: reason.unwrap_or(ExitReason::Exit),

@@ -122,27 +122,17 @@ pub fn fentry(
             Default::default()
         },
     };
-    let filter_functions = || {
-        use crate::kernel::info::KernelInfo;
-        crate::kernel::info::HostKernel::new()
-            .kprobe_functions()
-            .map(|fs| {
-                fs.into_iter()
-                    .map(|(m, name)| match m {
-                        Some(m) => format!("{m}:{name}"),
-                        None => name,
-                    })
-                    .collect()
-            })
-    };
-    let a = attach_fentry(
-        &probe.template,
-        &fds,
-        shared,
-        &targets,
-        &opts,
-        &filter_functions,
-    )
+    let filter_functions = crate::kernel::info::filter_functions_text;
+    let a = crate::timings::time("attach_fentry", || {
+        attach_fentry(
+            &probe.template,
+            &fds,
+            shared,
+            &targets,
+            &opts,
+            &filter_functions,
+        )
+    })
     .map_err(|source| ProbeError::Loader {
         probe: probe.name.clone(),
         source: Box::new(source),

@@ -9,12 +9,15 @@
 # the same guest, so host load affects both alike. `detach_wait_s` is what the user waits at
 # exit: ~0 for background (a child closes the links after strobe returns).
 # loader=script-kprobe_multi / script-trampoline runs a script, `fentry:PATTERN { @[func] =
-# count(); }`, with --fentry-via set to the path (loader/fentry_multi.rs) under a dd workload:
-# its JSON adds `detach_s` (strobe's exit until no strobe process is left: the background
-# detach), `funcs` (distinct functions counted) and `events` (their sum).
+# count(); }`, with --fentry-via set to the path (loader/fentry_multi.rs), and a dd workload
+# started once it is armed: its JSON adds `detach_s` (from the run's stop, when strobe
+# disarms and starts detaching, until no strobe process is left: the background child has
+# closed every link), `detach_after_exit_s` (from strobe's exit), `funcs` (distinct functions
+# counted) and `events` (their sum).
 # BENCH_ROUNDS=N sets the rounds; BENCH_LARGE=1 in /etc/vmtest.env adds `*_read*` (~1000 targets) and the detach-mode runs.
-# BENCH_MULTI_ONLY=1 runs only the script rows, for the comma-separated BENCH_MULTI_PATTERNS
-# (default `vfs_*,tcp_*,*`; `*`, every attachable function, through kprobe_multi only).
+# BENCH_MULTI_ONLY=1 runs only the script rows, BENCH_ROUNDS times, for the comma-separated
+# BENCH_MULTI_PATTERNS (default `vfs_*,tcp_*,*`; `*`, every attachable function, through
+# kprobe_multi only); BENCH_MULTI_TRAMPOLINES=0 leaves out the trampoline rows.
 strobe=$1
 [ -f /etc/vmtest.env ] && . /etc/vmtest.env
 # Let a background detach finish before the next run: its closes take the same kernel locks
@@ -37,21 +40,50 @@ base() { # pattern [name]
 }
 uptime() { cut -d' ' -f1 /proc/uptime; }
 script() { # via pattern
+  # The dd workload starts once strobe is armed: on the guest's one vCPU a busy loop started
+  # before would take half the CPU from the attach it competes with.
+  t0=$(uptime)
+  t_exit=
+  STROBE_TIMINGS=1 "$strobe" -q --fentry-via "$1" \
+    -e "fentry:$2 { @[func] = count(); } interval:s:2 { exit(); }" >/tmp/bench.out 2>/tmp/bench.err &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null && ! grep -q start_to_armed /tmp/bench.err; do sleep 0.05; done
   while :; do dd if=/tmp/bench150 of=/dev/null bs=100 count=2 2>/dev/null; done &
   work=$!
-  STROBE_TIMINGS=1 "$strobe" -q --fentry-via "$1" \
-    -e "fentry:$2 { @[func] = count(); } interval:s:2 { exit(); }" >/tmp/bench.out 2>/tmp/bench.err
-  t0=$(uptime)
+  # The detach child (forked when the run stops) ends when its last close returns; it stays a
+  # zombie until strobe exits, so a live child is one whose state is not Z.
+  child=
+  t1=
+  while :; do
+    if [ -z "$child" ]; then
+      for p in $(pidof strobe); do [ "$p" = "$pid" ] || child=$p; done
+    fi
+    if [ -n "$child" ] && [ -z "$t1" ] && ! grep -qs '^State:[[:space:]]*[RSD]' "/proc/$child/status"; then
+      t1=$(uptime)
+    fi
+    if ! grep -qs '^State:[[:space:]]*[RSD]' "/proc/$pid/status"; then
+      [ -n "$t_exit" ] || t_exit=$(uptime)
+      [ -n "$child" ] || break
+      [ -n "$t1" ] && break
+    fi
+    sleep 0.05
+  done
+  wait "$pid"
   kill "$work"
   wait "$work" 2>/dev/null
-  while [ "$(pidof strobe | wc -w)" -gt 0 ]; do sleep 0.1; done
-  t1=$(uptime)
+  [ -n "$t1" ] || t1=$t_exit
   json=$(grep start_to_armed /tmp/bench.err | tail -n1)
   [ -n "$json" ] || json="{\"error\":\"$(head -c 200 /tmp/bench.err | tr -d '\n"\\')\"}"
+  stop=$(sed -n 's/.*"stop_s":\([0-9.]*\).*/\1/p' /tmp/bench.err | tail -n1)
   funcs=$(grep -c '^@\[' /tmp/bench.out)
   events=$(awk -F': ' '/^@\[/ { s += $2 } END { print s + 0 }' /tmp/bench.out)
-  detach=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
-  echo "STROBE-BENCH loader=script-$1 prog=count_func pattern=$2 threads=0 detach=background ${json%\}},\"detach_s\":$detach,\"funcs\":$funcs,\"events\":$events}"
+  # detach_s: from the run's stop (probes disarmed, detach started: strobe's stop_s after its
+  # start) until the background child has closed every link (or strobe's exit, when the child
+  # ended before the first look); detach_after_exit_s: from strobe's exit, as the user sees it
+  # (negative: the links were closed before strobe had printed its results).
+  detach=$(awk -v a="$t0" -v s="${stop:-0}" -v b="$t1" 'BEGIN { printf "%.2f", b - a - s }')
+  after=$(awk -v a="$t_exit" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+  echo "STROBE-BENCH loader=script-$1 prog=count_func pattern=$2 threads=0 detach=background ${json%\}},\"detach_s\":$detach,\"detach_after_exit_s\":$after,\"funcs\":$funcs,\"events\":$events}"
   settle
 }
 head -c 150 /dev/zero >/tmp/bench150
@@ -65,15 +97,19 @@ if [ "${BENCH_MULTI_ONLY:-0}" = 1 ]; then
   settle
   if has_multi; then
     set -f
-    old_ifs=$IFS
-    IFS=,
-    for pat in ${BENCH_MULTI_PATTERNS:-vfs_*,tcp_*,*}; do
+    r=0
+    while [ "$r" -lt "${BENCH_ROUNDS:-1}" ]; do
+      old_ifs=$IFS
+      IFS=,
+      for pat in ${BENCH_MULTI_PATTERNS:-vfs_*,tcp_*,*}; do
+        IFS=$old_ifs
+        script kprobe_multi "$pat"
+        # Tens of thousands of trampolines would take hours under TCG.
+        [ "$pat" = '*' ] || [ "${BENCH_MULTI_TRAMPOLINES:-1}" = 0 ] || script trampoline "$pat"
+      done
       IFS=$old_ifs
-      script kprobe_multi "$pat"
-      # Tens of thousands of trampolines would take hours under TCG.
-      [ "$pat" = '*' ] || script trampoline "$pat"
+      r=$((r + 1))
     done
-    IFS=$old_ifs
     set +f
   fi
   echo "STROBE-BENCH done"
