@@ -34,6 +34,7 @@ mod id;
 mod maps;
 mod meta;
 mod output;
+pub mod stdlib;
 mod values;
 
 pub use funcs::pton_bytes;

@@ -60,7 +60,10 @@ impl Checker<'_> {
                 ValueId::Cpid => {
                     if !self.opts.child_command {
                         self.consts.insert(e.id, 0);
-                        self.warn(e.span, "No child command (`-c`); cpid is zero");
+                        // The stdlib's `has_cpid` asks without warning.
+                        if !self.program.in_stdlib(e.span) {
+                            self.warn(e.span, "No child command (`-c`); cpid is zero");
+                        }
                     }
                 }
                 ValueId::Pid
@@ -115,8 +118,8 @@ impl Checker<'_> {
         }
         if let Some(m) = self
             .program
-            .macros()
-            .find(|m| m.name.name == name && m.params.is_empty())
+            .macro_for_call(name, 0, e.span)
+            .filter(|m| m.params.is_empty())
         {
             return self.expand_macro(e, m, &[]);
         }
@@ -421,8 +424,7 @@ impl Checker<'_> {
         // leaves the builtin alone.
         if let Some(m) = self
             .program
-            .macros()
-            .find(|m| m.name.name == name.name && m.params.len() == args.len())
+            .overriding_macro(&name.name, args.len(), e.span)
         {
             if builtins::lookup(&name.name, Form::Function).is_some() {
                 return self.expand_macro(e, m, args);
@@ -435,7 +437,7 @@ impl Checker<'_> {
             {
                 return self.ident(e, &name.name);
             }
-            if let Some(m) = self.program.macros().find(|m| m.name.name == name.name) {
+            if let Some(m) = self.program.macro_for_call(&name.name, args.len(), e.span) {
                 if m.params.len() != args.len() {
                     self.error(
                         e.span,
@@ -450,7 +452,11 @@ impl Checker<'_> {
                 }
                 return self.expand_macro(e, m, args);
             }
-            if let Some(f) = self.program.fns().find(|f| f.name.name == name.name) {
+            if let Some(f) = self
+                .program
+                .fns()
+                .find(|f| f.name.name == name.name && !self.program.in_stdlib(e.span))
+            {
                 return self.call_fn(e, f, args);
             }
             if self.program.c_defs.is_function_macro(&name.name) {
@@ -701,7 +707,10 @@ impl Checker<'_> {
             );
             return Type::None;
         }
-        let mut frame = MacroFrame::default();
+        let mut frame = MacroFrame {
+            call: e.span,
+            ..MacroFrame::default()
+        };
         let mut aliases = Vec::new();
         let errors_before = self.diags.len();
         for (p, a) in m.params.iter().zip(args) {
