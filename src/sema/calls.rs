@@ -14,7 +14,7 @@ use crate::syntax::ast::*;
 use crate::template::Fact;
 
 /// Deepest macro expansion (a macro calling itself).
-const MAX_MACRO_DEPTH: usize = 16;
+pub(super) const MAX_MACRO_DEPTH: usize = 16;
 
 impl Checker<'_> {
     pub(super) fn ident(&mut self, e: &Expr, name: &str) -> Type {
@@ -758,13 +758,13 @@ impl Checker<'_> {
         self.frames.push(frame);
         let outer = std::mem::replace(&mut self.scopes, vec![aliases.into_iter().collect()]);
         let floor = std::mem::replace(&mut self.hoist_floor, 0);
-        let t = self.block(&m.body, false);
+        let t = self.block(self.program.macro_body(e.id, m), false);
         self.hoist_floor = floor;
         self.scopes = outer;
         self.frames.pop();
         // A constant result is the call's constant (`printf(fmt())` of a macro giving a
         // string literal).
-        if let Some(tail) = &m.body.tail {
+        if let Some(tail) = &self.program.macro_body(e.id, m).tail {
             if let Some(c) = self.consts.get(&tail.id).copied() {
                 self.consts.insert(e.id, c);
             }

@@ -152,6 +152,9 @@ fn config_overrides(program: &Program, opts: &mut CheckOptions, diags: &mut Vec<
 
 /// Runs both rounds and assembles the output.
 pub(super) fn run(program: &Program, kernel: &dyn KernelInfo, opts: &CheckOptions) -> CheckOutput {
+    // Each macro call gets its own copy of the body (`sema::macros`).
+    let expanded_program = super::macros::expand(program, super::calls::MAX_MACRO_DEPTH);
+    let program = expanded_program.as_ref().unwrap_or(program);
     let mut first = Checker::new(program, kernel, opts, false);
     let expanded = first.expand_all();
     first.check_all(&expanded);

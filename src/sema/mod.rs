@@ -45,6 +45,7 @@ pub mod getopt;
 pub mod imports;
 mod incomplete;
 pub mod list;
+pub mod macros;
 mod meta;
 pub mod program;
 pub mod proto_cache;

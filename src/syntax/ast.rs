@@ -60,6 +60,10 @@ pub struct Program {
     /// Where the stdlib's text starts (`u32::MAX`: not appended); spans from there on are in
     /// the stdlib.
     pub stdlib_start: u32,
+    /// Each macro call's own copy of the macro's body, with fresh expression ids (below
+    /// `expr_count`), so each expansion has its own types: filled by the checker's expansion
+    /// pass (`sema::macros`); a call without one expands the macro's body itself.
+    pub expansions: std::collections::HashMap<ExprId, Block>,
 }
 
 impl Program {
@@ -123,6 +127,12 @@ impl Program {
             .or_else(|| lib().find(arity))
             .or_else(|| own().find(named))
             .or_else(|| lib().find(named))
+    }
+
+    /// The body call `call` of macro `m` expands: its own copy when the expansion pass made
+    /// one, else the macro's.
+    pub fn macro_body<'a>(&'a self, call: ExprId, m: &'a MacroDef) -> &'a Block {
+        self.expansions.get(&call).unwrap_or(&m.body)
     }
 
     /// Whether a script or stdlib macro is called `name`.

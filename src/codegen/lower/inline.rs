@@ -193,11 +193,16 @@ pub(crate) fn lower_call(
     if let Some(m) = cp.program.overriding_macro(name, args.len(), e.span) {
         return Some(expand(lw, e, m, args));
     }
-    // As the checker resolved it: the builtin function of this name.
-    if matches!(cp.builtin_of(e.id), Some(BuiltinId::Func(_))) {
+    // As the checker resolved it: the builtin function of this name, or the value called
+    // with `()` (`cpu()` beside a script's `cpu(x)`).
+    if cp.builtin_of(e.id).is_some() {
         return None;
     }
-    if let Some(m) = cp.program.macro_for_call(name, args.len(), e.span) {
+    if let Some(m) = cp
+        .program
+        .macro_for_call(name, args.len(), e.span)
+        .filter(|m| m.params.len() == args.len())
+    {
         return Some(expand(lw, e, m, args));
     }
     if cp.program.in_stdlib(e.span) {
@@ -252,7 +257,7 @@ fn expand(lw: &mut Lower<'_>, e: &Expr, m: &MacroDef, args: &[Expr]) -> Result<V
     frame.outer = std::mem::replace(&mut lw.scopes.stack, vec![aliases]);
     lw.macros.push(frame);
     let floor = std::mem::replace(&mut lw.scopes.floor, 0);
-    let r = lower_block(lw, &m.body);
+    let r = lower_block(lw, lw.cp.program.macro_body(e.id, m));
     lw.scopes.floor = floor;
     if let Some(f) = lw.macros.pop() {
         lw.scopes.stack = f.outer;

@@ -30,6 +30,7 @@ impl Parser<'_> {
             expr_count: 0,
             stdlib: Vec::new(),
             stdlib_start: u32::MAX,
+            expansions: Default::default(),
         };
         self.skip_layout();
         if self.rest().starts_with("#!") {
