@@ -37,7 +37,7 @@ mod output;
 pub mod stdlib;
 mod values;
 
-pub use funcs::pton_bytes;
+pub use funcs::{pton_bytes, STR_CONCAT_SIZE};
 pub use id::{BuiltinId, FuncId, ValueId};
 
 /// strobe's own `stdlib/base.bt` (name, text): the macro `assert` behaves as; a failed

@@ -585,7 +585,9 @@ impl Checker<'_> {
                 self.error(args[0].span, format!("{}() expects a map argument", b.name));
                 return Type::None;
             }
-            if f == FuncId::HasKey || (f == FuncId::Delete && args.len() == 2) {
+            if matches!(f, FuncId::HasKey | FuncId::CheckKey)
+                || (f == FuncId::Delete && args.len() == 2)
+            {
                 if let (Some(ExprKind::Map { name: m, .. }), Some(k)) =
                     (args.first().map(|a| &a.kind), ts.get(1))
                 {
@@ -602,6 +604,17 @@ impl Checker<'_> {
                         self.error(
                             args[0].span,
                             format!("call to has_key() expects a map with explicit keys ({mname} has none)"),
+                        );
+                    } else if keyless && f == FuncId::CheckKey {
+                        // bpftrace's stdlib's words, for the macro that asked.
+                        let caller = self
+                            .str_consts
+                            .get(&args[2].id)
+                            .map(|s| String::from_utf8_lossy(s).into_owned())
+                            .unwrap_or_else(|| "check_key".into());
+                        self.error(
+                            args[0].span,
+                            format!("call to {caller} expects a map with explicit keys (non-scalar map)"),
                         );
                     } else if let Err(msg) = {
                         let k = self.literal_storage_type(&args[1]).unwrap_or(k.clone());

@@ -55,6 +55,7 @@ mod typeck;
 pub mod types;
 mod uaddr;
 
+pub use meta::strcap_const;
 pub use program::{
     AttachTargets, CheckedProbe, CheckedProgram, FormatId, FormatSite, MapId, MapInfo, TargetSlots,
     VarSlot, VarTable,
