@@ -101,7 +101,7 @@ impl Script {
                     .diagnostics
                     .iter()
                     .filter(|d| d.is_error())
-                    .map(|d| d.render(&src))
+                    .map(|d| d.render(&out.source))
                     .collect(),
                 diagnostics: out.diagnostics,
             }),

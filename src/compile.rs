@@ -21,6 +21,9 @@ pub struct CompileOutput {
     pub checked: Option<CheckedProgram>,
     /// Errors and warnings in the order found.
     pub diagnostics: Vec<Diagnostic>,
+    /// The text the diagnostics' spans are in: the script's, with strobe's stdlib appended
+    /// when the script calls it (`builtins::stdlib`).
+    pub source: SourceFile,
 }
 
 impl CompileOutput {
@@ -46,12 +49,21 @@ pub fn lower_checked(
 /// it needs the file system).
 pub fn compile(source: &SourceFile, kernel: &dyn KernelInfo, opts: &CheckOptions) -> CompileOutput {
     let parsed = crate::syntax::parse(source);
+    let (source, parsed) =
+        match crate::builtins::stdlib::link(source, &parsed.program, crate::syntax::parse) {
+            Some((all, mut linked, start)) if !parsed.has_errors() => {
+                linked.program.split_stdlib(start);
+                (all, linked)
+            }
+            _ => (source.clone(), parsed),
+        };
     let mut diagnostics = parsed.diagnostics.clone();
     if parsed.has_errors() {
         return CompileOutput {
             script: None,
             checked: None,
             diagnostics,
+            source,
         };
     }
     let checked = crate::sema::check(&parsed.program, kernel, opts);
@@ -61,6 +73,7 @@ pub fn compile(source: &SourceFile, kernel: &dyn KernelInfo, opts: &CheckOptions
             script: None,
             checked: None,
             diagnostics,
+            source,
         };
     };
     match lower_checked(&program, opts) {
@@ -68,6 +81,7 @@ pub fn compile(source: &SourceFile, kernel: &dyn KernelInfo, opts: &CheckOptions
             script: Some(s),
             checked: Some(program),
             diagnostics,
+            source,
         },
         Err(d) => {
             diagnostics.push(d);
@@ -75,6 +89,7 @@ pub fn compile(source: &SourceFile, kernel: &dyn KernelInfo, opts: &CheckOptions
                 script: None,
                 checked: Some(program),
                 diagnostics,
+                source,
             }
         }
     }

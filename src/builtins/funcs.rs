@@ -249,6 +249,53 @@ fn strcontains(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(Type::Bool)
 }
 
+/// Both arguments are strings (`strstr`, `str_concat`).
+fn want_strings(c: &CallCtx<'_>) -> Result<(), RuleError> {
+    for i in 0..2 {
+        if !c.arg_types[i].is_string() {
+            return Err(RuleError::arg(
+                i,
+                format!(
+                    "{}() expects string arguments, got {}",
+                    c.name, c.arg_types[i]
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `strstr(haystack, needle)`: the index of the needle's first occurrence, -1 when it has
+/// none, 0 for an empty needle (bpftrace's `int64`).
+fn strstr(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    want_strings(c)?;
+    Ok(Type::I64)
+}
+
+/// The size of the string `str_concat` makes, as bpftrace's (`string[1024]`, whatever the
+/// parts' sizes); a longer result is cut to fit.
+pub const STR_CONCAT_SIZE: usize = 1024;
+
+fn str_concat(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    want_strings(c)?;
+    Ok(Type::Str {
+        size: STR_CONCAT_SIZE,
+    })
+}
+
+/// `strcap(s)`: the capacity of a string-like value (bpftrace's `int64`): a string's or char
+/// array's size (known when compiling), a char pointer's string length (read at run time).
+fn strcap(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    match &c.arg_types[0] {
+        Type::Str { .. } | Type::Array { .. } | Type::Pointer { .. } => Ok(Type::I64),
+        // bpftrace's words (its stdlib's assert_str).
+        _ => Err(RuleError::arg(
+            0,
+            "string-like values must be either strings, arrays or pointers",
+        )),
+    }
+}
+
 /// `path(p[, size])`: `p` is a `struct path *` or a `struct path` member (kept by address,
 /// as `args.file->f_path`), which bpf_d_path takes as a BTF pointer; the kernel allows the
 /// helper only in fentry/fexit on a fixed list of functions (`btf_allowlist_d_path`).
@@ -672,6 +719,30 @@ pub const BUILTINS: &[Builtin] = &[
         2,
         strcontains,
         "whether a string contains another",
+    ),
+    func(
+        FuncId::Strstr,
+        "strstr",
+        2,
+        2,
+        strstr,
+        "index of a string's first occurrence in another, or -1",
+    ),
+    func(
+        FuncId::StrConcat,
+        "str_concat",
+        2,
+        2,
+        str_concat,
+        "a new string of two joined",
+    ),
+    func(
+        FuncId::Strcap,
+        "strcap",
+        1,
+        1,
+        strcap,
+        "capacity of a string, char array or char pointer",
     ),
     Builtin {
         // bpf_d_path is a tracing-program helper.

@@ -116,6 +116,9 @@ ids! {
         Strncmp,
         Strlen,
         Strcontains,
+        Strstr,
+        StrConcat,
+        Strcap,
         Path,
         Kstack,
         Ustack,
@@ -140,6 +143,7 @@ ids! {
         Zero,
         Len,
         HasKey,
+        CheckKey,
         // Checks and folds (`meta.rs`).
         IsStr,
         IsPtr,

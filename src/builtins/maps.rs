@@ -62,4 +62,14 @@ pub const BUILTINS: &[Builtin] = &[
         bool_,
         "whether a map has a key",
     )),
+    // check_key(@map, key, "caller"): refuses a map without keys, or a key that does not
+    // fit the map's, in the words of `caller` (stdlib macros that take a map and a key).
+    map(func(
+        FuncId::CheckKey,
+        "check_key",
+        3,
+        3,
+        none,
+        "check that a key fits a map (for stdlib macros)",
+    )),
 ];

@@ -34,9 +34,10 @@ mod id;
 mod maps;
 mod meta;
 mod output;
+pub mod stdlib;
 mod values;
 
-pub use funcs::pton_bytes;
+pub use funcs::{pton_bytes, STR_CONCAT_SIZE};
 pub use id::{BuiltinId, FuncId, ValueId};
 
 /// strobe's own `stdlib/base.bt` (name, text): the macro `assert` behaves as; a failed

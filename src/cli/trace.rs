@@ -818,7 +818,22 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
         }
         p
     };
-    let mut parsed = parsed;
+    // strobe's stdlib is appended (and the whole parsed again) only for a script that calls it.
+    let (combined, mut parsed) =
+        match crate::builtins::stdlib::link(&combined, &parsed.program, |s| {
+            crate::syntax::parse_with_params(s, &cpp, &input.params)
+        }) {
+            Some((all, p, start)) => {
+                if p.has_errors() {
+                    eprint!("{}", render_all(&p.diagnostics, &all));
+                    return EXIT_INPUT;
+                }
+                let mut p = p;
+                p.program.split_stdlib(start);
+                (all, p)
+            }
+            None => (combined, parsed),
+        };
     if let Some(filter) = &opts.probe_filter {
         if let Err(code) = filter_probes(&mut parsed.program, filter) {
             return code;
@@ -843,7 +858,7 @@ fn run_on_this_thread(args: &[OsString]) -> i32 {
         .cloned()
         .collect();
     if !shown.is_empty() {
-        eprint!("{}", render_all(&shown, &input.source));
+        eprint!("{}", render_all(&shown, &combined));
     }
     if checked.has_errors() {
         return EXIT_INPUT;

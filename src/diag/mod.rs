@@ -63,6 +63,10 @@ pub struct SourceFile {
     /// one before it: a column is the byte distance less those, found by binary search (a
     /// count of characters per lookup is quadratic on a long line).
     wide_chars: Vec<(u32, u32)>,
+    /// Texts appended after the main one under names of their own (strobe's stdlib files):
+    /// each region's byte offset, index of its first line and name. Locations inside a region
+    /// read as `NAME:LINE:COL` counted from the region's start.
+    regions: Vec<(u32, usize, String)>,
 }
 
 impl SourceFile {
@@ -87,12 +91,55 @@ impl SourceFile {
             text,
             line_starts,
             wide_chars,
+            regions: Vec::new(),
         }
     }
 
-    /// 1-based line and column (in characters) of a byte offset, clamped to the text.
+    /// This text with `text` appended as a region named `name` (on lines of its own), and the
+    /// byte offset it starts at.
+    pub fn with_region(&self, name: &str, text: &str) -> (SourceFile, u32) {
+        let mut all = self.text.clone();
+        if !all.is_empty() && !all.ends_with('\n') {
+            all.push('\n');
+        }
+        let start = all.len() as u32;
+        all.push_str(text);
+        let mut out = SourceFile::new(self.name.clone(), all);
+        out.regions = self.regions.clone();
+        let first_line = out.line_starts.partition_point(|&s| s <= start) - 1;
+        out.regions.push((start, first_line, name.to_string()));
+        (out, start)
+    }
+
+    /// The region holding `offset`: its start, first line and name (`None`: the main text).
+    fn region(&self, offset: u32) -> Option<&(u32, usize, String)> {
+        let i = self.regions.partition_point(|r| r.0 <= offset);
+        i.checked_sub(1).map(|i| &self.regions[i])
+    }
+
+    /// The name of the file `offset` is in: the main text's or a region's.
+    pub fn name_at(&self, offset: u32) -> &str {
+        self.region(offset.min(self.text.len() as u32))
+            .map_or(&self.name, |r| &r.2)
+    }
+
+    /// 1-based line and column (in characters) of a byte offset, clamped to the text; inside
+    /// a region, counted from the region's first line.
     pub fn line_col(&self, offset: u32) -> (usize, usize) {
         let offset = offset.min(self.text.len() as u32);
+        let (line, col) = self.abs_line_col(offset);
+        let first = self.region(offset).map_or(0, |r| r.1);
+        (line - first, col)
+    }
+
+    /// The text of the line holding byte `offset`, without its newline.
+    pub fn line_text_at(&self, offset: u32) -> &str {
+        let offset = offset.min(self.text.len() as u32);
+        self.line_text(self.abs_line_col(offset).0)
+    }
+
+    /// [`Self::line_col`] with lines counted over the whole text.
+    fn abs_line_col(&self, offset: u32) -> (usize, usize) {
         let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
         let start = self.line_starts[line] as usize;
         // Continuation bytes before `at` (an offset inside a character counts it whole).
@@ -105,7 +152,7 @@ impl SourceFile {
         (line + 1, col + 1)
     }
 
-    /// The text of a 1-based line, without its newline.
+    /// The text of a 1-based line of the whole text (regions included), without its newline.
     pub fn line_text(&self, line: usize) -> &str {
         let Some(&start) = self.line_starts.get(line.wrapping_sub(1)) else {
             return "";
@@ -152,6 +199,9 @@ pub struct Diagnostic {
     /// to (clang's `definitions.h:2:10: fatal error: 'x.h' file not found`), which bpftrace's
     /// users and tests look for. Boxed: diagnostics travel in `Result`s and stay small.
     pub preface: Option<Box<String>>,
+    /// The macro calls the diagnostic's place was expanded from, innermost first, each
+    /// rendered after it as `FILE:L:C: ERROR: expanded from`, as bpftrace does.
+    pub expanded_from: Vec<Span>,
 }
 
 impl Diagnostic {
@@ -164,6 +214,7 @@ impl Diagnostic {
             notes: Vec::new(),
             help: None,
             preface: None,
+            expanded_from: Vec::new(),
         }
     }
 
@@ -230,6 +281,9 @@ impl Diagnostic {
         for (span, label) in &self.labels {
             render_at(&mut out, src, *span, Severity::Note, label, style);
         }
+        for span in &self.expanded_from {
+            render_at(&mut out, src, *span, self.severity, "expanded from", style);
+        }
         for note in &self.notes {
             out.push_str("note: ");
             out.push_str(note);
@@ -264,9 +318,10 @@ fn render_at(
     use std::fmt::Write;
     let (line, col) = src.line_col(span.start);
     let (end_line, end_col) = src.line_col(span.end.max(span.start));
+    let name = src.name_at(span.start);
     match style {
         Style::Llvm => {
-            let _ = writeln!(out, "{}:{}:{}: {}: {}", src.name, line, col, sev, msg);
+            let _ = writeln!(out, "{}:{}:{}: {}: {}", name, line, col, sev, msg);
         }
         Style::Bpftrace => {
             let at = if end_line != line {
@@ -275,10 +330,10 @@ fn render_at(
                 format!("{line}:{col}-{}", end_col.max(col + 1))
             };
             let sev = sev.to_string().to_uppercase();
-            let _ = writeln!(out, "{}:{at}: {sev}: {msg}", src.name);
+            let _ = writeln!(out, "{name}:{at}: {sev}: {msg}");
         }
     }
-    let text = src.line_text(line);
+    let text = src.line_text_at(span.start);
     let width = if end_line == line && end_col > col {
         end_col - col
     } else {
@@ -366,6 +421,23 @@ mod tests {
         let src = SourceFile::new("t.bt", "ab");
         let d = Diagnostic::error(Span::new(10, 20), "eof");
         assert_eq!(d.render(&src), "t.bt:1:3-4: ERROR: eof\nab\n  ~\n");
+    }
+
+    #[test]
+    fn a_region_reads_as_its_own_file() {
+        let src = SourceFile::new("stdin", "BEGIN { f(1) }");
+        let (all, start) = src.with_region("stdlib/x.bt", "// x\nmacro f(a) { a + \"s\" }\n");
+        assert_eq!(start, 15);
+        let plus = all.text.find("a + ").unwrap();
+        let mut d = Diagnostic::error(Span::new(plus, plus + 7), "bad +");
+        d.expanded_from.push(Span::new(8, 12));
+        assert_eq!(
+            d.render(&all),
+            "stdlib/x.bt:2:14-21: ERROR: bad +\nmacro f(a) { a + \"s\" }\n             ~~~~~~~\n\
+             stdin:1:9-13: ERROR: expanded from\nBEGIN { f(1) }\n        ~~~~\n"
+        );
+        assert_eq!(all.name_at(3), "stdin");
+        assert_eq!(all.line_col(3), (1, 4));
     }
 
     #[test]

@@ -43,7 +43,7 @@ impl HelperErrorSite {
     /// Fills in the location fields from the script's text.
     pub fn locate(&mut self, src: &SourceFile) {
         let (line, col) = src.line_col(self.span.start);
-        self.filename = src.name.clone();
+        self.filename = src.name_at(self.span.start).to_string();
         self.line = line;
         self.col = col;
         // A warning's rendering: its first line is the location and message, the rest the

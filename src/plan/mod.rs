@@ -444,7 +444,7 @@ impl PrintfDiag {
     pub fn set_location(&mut self, src: &crate::diag::SourceFile, span: crate::diag::Span) {
         let (line, col) = src.line_col(span.start);
         let (end_line, end_col) = src.line_col(span.end);
-        self.filename = src.name.clone();
+        self.filename = src.name_at(span.start).to_string();
         self.line = line;
         self.col = col;
         self.location = if end_line == line {

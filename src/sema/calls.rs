@@ -14,7 +14,7 @@ use crate::syntax::ast::*;
 use crate::template::Fact;
 
 /// Deepest macro expansion (a macro calling itself).
-const MAX_MACRO_DEPTH: usize = 16;
+pub(super) const MAX_MACRO_DEPTH: usize = 16;
 
 impl Checker<'_> {
     pub(super) fn ident(&mut self, e: &Expr, name: &str) -> Type {
@@ -60,7 +60,10 @@ impl Checker<'_> {
                 ValueId::Cpid => {
                     if !self.opts.child_command {
                         self.consts.insert(e.id, 0);
-                        self.warn(e.span, "No child command (`-c`); cpid is zero");
+                        // The stdlib's `has_cpid` asks without warning.
+                        if !self.program.in_stdlib(e.span) {
+                            self.warn(e.span, "No child command (`-c`); cpid is zero");
+                        }
                     }
                 }
                 ValueId::Pid
@@ -115,8 +118,8 @@ impl Checker<'_> {
         }
         if let Some(m) = self
             .program
-            .macros()
-            .find(|m| m.name.name == name && m.params.is_empty())
+            .macro_for_call(name, 0, e.span)
+            .filter(|m| m.params.is_empty())
         {
             return self.expand_macro(e, m, &[]);
         }
@@ -421,8 +424,7 @@ impl Checker<'_> {
         // leaves the builtin alone.
         if let Some(m) = self
             .program
-            .macros()
-            .find(|m| m.name.name == name.name && m.params.len() == args.len())
+            .overriding_macro(&name.name, args.len(), e.span)
         {
             if builtins::lookup(&name.name, Form::Function).is_some() {
                 return self.expand_macro(e, m, args);
@@ -435,7 +437,7 @@ impl Checker<'_> {
             {
                 return self.ident(e, &name.name);
             }
-            if let Some(m) = self.program.macros().find(|m| m.name.name == name.name) {
+            if let Some(m) = self.program.macro_for_call(&name.name, args.len(), e.span) {
                 if m.params.len() != args.len() {
                     self.error(
                         e.span,
@@ -450,7 +452,11 @@ impl Checker<'_> {
                 }
                 return self.expand_macro(e, m, args);
             }
-            if let Some(f) = self.program.fns().find(|f| f.name.name == name.name) {
+            if let Some(f) = self
+                .program
+                .fns()
+                .find(|f| f.name.name == name.name && !self.program.in_stdlib(e.span))
+            {
                 return self.call_fn(e, f, args);
             }
             if self.program.c_defs.is_function_macro(&name.name) {
@@ -579,7 +585,9 @@ impl Checker<'_> {
                 self.error(args[0].span, format!("{}() expects a map argument", b.name));
                 return Type::None;
             }
-            if f == FuncId::HasKey || (f == FuncId::Delete && args.len() == 2) {
+            if matches!(f, FuncId::HasKey | FuncId::CheckKey)
+                || (f == FuncId::Delete && args.len() == 2)
+            {
                 if let (Some(ExprKind::Map { name: m, .. }), Some(k)) =
                     (args.first().map(|a| &a.kind), ts.get(1))
                 {
@@ -596,6 +604,17 @@ impl Checker<'_> {
                         self.error(
                             args[0].span,
                             format!("call to has_key() expects a map with explicit keys ({mname} has none)"),
+                        );
+                    } else if keyless && f == FuncId::CheckKey {
+                        // bpftrace's stdlib's words, for the macro that asked.
+                        let caller = self
+                            .str_consts
+                            .get(&args[2].id)
+                            .map(|s| String::from_utf8_lossy(s).into_owned())
+                            .unwrap_or_else(|| "check_key".into());
+                        self.error(
+                            args[0].span,
+                            format!("call to {caller} expects a map with explicit keys (non-scalar map)"),
                         );
                     } else if let Err(msg) = {
                         let k = self.literal_storage_type(&args[1]).unwrap_or(k.clone());
@@ -702,7 +721,10 @@ impl Checker<'_> {
             );
             return Type::None;
         }
-        let mut frame = MacroFrame::default();
+        let mut frame = MacroFrame {
+            call: e.span,
+            ..MacroFrame::default()
+        };
         let mut aliases = Vec::new();
         let errors_before = self.diags.len();
         for (p, a) in m.params.iter().zip(args) {
@@ -750,13 +772,13 @@ impl Checker<'_> {
         self.frames.push(frame);
         let outer = std::mem::replace(&mut self.scopes, vec![aliases.into_iter().collect()]);
         let floor = std::mem::replace(&mut self.hoist_floor, 0);
-        let t = self.block(&m.body, false);
+        let t = self.block(self.program.macro_body(e.id, m), false);
         self.hoist_floor = floor;
         self.scopes = outer;
         self.frames.pop();
         // A constant result is the call's constant (`printf(fmt())` of a macro giving a
         // string literal).
-        if let Some(tail) = &m.body.tail {
+        if let Some(tail) = &self.program.macro_body(e.id, m).tail {
             if let Some(c) = self.consts.get(&tail.id).copied() {
                 self.consts.insert(e.id, c);
             }

@@ -152,6 +152,9 @@ fn config_overrides(program: &Program, opts: &mut CheckOptions, diags: &mut Vec<
 
 /// Runs both rounds and assembles the output.
 pub(super) fn run(program: &Program, kernel: &dyn KernelInfo, opts: &CheckOptions) -> CheckOutput {
+    // Each macro call gets its own copy of the body (`sema::macros`).
+    let expanded_program = super::macros::expand(program, super::calls::MAX_MACRO_DEPTH);
+    let program = expanded_program.as_ref().unwrap_or(program);
     let mut first = Checker::new(program, kernel, opts, false);
     let expanded = first.expand_all();
     first.check_all(&expanded);
@@ -318,7 +321,9 @@ impl<'a> Checker<'a> {
         if !self.report {
             return None;
         }
-        self.diags.push(Diagnostic::error(span, msg));
+        let mut d = Diagnostic::error(span, msg);
+        d.expanded_from = self.frames.iter().rev().map(|f| f.call).collect();
+        self.diags.push(d);
         self.diags.last_mut()
     }
 
@@ -332,17 +337,20 @@ impl<'a> Checker<'a> {
     /// nothing anyway).
     pub fn had_error_in(&self, span: Span) -> bool {
         !self.report
-            || self
-                .diags
-                .iter()
-                .any(|d| d.is_error() && d.span.start >= span.start && d.span.end <= span.end)
+            || self.diags.iter().any(|d| {
+                let inside = |s: &Span| s.start >= span.start && s.end <= span.end;
+                // An error in a macro's body counts for each call it was expanded from.
+                d.is_error() && (inside(&d.span) || d.expanded_from.iter().any(inside))
+            })
     }
 
     pub fn warn(&mut self, span: Span, msg: impl Into<String>) -> Option<&mut Diagnostic> {
         if !self.report {
             return None;
         }
-        self.diags.push(Diagnostic::warning(span, msg));
+        let mut d = Diagnostic::warning(span, msg);
+        d.expanded_from = self.frames.iter().rev().map(|f| f.call).collect();
+        self.diags.push(d);
         self.diags.last_mut()
     }
 

@@ -26,6 +26,16 @@ fn is_literal(e: &Expr) -> bool {
     }
 }
 
+/// `strcap` of a value of type `t` when its type decides it: a string's size, a char array's
+/// length.
+pub fn strcap_const(t: &Type) -> Option<i64> {
+    match t {
+        Type::Str { size } => Some(*size as i64),
+        Type::Array { len, .. } => Some(*len as i64),
+        _ => None,
+    }
+}
+
 /// `fmt` with literal `args` in place of its conversions (`fail`'s message).
 fn format_literals(fmt: &str, args: &[Literal]) -> Result<String, String> {
     let mut out = String::new();
@@ -175,6 +185,22 @@ impl Checker<'_> {
     /// Folds or checks call `e` of compile-time builtin `name` (no-op for other builtins).
     pub(super) fn fold_meta(&mut self, e: &Expr, f: FuncId, args: &[Expr], ts: &[Type]) {
         let fold = match f {
+            // A string's or char array's capacity is its type's; a pointer's is read.
+            FuncId::Strcap => {
+                if let Some(n) = strcap_const(&ts[0]) {
+                    self.consts.insert(e.id, n);
+                }
+                return;
+            }
+            FuncId::CheckKey => {
+                if !self.str_consts.contains_key(&args[2].id) {
+                    self.error(
+                        args[2].span,
+                        "check_key() takes the caller's name as a string literal",
+                    );
+                }
+                return;
+            }
             FuncId::IsStr => ts[0].is_string(),
             FuncId::IsPtr => ts[0].is_pointer(),
             FuncId::IsArray => matches!(ts[0], Type::Array { .. }),
@@ -334,6 +360,8 @@ impl Checker<'_> {
             | FuncId::Strncmp
             | FuncId::Strlen
             | FuncId::Strcontains
+            | FuncId::Strstr
+            | FuncId::StrConcat
             | FuncId::Path
             | FuncId::Kstack
             | FuncId::Ustack

@@ -49,6 +49,7 @@ pub mod getopt;
 pub mod imports;
 mod incomplete;
 pub mod list;
+pub mod macros;
 mod meta;
 pub mod program;
 pub mod proto_cache;
@@ -59,6 +60,7 @@ pub mod types;
 mod uaddr;
 
 pub use environment::{Environment, TaskFields};
+pub use meta::strcap_const;
 pub use program::{
     AttachTargets, CheckedProbe, CheckedProgram, FormatId, FormatSite, MapId, MapInfo, TargetSlots,
     VarSlot, VarTable,

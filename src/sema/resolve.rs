@@ -44,6 +44,8 @@ pub(super) struct MacroFrame {
     pub idents: HashMap<String, MacroArg>,
     /// Map parameters: `@param` → the caller's map name.
     pub maps: HashMap<String, String>,
+    /// The call being expanded (diagnostics in the body say "expanded from" there).
+    pub call: Span,
 }
 
 /// The state of one checking round.

@@ -54,6 +54,16 @@ pub struct Program {
     pub items: Vec<Item>,
     /// Number of [`Expr`] nodes: the size of an expression side table.
     pub expr_count: u32,
+    /// The macros of strobe's bundled stdlib, when the script calls one (the stdlib's text is
+    /// then appended to the script's and parsed with it: `builtins::stdlib`).
+    pub stdlib: Vec<MacroDef>,
+    /// Where the stdlib's text starts (`u32::MAX`: not appended); spans from there on are in
+    /// the stdlib.
+    pub stdlib_start: u32,
+    /// Each macro call's own copy of the macro's body, with fresh expression ids (below
+    /// `expr_count`), so each expansion has its own types: filled by the checker's expansion
+    /// pass (`sema::macros`); a call without one expands the macro's body itself.
+    pub expansions: std::collections::HashMap<ExprId, Block>,
 }
 
 impl Program {
@@ -69,6 +79,67 @@ impl Program {
             Item::Macro(m) => Some(m),
             _ => None,
         })
+    }
+
+    /// Moves the macros written at or after byte `start` (the stdlib's text appended to the
+    /// script's) from [`Program::items`] to [`Program::stdlib`].
+    pub fn split_stdlib(&mut self, start: u32) {
+        self.stdlib_start = start;
+        let items = std::mem::take(&mut self.items);
+        for item in items {
+            match item {
+                Item::Macro(m) if m.span.start >= start => self.stdlib.push(m),
+                item => self.items.push(item),
+            }
+        }
+    }
+
+    /// Whether `span` is in the stdlib's text.
+    pub fn in_stdlib(&self, span: Span) -> bool {
+        span.start >= self.stdlib_start && span != Span::NOWHERE
+    }
+
+    /// The macro that a call `name(…nargs…)` written at `at` expands in place of a builtin of
+    /// that name: from the script, a script macro of that arity (bpftrace's stdlib is macros
+    /// a script may override); from the stdlib, a stdlib macro of that arity.
+    pub fn overriding_macro(&self, name: &str, nargs: usize, at: Span) -> Option<&MacroDef> {
+        if self.in_stdlib(at) {
+            self.stdlib
+                .iter()
+                .find(|m| m.name.name == name && m.params.len() == nargs)
+        } else {
+            self.macros()
+                .find(|m| m.name.name == name && m.params.len() == nargs)
+        }
+    }
+
+    /// The macro a call `name(…nargs…)` written at `at` expands when no builtin has that
+    /// name: the visible one of that arity (the script's before the stdlib's), else one of
+    /// another arity (the caller reports the count).
+    pub fn macro_for_call(&self, name: &str, nargs: usize, at: Span) -> Option<&MacroDef> {
+        let script = !self.in_stdlib(at);
+        let own = || self.macros().filter(move |_| script);
+        let lib = || self.stdlib.iter();
+        let named = |m: &&MacroDef| m.name.name == name;
+        let arity = |m: &&MacroDef| m.name.name == name && m.params.len() == nargs;
+        own()
+            .find(arity)
+            .or_else(|| lib().find(arity))
+            .or_else(|| own().find(named))
+            .or_else(|| lib().find(named))
+    }
+
+    /// The body call `call` of macro `m` expands: its own copy when the expansion pass made
+    /// one, else the macro's.
+    pub fn macro_body<'a>(&'a self, call: ExprId, m: &'a MacroDef) -> &'a Block {
+        self.expansions.get(&call).unwrap_or(&m.body)
+    }
+
+    /// Whether a script or stdlib macro is called `name`.
+    pub fn has_macro(&self, name: &str) -> bool {
+        self.macros()
+            .chain(&self.stdlib)
+            .any(|m| m.name.name == name)
     }
 
     pub fn fns(&self) -> impl Iterator<Item = &FnDef> {

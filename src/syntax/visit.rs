@@ -206,6 +206,121 @@ pub fn walk_expr<V: Visitor>(v: &mut V, e: &Expr) {
     }
 }
 
+/// Calls `f` on every expression of `b`, outermost first, with mutable access (nested
+/// blocks, types' `typeof(expr)` included): how a macro body's copy gets fresh ids.
+pub fn for_each_expr_mut(b: &mut Block, f: &mut impl FnMut(&mut Expr)) {
+    for s in &mut b.stmts {
+        match &mut s.kind {
+            StmtKind::Let { ty, init, .. } => {
+                if let Some(t) = ty {
+                    type_exprs_mut(t, f);
+                }
+                if let Some(e) = init {
+                    expr_mut(e, f);
+                }
+            }
+            StmtKind::Assign { target, value, .. } => {
+                if let LValue::Map { keys, .. } = target {
+                    keys.iter_mut().for_each(|k| expr_mut(k, f));
+                }
+                expr_mut(value, f);
+            }
+            StmtKind::Expr(e) | StmtKind::Discard(e) => expr_mut(e, f),
+            StmtKind::While { cond: x, body } | StmtKind::Unroll { count: x, body } => {
+                expr_mut(x, f);
+                for_each_expr_mut(body, f);
+            }
+            StmtKind::For { iter, body, .. } => {
+                if let ForIter::Range { start, end } = iter {
+                    expr_mut(start, f);
+                    expr_mut(end, f);
+                }
+                for_each_expr_mut(body, f);
+            }
+            StmtKind::Return(Some(e)) => expr_mut(e, f),
+            StmtKind::Return(None) | StmtKind::Break | StmtKind::Continue | StmtKind::Import(_) => {
+            }
+        }
+    }
+    if let Some(t) = &mut b.tail {
+        expr_mut(t, f);
+    }
+}
+
+fn type_or_expr_mut(t: &mut TypeOrExpr, f: &mut impl FnMut(&mut Expr)) {
+    match t {
+        TypeOrExpr::Type(t) => type_exprs_mut(t, f),
+        TypeOrExpr::Expr(e) => expr_mut(e, f),
+    }
+}
+
+fn type_exprs_mut(t: &mut TypeRef, f: &mut impl FnMut(&mut Expr)) {
+    match &mut t.kind {
+        TypeRefKind::Pointer(i) | TypeRefKind::Array(i, _) => type_exprs_mut(i, f),
+        TypeRefKind::Typeof(x) => type_or_expr_mut(x, f),
+        TypeRefKind::Named(_) | TypeRefKind::Tagged(..) => {}
+    }
+}
+
+fn expr_mut(e: &mut Expr, f: &mut impl FnMut(&mut Expr)) {
+    f(e);
+    match &mut e.kind {
+        ExprKind::Int(_)
+        | ExprKind::Str(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Var(_)
+        | ExprKind::Positional(_)
+        | ExprKind::PositionalCount
+        | ExprKind::Ident(_)
+        | ExprKind::Error => {}
+        ExprKind::Map { keys: es, .. } | ExprKind::Call { args: es, .. } | ExprKind::Tuple(es) => {
+            es.iter_mut().for_each(|x| expr_mut(x, f))
+        }
+        ExprKind::Unary { expr, .. }
+        | ExprKind::Field { expr, .. }
+        | ExprKind::TupleIndex { expr, .. }
+        | ExprKind::Comptime(expr) => expr_mut(expr, f),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            expr_mut(lhs, f);
+            expr_mut(rhs, f);
+        }
+        ExprKind::Ternary {
+            cond,
+            then,
+            otherwise,
+        } => {
+            expr_mut(cond, f);
+            if let Some(t) = then {
+                expr_mut(t, f);
+            }
+            expr_mut(otherwise, f);
+        }
+        ExprKind::Cast { ty, expr } => {
+            type_exprs_mut(ty, f);
+            expr_mut(expr, f);
+        }
+        ExprKind::Index { expr, index } => {
+            expr_mut(expr, f);
+            expr_mut(index, f);
+        }
+        ExprKind::Record(fs) => fs.iter_mut().for_each(|(_, x)| expr_mut(x, f)),
+        ExprKind::Sizeof(t) | ExprKind::Typeof(t) | ExprKind::Typeinfo(t) => type_or_expr_mut(t, f),
+        ExprKind::Offsetof { of, .. } => type_or_expr_mut(of, f),
+        ExprKind::If {
+            cond,
+            then,
+            otherwise,
+        } => {
+            expr_mut(cond, f);
+            for_each_expr_mut(then, f);
+            if let Some(o) = otherwise {
+                expr_mut(o, f);
+            }
+        }
+        ExprKind::Block(b) => for_each_expr_mut(b, f),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

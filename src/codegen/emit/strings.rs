@@ -119,6 +119,25 @@ pub fn contains_work_size(hsize: u32, nsize: u32) -> u32 {
 /// unrolling, which took seconds to compile for two 64-byte strings. Zeros past the haystack
 /// differ from every needle byte the mask keeps, so a needle running past it never matches.
 pub fn contains(b: &mut Builder, h: Place, hsize: u32, n: Place, nsize: u32, work: Place) -> Value {
+    search(b, h, hsize, n, nsize, work, false)
+}
+
+/// `strstr(h, n)`: the index of the first occurrence of the string at `n` in the string at
+/// `h`, or -1 (0 for an empty needle); the search of [`contains`], which it shares.
+pub fn strstr(b: &mut Builder, h: Place, hsize: u32, n: Place, nsize: u32, work: Place) -> Value {
+    search(b, h, hsize, n, nsize, work, true)
+}
+
+/// [`contains`] (`index` false: 1 or 0) or [`strstr`] (`index`: the start or -1).
+fn search(
+    b: &mut Builder,
+    h: Place,
+    hsize: u32,
+    n: Place,
+    nsize: u32,
+    work: Place,
+    index: bool,
+) -> Value {
     let nw = nsize.max(1).next_multiple_of(8);
     let hw = hsize.next_multiple_of(8);
     let (hay, needle, mask) = (
@@ -139,7 +158,7 @@ pub fn contains(b: &mut Builder, h: Place, hsize: u32, n: Place, nsize: u32, wor
         b.store(Size::B, mask.mem(), mask.off + j, 0xff);
     }
     b.bind(masked);
-    let out = b.constant(0);
+    let out = b.constant(if index { -1 } else { 0 });
     let found = b.label();
     let done = b.label();
     let head = b.label();
@@ -174,9 +193,63 @@ pub fn contains(b: &mut Builder, h: Place, hsize: u32, n: Place, nsize: u32, wor
     b.jmp64(JmpOp::Jlt, i, hsize as i32, head);
     b.ja(done);
     b.bind(found);
-    b.mov(out, 1);
+    if index {
+        b.mov(out, i);
+    } else {
+        b.mov(out, 1);
+    }
     b.bind(done);
     Value::Reg(out)
+}
+
+/// Bytes of scratch memory [`concat`] needs for a result of `size` bytes: room for the
+/// second part's whole buffer after any length of the first.
+pub fn concat_work_size(size: u32) -> u32 {
+    2 * size
+}
+
+/// `str_concat(a, c)`: the string at `a` (buffer of `asize` bytes) followed by the string at
+/// `c` (`csize`), in the `size` bytes at the start of `work` ([`concat_work_size`] bytes of
+/// map value), NUL-padded, cut to `size - 1` characters.
+///
+/// Each part is copied by `bpf_probe_read_kernel_str` (which stops at the NUL and returns
+/// the length with it); the second part starts at the first one's length, clamped to the
+/// result so the verifier sees a bounded offset, and may write up to its whole buffer past
+/// it, which the work area's second half absorbs; the result's last byte is then set to 0.
+pub fn concat(b: &mut Builder, work: Place, size: u32, a: Place, asize: u32, c: Place, csize: u32) {
+    super::mem::zero(b, work, size);
+    let (base, off) = match work.base {
+        super::Base::Ptr(r) => (r, work.off),
+        super::Base::Slot(_) => unreachable!("str_concat's work buffer is map memory"),
+    };
+    let first = a.arg(b);
+    let out = work.arg(b);
+    let n = b.call(
+        Helper::ProbeReadKernelStr,
+        &[out, Arg::Imm(asize.min(size) as i64), first],
+    );
+    // The first part's characters: the length less its NUL, 0 on an error, at most size - 1.
+    let len = b.vreg();
+    b.mov(len, n);
+    let positive = b.label();
+    b.jmp64(JmpOp::Jsgt, len, 0, positive);
+    b.mov(len, 1);
+    b.bind(positive);
+    b.alu(true, AluOp::Sub, len, 1);
+    let bounded = b.label();
+    b.jmp64(JmpOp::Jle, len, size as i32 - 1, bounded);
+    b.mov(len, size as i32 - 1);
+    b.bind(bounded);
+    let dst = b.vreg();
+    b.mov(dst, base);
+    b.alu(true, AluOp::Add, dst, off);
+    b.alu(true, AluOp::Add, dst, len);
+    let second = c.arg(b);
+    b.call(
+        Helper::ProbeReadKernelStr,
+        &[Arg::Reg(dst), Arg::Imm(csize.min(size) as i64), second],
+    );
+    b.store(Size::B, work.mem(), work.off + size as i32 - 1, 0);
 }
 
 /// Copies `len` bytes from `src` to `dst`, in the widest aligned loads both allow.

@@ -404,6 +404,9 @@ pub(crate) fn lower_call(
             let v = crate::codegen::emit::strings::contains(&mut lw.b, a, hs, b, ns, work);
             Ok(Val::Int(v, IntTy::U64))
         }
+        FuncId::Strstr => super::strfns::strstr(lw, e, args),
+        FuncId::StrConcat => super::strfns::str_concat(lw, e, args),
+        FuncId::Strcap => super::strfns::strcap(lw, e, args),
         FuncId::Nsecs => {
             let v = match args.first().map(|a| &a.kind) {
                 Some(ExprKind::Ident(m)) if m == "boot" => {
@@ -440,7 +443,7 @@ pub(crate) fn lower_call(
         }
         FuncId::Assert => super::asserts::assert(lw, e, args),
         // Checked when compiling (`sema::meta`); nothing runs.
-        FuncId::StaticAssert | FuncId::AssertStr | FuncId::Fail => Ok(Val::None),
+        FuncId::StaticAssert | FuncId::AssertStr | FuncId::Fail | FuncId::CheckKey => Ok(Val::None),
         FuncId::Time => {
             let fmt = match args.first() {
                 Some(a) => match &a.kind {

@@ -148,7 +148,7 @@ pub(crate) fn const_is_stale(lw: &Lower<'_>, e: &Expr) -> bool {
                 | ExprKind::Call {
                     name: Ident { name: n, .. },
                     ..
-                } if self.lw.cp.program.macros().any(|m| &m.name.name == n) => self.found = true,
+                } if self.lw.cp.program.has_macro(n) => self.found = true,
                 _ => walk_expr(self, e),
             }
         }
@@ -176,8 +176,8 @@ pub(crate) fn lower_ident(
     let cp = lw.cp;
     let m = cp
         .program
-        .macros()
-        .find(|m| m.name.name == name && m.params.is_empty())?;
+        .macro_for_call(name, 0, e.span)
+        .filter(|m| m.params.is_empty())?;
     Some(expand(lw, e, m, &[]))
 }
 
@@ -190,19 +190,23 @@ pub(crate) fn lower_call(
 ) -> Option<Result<Val, LowerError>> {
     let cp = lw.cp;
     // As the checker: a macro of the call's arity overrides a builtin of that name.
+    if let Some(m) = cp.program.overriding_macro(name, args.len(), e.span) {
+        return Some(expand(lw, e, m, args));
+    }
+    // As the checker resolved it: the builtin function of this name, or the value called
+    // with `()` (`cpu()` beside a script's `cpu(x)`).
+    if cp.builtin_of(e.id).is_some() {
+        return None;
+    }
     if let Some(m) = cp
         .program
-        .macros()
-        .find(|m| m.name.name == name && m.params.len() == args.len())
+        .macro_for_call(name, args.len(), e.span)
+        .filter(|m| m.params.len() == args.len())
     {
         return Some(expand(lw, e, m, args));
     }
-    // As the checker resolved it: the builtin function of this name.
-    if matches!(cp.builtin_of(e.id), Some(BuiltinId::Func(_))) {
+    if cp.program.in_stdlib(e.span) {
         return None;
-    }
-    if let Some(m) = cp.program.macros().find(|m| m.name.name == name) {
-        return Some(expand(lw, e, m, args));
     }
     let f = cp.program.fns().find(|f| f.name.name == name)?;
     Some(call_fn(lw, e, f, args))
@@ -253,7 +257,7 @@ fn expand(lw: &mut Lower<'_>, e: &Expr, m: &MacroDef, args: &[Expr]) -> Result<V
     frame.outer = std::mem::replace(&mut lw.scopes.stack, vec![aliases]);
     lw.macros.push(frame);
     let floor = std::mem::replace(&mut lw.scopes.floor, 0);
-    let r = lower_block(lw, &m.body);
+    let r = lower_block(lw, lw.cp.program.macro_body(e.id, m));
     lw.scopes.floor = floor;
     if let Some(f) = lw.macros.pop() {
         lw.scopes.stack = f.outer;

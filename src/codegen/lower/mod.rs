@@ -40,6 +40,7 @@ pub mod probe;
 pub use crate::plan::requires;
 pub mod stmt;
 pub mod store;
+pub mod strfns;
 pub mod task;
 pub mod tseries;
 pub mod usdt;

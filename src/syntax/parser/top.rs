@@ -28,6 +28,9 @@ impl Parser<'_> {
             imports: Vec::new(),
             items: Vec::new(),
             expr_count: 0,
+            stdlib: Vec::new(),
+            stdlib_start: u32::MAX,
+            expansions: Default::default(),
         };
         self.skip_layout();
         if self.rest().starts_with("#!") {
