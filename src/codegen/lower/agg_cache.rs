@@ -29,7 +29,8 @@
 //!
 //! Only maps whose every use is such an update get a cache: a read, `delete`, `has_key`,
 //! `len`, `for`, `print`, `clear` or `zero` in the program would see the map without the
-//! deltas. Keys must be a multiple of 8 bytes (compared a word at a time) and at most 64.
+//! deltas. Keys must be a multiple of 8 bytes (compared a word at a time) and at most 64, and
+//! every update must be in a tracepoint or raw tracepoint probe (see [`cached_maps`]).
 
 use super::{Lower, LowerError};
 use crate::asm::isa::{AluOp, JmpOp, MapType, Size};
