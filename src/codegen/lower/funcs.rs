@@ -4,8 +4,9 @@
 //!
 //! Layouts are the runtime's (`runtime::format::decode`): `buf` is `u32 length` then the bytes;
 //! `macaddr` 6 bytes; `strftime` and `cgroup_path` one `u64` (boot nanoseconds / cgroup id)
-//! that userspace turns into text. `kaddr`/`uaddr` are constants resolved now (kallsyms, the
-//! uprobe binary's ELF symbols), as bpftrace resolves them at compile time.
+//! that userspace turns into text. `kaddr`/`uaddr`/`cgroupid` are constants the checker
+//! resolved (kallsyms, the uprobe binary's ELF symbols, the cgroup's id: `CheckedProgram::env`),
+//! as bpftrace resolves them at compile time; a failed lookup is reported here.
 
 use super::calls::reads_user_expr;
 use super::expr::lower_expr;
@@ -35,7 +36,7 @@ pub(crate) fn pton(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, L
 
 /// `cgroupid("path")`.
 ///
-/// Resolved now, as bpftrace resolves it at compile time.
+/// Resolved by the checker, as bpftrace resolves it at compile time.
 pub(crate) fn cgroupid(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, LowerError> {
     let path = str_lit(lw, &args[0]);
     let Some(&id) = lw.cp.env.cgroup_ids.get(&path) else {
