@@ -508,7 +508,10 @@ fn attach_group(
     if let Some(f) = &funcs {
         f.apply(&mut o);
     }
-    let prog = Prog::load(&o).map_err(|e| GroupError::Load(e.to_string()))?;
+    let prog = Prog::load(&o).map_err(|e| match session {
+        true => GroupError::Load(format!("(a kprobe.session program) {e}")),
+        false => GroupError::Load(e.to_string()),
+    })?;
     crate::timings::record("kprobe_multi_load", t0.elapsed());
     let t1 = Instant::now();
     let syms: Vec<&str> = members.iter().map(|&i| targets[i].func.as_str()).collect();

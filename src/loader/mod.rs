@@ -9,7 +9,7 @@
 //!
 //! Order of a run: [`prepare_limits`] (RLIMIT_MEMLOCK, RLIMIT_NOFILE, target-count warning) →
 //! [`Arming::create`] → [`load_clones`], [`attach_multi`] or [`attach_fentry`] (fentry/fexit:
-//! kprobe_multi groups and trampoline clones) → [`Arming::arm`] → … →
+//! kprobe_multi groups, kprobe.session ones for fexit reading `args`, and trampoline clones) → [`Arming::arm`] → … →
 //! [`Arming::disarm`] → print results → [`detach`] (in the background by default).
 //!
 //! Invariants: every kernel object is an owned fd, so errors, panics and Ctrl-C (when the
