@@ -40,7 +40,7 @@ use std::time::Instant;
 
 use super::clones::{load_clones, CloneTarget, LoadOptions};
 use super::report::{Attached, LoaderError};
-use crate::sys::{Link, LinkTarget, Prog, ProgLoadOptions, SysError};
+use crate::sys::{Errno, Link, LinkTarget, Prog, ProgLoadOptions, SysError};
 use crate::template::{instantiate, AttachKind, RelocKind, TargetValues, Template};
 
 /// Which mechanism attaches fentry/fexit targets (`--fentry-via`).
@@ -217,16 +217,45 @@ pub fn attach_fentry(
             .extend(groups.into_values().flatten());
         groups = BTreeMap::new();
     }
-    // BTF lists functions ftrace cannot reach (`__init` functions, freed after boot; `notrace`
-    // ones), and the kernel refuses a whole kprobe_multi link for one of them, after walking
+    // Each group's program first: a kernel without kprobe_multi programs refuses it.
+    let mut loaded: Vec<(Option<&str>, Vec<usize>, Prog)> = Vec::new();
+    for ((module, slots), members) in groups {
+        match load_group(multi_t, multi_fds, &slots, ret, how) {
+            Ok(prog) => loaded.push((module, members, prog)),
+            Err(why) => by_reason
+                .entry(why.to_string())
+                .or_default()
+                .extend(members),
+        }
+    }
+    // A kernel without CONFIG_FPROBE loads them but refuses every link (EOPNOTSUPP): find that
+    // out with a link the kernel refuses early either way, before reading
+    // available_filter_functions for nothing.
+    if let Some(why) = loaded
+        .first()
+        .and_then(|(_, _, prog)| links_unsupported(prog, fexit))
+    {
+        let why = GroupError::Link(why).to_string();
+        by_reason
+            .entry(why)
+            .or_default()
+            .extend(loaded.drain(..).flat_map(|(_, members, _)| members));
+    }
+    // BTF lists functions ftrace cannot reach (`__init` functions, freed after boot; `inline`
+    // ones, which the kernel builds `notrace`; names the compiler changed, `.isra.0` and the
+    // like), and the kernel refuses a whole kprobe_multi link for one of them, after walking
     // every kernel and module symbol (`ftrace_lookup_symbols`, kernel/trace/ftrace.c). So when
     // `available_filter_functions` is readable, those are left out before the first link.
-    if !groups.is_empty() {
+    if !loaded.is_empty() {
         if let Some(text) = crate::timings::time("filter_functions", filter_functions) {
             let found = crate::timings::time("filter_match", || {
-                listed_targets(text, targets, groups.values().flatten().copied())
+                listed_targets(
+                    text,
+                    targets,
+                    loaded.iter().flat_map(|(_, m, _)| m.iter().copied()),
+                )
             });
-            for members in groups.values_mut() {
+            for (_, members, _) in &mut loaded {
                 members.retain(|i| {
                     let listed = found.contains(i);
                     if !listed {
@@ -235,12 +264,12 @@ pub fn attach_fentry(
                     listed
                 });
             }
-            groups.retain(|_, members| !members.is_empty());
+            loaded.retain(|(_, members, _)| !members.is_empty());
         }
     }
-    for ((module, slots), members) in groups {
-        match attach_group(multi_t, multi_fds, targets, &members, &slots, ret, how) {
-            Ok((prog, link)) => {
+    for (module, members, prog) in loaded {
+        match link_group(&prog, targets, &members, fexit) {
+            Ok(link) => {
                 out.groups.push(GroupReport {
                     targets: members.len(),
                     path: match module {
@@ -411,17 +440,15 @@ struct GroupHow {
     log_size: Option<u32>,
 }
 
-/// One group: the template instantiated with register offsets, loaded as a kprobe_multi
-/// program and linked to every member.
-fn attach_group(
+/// One group's program: the template instantiated with register offsets, loaded as a
+/// kprobe_multi program.
+fn load_group(
     template: &Template,
     map_fds: &[RawFd],
-    targets: &[CloneTarget],
-    members: &[usize],
     slots: &[i64],
     ret: Option<i64>,
     how: GroupHow,
-) -> Result<(Prog, Link), GroupError> {
+) -> Result<Prog, GroupError> {
     let GroupHow { fexit, log_size } = how;
     let t0 = Instant::now();
     let insns = instantiate(
@@ -447,11 +474,39 @@ fn attach_group(
     }
     let prog = Prog::load(&o).map_err(|e| GroupError::Load(e.to_string()))?;
     crate::timings::record("kprobe_multi_load", t0.elapsed());
-    let t1 = Instant::now();
+    Ok(prog)
+}
+
+/// The kernel's refusal when it has kprobe_multi programs but no kprobe_multi links (EOPNOTSUPP:
+/// 5.18+ without CONFIG_FPROBE, Debian's 6.1). The trial link names address 0, which a kernel
+/// with the links refuses (EINVAL: not an ftrace location) without looking up any symbol.
+fn links_unsupported(prog: &Prog, fexit: bool) -> Option<SysError> {
+    match Link::create(
+        prog,
+        &LinkTarget::KprobeMulti {
+            retprobe: fexit,
+            syms: &[],
+            addrs: &[0],
+            cookies: &[],
+        },
+    ) {
+        Err(e) if e.errno == Errno::EOPNOTSUPP => Some(e),
+        _ => None,
+    }
+}
+
+/// One group's link: `prog` attached to every member, each with its target index as cookie.
+fn link_group(
+    prog: &Prog,
+    targets: &[CloneTarget],
+    members: &[usize],
+    fexit: bool,
+) -> Result<Link, GroupError> {
+    let t0 = Instant::now();
     let syms: Vec<&str> = members.iter().map(|&i| targets[i].func.as_str()).collect();
     let cookies: Vec<u64> = members.iter().map(|&i| i as u64).collect();
     let link = Link::create(
-        &prog,
+        prog,
         &LinkTarget::KprobeMulti {
             retprobe: fexit,
             syms: &syms,
@@ -461,11 +516,11 @@ fn attach_group(
     )
     .map_err(|e| {
         // Its cost shows apart from the links that attached (`STROBE_TIMINGS`).
-        crate::timings::record("kprobe_multi_refused", t1.elapsed());
+        crate::timings::record("kprobe_multi_refused", t0.elapsed());
         GroupError::Link(e)
     })?;
-    crate::timings::record("kprobe_multi_link", t1.elapsed());
-    Ok((prog, link))
+    crate::timings::record("kprobe_multi_link", t0.elapsed());
+    Ok(link)
 }
 
 #[cfg(test)]
