@@ -354,10 +354,11 @@ fn listed_targets(
     for i in members {
         let t = &targets[i];
         let key = (t.module.as_deref(), t.func.as_str());
-        if wanted.contains_key(&key) {
-            twice.push((key, i));
-        } else {
-            wanted.insert(key, i);
+        match wanted.entry(key) {
+            std::collections::hash_map::Entry::Occupied(_) => twice.push((key, i)),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(i);
+            }
         }
     }
     // A line whose first byte starts no wanted name is passed over without hashing.
