@@ -24,12 +24,15 @@
 //!   arguments (registers are clobbered by the time a kretprobe runs: that needs a
 //!   `kprobe.session` program, 6.10+, not done yet).
 //!
-//! Targets not in `available_filter_functions` (when it is readable) are left out before the
-//! first link: fprobe attaches through ftrace, and a trampoline needs the same `__fentry__` call
-//! site; one such target would make the kernel refuse the whole link.
+//! Order: each group's program is loaded (refused before 5.18), one trial link tells whether
+//! the kernel has kprobe_multi links at all (EOPNOTSUPP without CONFIG_FPROBE), and only then is
+//! `available_filter_functions` read (once per process: slow in a TCG guest) and the targets it
+//! does not list left out (BTF also lists `__init`, `inline`/notrace and compiler-renamed
+//! functions; one of them would make the kernel refuse the whole link, after walking every
+//! symbol); then each group is linked.
 //!
-//! The other targets that cannot go through kprobe_multi, and every target of a group whose load or link the kernel refuses (no
-//! kprobe_multi before 5.18 or without CONFIG_FPROBE), go through trampoline clones
+//! The other targets that cannot go through kprobe_multi, and every target of a group whose
+//! load or link the kernel refuses, go through trampoline clones
 //! ([`super::load_clones`]), so the events are the same whichever path attaches them. Each
 //! group's path and the reason for every fallback are in [`FentryAttached::groups`] (`-v`).
 
