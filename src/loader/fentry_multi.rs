@@ -26,12 +26,15 @@
 //!   group's program is a kprobe.session program that saves the arguments at entry
 //!   ([`super::session`]).
 //!
-//! Targets not in `available_filter_functions` (when it is readable) are left out before the
-//! first link: fprobe attaches through ftrace, and a trampoline needs the same `__fentry__` call
-//! site; one such target would make the kernel refuse the whole link.
+//! Order: each group's program is loaded (refused before 5.18), one trial link tells whether
+//! the kernel has kprobe_multi links at all (EOPNOTSUPP without CONFIG_FPROBE), and only then is
+//! `available_filter_functions` read (once per process: slow in a TCG guest) and the targets it
+//! does not list left out (BTF also lists `__init`, `inline`/notrace and compiler-renamed
+//! functions; one of them would make the kernel refuse the whole link, after walking every
+//! symbol); then each group is linked.
 //!
-//! The other targets that cannot go through kprobe_multi, and every target of a group whose load or link the kernel refuses (no
-//! kprobe_multi before 5.18 or without CONFIG_FPROBE), go through trampoline clones
+//! The other targets that cannot go through kprobe_multi, and every target of a group whose
+//! load or link the kernel refuses, go through trampoline clones
 //! ([`super::load_clones`]), so the events are the same whichever path attaches them. Each
 //! group's path and the reason for every fallback are in [`FentryAttached::groups`] (`-v`).
 
@@ -43,7 +46,7 @@ use std::time::Instant;
 use super::clones::{load_clones, CloneTarget, LoadOptions};
 use super::report::{Attached, LoaderError};
 use super::session::{create_saved_map, session_template, SessionSupport};
-use crate::sys::{Link, LinkTarget, Prog, ProgLoadOptions, SysError};
+use crate::sys::{Errno, Link, LinkTarget, Prog, ProgLoadOptions, SysError};
 use crate::template::{instantiate, AttachKind, RelocKind, TargetValues, Template};
 
 /// Which mechanism attaches fentry/fexit targets (`--fentry-via`).
@@ -258,16 +261,45 @@ pub fn attach_fentry(
             .extend(groups.into_values().flatten());
         groups = BTreeMap::new();
     }
-    // BTF lists functions ftrace cannot reach (`__init` functions, freed after boot; `notrace`
-    // ones), and the kernel refuses a whole kprobe_multi link for one of them, after walking
+    // Each group's program first: a kernel without kprobe_multi programs refuses it.
+    let mut loaded: Vec<(Option<&str>, Vec<usize>, Prog)> = Vec::new();
+    for ((module, slots), members) in groups {
+        match load_group(multi_t, multi_fds, &slots, ret, how) {
+            Ok(prog) => loaded.push((module, members, prog)),
+            Err(why) => by_reason
+                .entry(why.to_string())
+                .or_default()
+                .extend(members),
+        }
+    }
+    // A kernel without CONFIG_FPROBE loads them but refuses every link (EOPNOTSUPP): find that
+    // out with a link the kernel refuses early either way, before reading
+    // available_filter_functions for nothing.
+    if let Some(why) = loaded
+        .first()
+        .and_then(|(_, _, prog)| links_unsupported(prog, how))
+    {
+        let why = GroupError::Link(why).to_string();
+        by_reason
+            .entry(why)
+            .or_default()
+            .extend(loaded.drain(..).flat_map(|(_, members, _)| members));
+    }
+    // BTF lists functions ftrace cannot reach (`__init` functions, freed after boot; `inline`
+    // ones, which the kernel builds `notrace`; names the compiler changed, `.isra.0` and the
+    // like), and the kernel refuses a whole kprobe_multi link for one of them, after walking
     // every kernel and module symbol (`ftrace_lookup_symbols`, kernel/trace/ftrace.c). So when
     // `available_filter_functions` is readable, those are left out before the first link.
-    if !groups.is_empty() {
+    if !loaded.is_empty() {
         if let Some(text) = crate::timings::time("filter_functions", filter_functions) {
             let found = crate::timings::time("filter_match", || {
-                listed_targets(text, targets, groups.values().flatten().copied())
+                listed_targets(
+                    text,
+                    targets,
+                    loaded.iter().flat_map(|(_, m, _)| m.iter().copied()),
+                )
             });
-            for members in groups.values_mut() {
+            for (_, members, _) in &mut loaded {
                 members.retain(|i| {
                     let listed = found.contains(i);
                     if !listed {
@@ -276,17 +308,17 @@ pub fn attach_fentry(
                     listed
                 });
             }
-            groups.retain(|_, members| !members.is_empty());
+            loaded.retain(|(_, members, _)| !members.is_empty());
         }
     }
-    for ((module, slots), members) in groups {
-        match attach_group(multi_t, multi_fds, targets, &members, &slots, ret, how) {
-            Ok((prog, link)) => {
-                let via = if how.session {
-                    "kprobe.session"
-                } else {
-                    "kprobe_multi"
-                };
+    let via = if how.session {
+        "kprobe.session"
+    } else {
+        "kprobe_multi"
+    };
+    for (module, members, prog) in loaded {
+        match link_group(&prog, targets, &members, how) {
+            Ok(link) => {
                 out.groups.push(GroupReport {
                     targets: members.len(),
                     path: match module {
@@ -371,10 +403,11 @@ fn listed_targets(
     for i in members {
         let t = &targets[i];
         let key = (t.module.as_deref(), t.func.as_str());
-        if wanted.contains_key(&key) {
-            twice.push((key, i));
-        } else {
-            wanted.insert(key, i);
+        match wanted.entry(key) {
+            std::collections::hash_map::Entry::Occupied(_) => twice.push((key, i)),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(i);
+            }
         }
     }
     // A line whose first byte starts no wanted name is passed over without hashing.
@@ -466,17 +499,15 @@ struct GroupHow {
     log_size: Option<u32>,
 }
 
-/// One group: the template instantiated with register offsets, loaded as a kprobe_multi
-/// program and linked to every member.
-fn attach_group(
+/// One group's program: the template instantiated with register offsets, loaded as a
+/// kprobe_multi program.
+fn load_group(
     template: &Template,
     map_fds: &[RawFd],
-    targets: &[CloneTarget],
-    members: &[usize],
     slots: &[i64],
     ret: Option<i64>,
     how: GroupHow,
-) -> Result<(Prog, Link), GroupError> {
+) -> Result<Prog, GroupError> {
     let GroupHow {
         fexit,
         session,
@@ -513,11 +544,41 @@ fn attach_group(
         false => GroupError::Load(e.to_string()),
     })?;
     crate::timings::record("kprobe_multi_load", t0.elapsed());
-    let t1 = Instant::now();
+    Ok(prog)
+}
+
+/// The kernel's refusal when it has kprobe_multi programs but no kprobe_multi links (EOPNOTSUPP:
+/// 5.18+ without CONFIG_FPROBE, Debian's 6.1). The trial link names address 0, which a kernel
+/// with the links refuses (EINVAL: not an ftrace location) without looking up any symbol.
+fn links_unsupported(prog: &Prog, how: GroupHow) -> Option<SysError> {
+    match Link::create(
+        prog,
+        &LinkTarget::KprobeMulti {
+            retprobe: how.fexit && !how.session,
+            session: how.session,
+            syms: &[],
+            addrs: &[0],
+            cookies: &[],
+        },
+    ) {
+        Err(e) if e.errno == Errno::EOPNOTSUPP => Some(e),
+        _ => None,
+    }
+}
+
+/// One group's link: `prog` attached to every member, each with its target index as cookie.
+fn link_group(
+    prog: &Prog,
+    targets: &[CloneTarget],
+    members: &[usize],
+    how: GroupHow,
+) -> Result<Link, GroupError> {
+    let GroupHow { fexit, session, .. } = how;
+    let t0 = Instant::now();
     let syms: Vec<&str> = members.iter().map(|&i| targets[i].func.as_str()).collect();
     let cookies: Vec<u64> = members.iter().map(|&i| i as u64).collect();
     let link = Link::create(
-        &prog,
+        prog,
         &LinkTarget::KprobeMulti {
             // A session program runs at return by its entry's verdict.
             retprobe: fexit && !session,
@@ -529,11 +590,11 @@ fn attach_group(
     )
     .map_err(|e| {
         // Its cost shows apart from the links that attached (`STROBE_TIMINGS`).
-        crate::timings::record("kprobe_multi_refused", t1.elapsed());
+        crate::timings::record("kprobe_multi_refused", t0.elapsed());
         GroupError::Link(e)
     })?;
-    crate::timings::record("kprobe_multi_link", t1.elapsed());
-    Ok((prog, link))
+    crate::timings::record("kprobe_multi_link", t0.elapsed());
+    Ok(link)
 }
 
 #[cfg(test)]

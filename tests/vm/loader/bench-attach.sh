@@ -57,6 +57,8 @@ script() { # via pattern
   while :; do
     if [ -z "$child" ]; then
       for p in $(pidof strobe); do [ "$p" = "$pid" ] || child=$p; done
+      # The run has stopped: the workload would only compete with the detach and the printing.
+      [ -z "$child" ] || kill "$work" 2>/dev/null
     fi
     if [ -n "$child" ] && [ -z "$t1" ] && ! grep -qs '^State:[[:space:]]*[RSD]' "/proc/$child/status"; then
       t1=$(uptime)
@@ -69,21 +71,24 @@ script() { # via pattern
     sleep 0.05
   done
   wait "$pid"
-  kill "$work"
+  kill "$work" 2>/dev/null
   wait "$work" 2>/dev/null
   [ -n "$t1" ] || t1=$t_exit
   json=$(grep start_to_armed /tmp/bench.err | tail -n1)
   [ -n "$json" ] || json="{\"error\":\"$(head -c 200 /tmp/bench.err | tr -d '\n"\\')\"}"
   stop=$(sed -n 's/.*"stop_s":\([0-9.]*\).*/\1/p' /tmp/bench.err | tail -n1)
+  printed=$(sed -n 's/.*"printed_s":\([0-9.]*\).*/\1/p' /tmp/bench.err | tail -n1)
+  print=$(awk -v s="${stop:-0}" -v p="${printed:-0}" 'BEGIN { printf "%.2f", p - s }')
   funcs=$(grep -c '^@\[' /tmp/bench.out)
   events=$(awk -F': ' '/^@\[/ { s += $2 } END { print s + 0 }' /tmp/bench.out)
   # detach_s: from the run's stop (probes disarmed, detach started: strobe's stop_s after its
   # start) until the background child has closed every link (or strobe's exit, when the child
   # ended before the first look); detach_after_exit_s: from strobe's exit, as the user sees it
-  # (negative: the links were closed before strobe had printed its results).
+  # (negative: the links were closed before strobe had printed its results); stop_to_printed_s:
+  # from the stop until strobe had printed its results.
   detach=$(awk -v a="$t0" -v s="${stop:-0}" -v b="$t1" 'BEGIN { printf "%.2f", b - a - s }')
   after=$(awk -v a="$t_exit" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
-  echo "STROBE-BENCH loader=script-$1 prog=count_func pattern=$2 threads=0 detach=background ${json%\}},\"detach_s\":$detach,\"detach_after_exit_s\":$after,\"funcs\":$funcs,\"events\":$events}"
+  echo "STROBE-BENCH loader=script-$1 prog=count_func pattern=$2 threads=0 detach=background ${json%\}},\"detach_s\":$detach,\"detach_after_exit_s\":$after,\"stop_to_printed_s\":$print,\"funcs\":$funcs,\"events\":$events}"
   settle
 }
 head -c 150 /dev/zero >/tmp/bench150
