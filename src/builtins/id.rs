@@ -95,6 +95,8 @@ ids! {
         SignalThread,
         WriteUser,
         Override,
+        Unwatch,
+        Skboutput,
         // Value functions (`funcs.rs`).
         Str,
         Buf,

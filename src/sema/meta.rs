@@ -340,6 +340,8 @@ impl Checker<'_> {
             | FuncId::SignalThread
             | FuncId::WriteUser
             | FuncId::Override
+            | FuncId::Unwatch
+            | FuncId::Skboutput
             | FuncId::Str
             | FuncId::Buf
             | FuncId::Ksym
