@@ -64,6 +64,8 @@ ids! {
         /// `sarg0`, `sarg1`, …
         SargN,
         Func,
+        ElfIsExe,
+        ElfIno,
     }
 }
 

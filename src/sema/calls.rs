@@ -40,6 +40,7 @@ impl Checker<'_> {
             // What the checker does besides the type rule, per value.
             match v {
                 ValueId::Probetype => return self.probetype(e),
+                ValueId::ElfIsExe | ValueId::ElfIno => return self.elf_fact(e, v),
                 ValueId::Config => return self.config_whole(e.span),
                 ValueId::Curtask => {
                     if let Some(t) = self.struct_ptr("task_struct") {
