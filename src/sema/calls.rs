@@ -468,6 +468,7 @@ impl Checker<'_> {
                 .map(|b| b.name)
                 .chain(self.program.macros().map(|m| m.name.name.as_str()))
                 .chain(self.program.fns().map(|f| f.name.name.as_str()))
+                .chain(builtins::stdlib::macro_names().iter().copied())
                 .collect();
             let help = crate::diag::nearest(&name.name, candidates)
                 .map(|n| format!("did you mean '{n}'?"));
