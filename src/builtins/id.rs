@@ -64,6 +64,8 @@ ids! {
         /// `sarg0`, `sarg1`, …
         SargN,
         Func,
+        ElfIsExe,
+        ElfIno,
     }
 }
 
@@ -95,6 +97,8 @@ ids! {
         SignalThread,
         WriteUser,
         Override,
+        Unwatch,
+        Skboutput,
         // Value functions (`funcs.rs`).
         Str,
         Buf,

@@ -124,6 +124,24 @@ fn signal(c: &CallCtx<'_>) -> Result<Type, RuleError> {
 
 /// `write_user(dst, src, len)` (`bool`: the write succeeded): `dst` a user address, `src` a
 /// string or an array value, `len` an integer.
+/// `unwatch(addr)`: the runtime disables every `watchpoint:ADDR` probe on `addr` (an address
+/// no probe watches is ignored, as in bpftrace); no value.
+fn unwatch(c: &CallCtx<'_>) -> Result<Type, RuleError> {
+    c.want_int(0, true)?;
+    Ok(Type::None)
+}
+
+/// `skboutput(path, skb, len, offset)`: refused with what it would need.
+fn skboutput(_: &CallCtx<'_>) -> Result<Type, RuleError> {
+    Err(RuleError::call(
+        "skboutput() is not supported by strobe: bpf_skb_output copies packet data into a \
+         perf event array (BPF_MAP_TYPE_PERF_EVENT_ARRAY) whose records the runtime would \
+         write to a pcap file, and strobe has neither that output channel nor a pcap writer \
+         (it also needs a tracing program: fentry, fexit or a BTF raw tracepoint); capture \
+         with tcpdump, or print the sk_buff's fields",
+    ))
+}
+
 fn write_user(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     c.want_int(0, true)?;
     let t = &c.arg_types[1];
@@ -278,6 +296,30 @@ pub const BUILTINS: &[Builtin] = &[
         write_user,
         "write bytes to the current task's user memory",
     )),
+    func(
+        FuncId::Unwatch,
+        "unwatch",
+        1,
+        1,
+        unwatch,
+        "remove the watchpoints on an address (async)",
+    ),
+    Builtin {
+        // bpf_skb_output is a tracing-program helper.
+        probes: Probes::Only(&[
+            ProbeKind::Fentry,
+            ProbeKind::Fexit,
+            ProbeKind::RawTracepoint,
+        ]),
+        ..func(
+            FuncId::Skboutput,
+            "skboutput",
+            4,
+            4,
+            skboutput,
+            "write an sk_buff's data to a pcap file (not implemented: refused)",
+        )
+    },
     Builtin {
         probes: Probes::Only(&[ProbeKind::Kprobe]),
         ..unsafe_(func(

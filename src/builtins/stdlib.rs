@@ -26,6 +26,7 @@ use crate::syntax::visit::{walk_expr, Visitor};
 pub const FILES: &[(&str, &str)] = &[
     ("stdlib/base.bt", include_str!("stdlib/base.bt")),
     ("stdlib/strings.bt", include_str!("stdlib/strings.bt")),
+    ("stdlib/meta.bt", include_str!("stdlib/meta.bt")),
 ];
 
 /// The names of the stdlib's macros, read from the files' `macro NAME(` lines on first use.

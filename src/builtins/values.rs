@@ -19,6 +19,9 @@ fn u8_(_: &CallCtx<'_>) -> Result<Type, RuleError> {
 fn ctx(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(c.context.iter_ctx.clone().unwrap_or(Type::U64))
 }
+fn bool_(_: &CallCtx<'_>) -> Result<Type, RuleError> {
+    Ok(Type::Bool)
+}
 fn comm(_: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(Type::Str { size: 16 })
 }
@@ -213,5 +216,19 @@ pub const BUILTINS: &[Builtin] = &[
     only(
         value(ValueId::Func, "func", func, "the traced function's name"),
         FUNC_KINDS,
+    ),
+    // Folded by the checker from the uprobe's binary (`sema::uaddr`); bpftrace's
+    // `__builtin_elf_is_exe` and `__builtin_elf_ino`, behind its stdlib's elf_is_exe/elf_info.
+    value(
+        ValueId::ElfIsExe,
+        "elf_is_exe",
+        bool_,
+        "whether the uprobe's binary is an executable (ET_EXEC), not a PIE or library",
+    ),
+    value(
+        ValueId::ElfIno,
+        "elf_ino",
+        u64_,
+        "inode number of the uprobe's binary",
     ),
 ];

@@ -58,15 +58,15 @@ impl Span {
 pub struct SourceFile {
     pub name: String,
     pub text: String,
-    line_starts: Vec<u32>,
+    line_starts: Box<[u32]>,
     /// Each non-ASCII character's byte offset and the continuation bytes of it and every
     /// one before it: a column is the byte distance less those, found by binary search (a
     /// count of characters per lookup is quadratic on a long line).
-    wide_chars: Vec<(u32, u32)>,
+    wide_chars: Box<[(u32, u32)]>,
     /// Texts appended after the main one under names of their own (strobe's stdlib files):
     /// each region's byte offset, index of its first line and name. Locations inside a region
     /// read as `NAME:LINE:COL` counted from the region's start.
-    regions: Vec<(u32, usize, String)>,
+    regions: Box<[(u32, usize, String)]>,
 }
 
 impl SourceFile {
@@ -89,9 +89,9 @@ impl SourceFile {
         SourceFile {
             name: name.into(),
             text,
-            line_starts,
-            wide_chars,
-            regions: Vec::new(),
+            line_starts: line_starts.into_boxed_slice(),
+            wide_chars: wide_chars.into_boxed_slice(),
+            regions: Box::default(),
         }
     }
 
@@ -105,9 +105,10 @@ impl SourceFile {
         let start = all.len() as u32;
         all.push_str(text);
         let mut out = SourceFile::new(self.name.clone(), all);
-        out.regions = self.regions.clone();
         let first_line = out.line_starts.partition_point(|&s| s <= start) - 1;
-        out.regions.push((start, first_line, name.to_string()));
+        let mut regions = self.regions.to_vec();
+        regions.push((start, first_line, name.to_string()));
+        out.regions = regions.into_boxed_slice();
         (out, start)
     }
 
@@ -185,6 +186,9 @@ impl fmt::Display for Severity {
     }
 }
 
+/// The label of a macro call a diagnostic's place was expanded from.
+pub const EXPANDED_FROM: &str = "expanded from";
+
 /// One message about one place in a source file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
@@ -199,9 +203,6 @@ pub struct Diagnostic {
     /// to (clang's `definitions.h:2:10: fatal error: 'x.h' file not found`), which bpftrace's
     /// users and tests look for. Boxed: diagnostics travel in `Result`s and stay small.
     pub preface: Option<Box<String>>,
-    /// The macro calls the diagnostic's place was expanded from, innermost first, each
-    /// rendered after it as `FILE:L:C: ERROR: expanded from`, as bpftrace does.
-    pub expanded_from: Vec<Span>,
 }
 
 impl Diagnostic {
@@ -214,7 +215,6 @@ impl Diagnostic {
             notes: Vec::new(),
             help: None,
             preface: None,
-            expanded_from: Vec::new(),
         }
     }
 
@@ -238,6 +238,22 @@ impl Diagnostic {
     pub fn with_label(mut self, span: Span, label: impl Into<String>) -> Diagnostic {
         self.labels.push((span, label.into()));
         self
+    }
+
+    /// The macro calls this diagnostic's place was expanded from, innermost first (labels
+    /// [`EXPANDED_FROM`]).
+    pub fn expansion(&self) -> impl Iterator<Item = Span> + '_ {
+        self.labels
+            .iter()
+            .filter(|(_, l)| l == EXPANDED_FROM)
+            .map(|(s, _)| *s)
+    }
+
+    /// Adds the macro calls the diagnostic's place was expanded from, innermost first, each
+    /// rendered after it as `FILE:L:C: ERROR: expanded from`, as bpftrace does.
+    pub fn set_expansion(&mut self, calls: Vec<Span>) {
+        self.labels
+            .extend(calls.into_iter().map(|s| (s, EXPANDED_FROM.to_string())));
     }
 
     pub fn is_error(&self) -> bool {
@@ -279,10 +295,14 @@ impl Diagnostic {
             style,
         );
         for (span, label) in &self.labels {
-            render_at(&mut out, src, *span, Severity::Note, label, style);
-        }
-        for span in &self.expanded_from {
-            render_at(&mut out, src, *span, self.severity, "expanded from", style);
+            // A macro call the place was expanded from reads with the diagnostic's severity,
+            // as bpftrace's; other labels are notes.
+            let sev = if label == EXPANDED_FROM {
+                self.severity
+            } else {
+                Severity::Note
+            };
+            render_at(&mut out, src, *span, sev, label, style);
         }
         for note in &self.notes {
             out.push_str("note: ");
@@ -430,7 +450,7 @@ mod tests {
         assert_eq!(start, 15);
         let plus = all.text.find("a + ").unwrap();
         let mut d = Diagnostic::error(Span::new(plus, plus + 7), "bad +");
-        d.expanded_from.push(Span::new(8, 12));
+        d.set_expansion(vec![Span::new(8, 12)]);
         assert_eq!(
             d.render(&all),
             "stdlib/x.bt:2:14-21: ERROR: bad +\nmacro f(a) { a + \"s\" }\n             ~~~~~~~\n\

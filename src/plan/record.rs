@@ -26,6 +26,9 @@ pub enum EventKind {
     /// A helper failed (`-k`): the argument is the helper's `i64` result (0 for a map lookup
     /// that found nothing); `id` indexes [`super::EventTable::helper_errors`].
     HelperError = 11,
+    /// `unwatch(addr)`: the argument is the `u64` address whose watchpoints the runtime
+    /// disables (`id` is 0).
+    Unwatch = 12,
 }
 
 /// Bytes of a record with arguments `args`.

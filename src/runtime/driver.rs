@@ -499,6 +499,8 @@ pub fn run(
     // until closed).
     let mut user_probe: Vec<bool> = Vec::new();
     let mut attached = 0usize;
+    // The watchpoint probes' perf events by address, for `unwatch()` (open until the end).
+    let mut watchpoints: Vec<(u64, std::os::fd::RawFd)> = Vec::new();
     let mut probe_names = HashMap::new();
     // `interval` events (object index, period): restarted when the run is armed, so the first
     // tick comes one period after BEGIN, as in bpftrace (not one period after attaching).
@@ -590,6 +592,12 @@ pub fn run(
                             .map(|o| (o, period_ns.max(1))),
                     );
                 }
+                if let ProbeKind::Watchpoint { address, .. } = p.kind {
+                    watchpoints.extend(a.objects.iter().filter_map(|o| match o {
+                        KernelObject::Event(ev) => Some((address, ev.as_raw_fd())),
+                        _ => None,
+                    }));
+                }
                 let user = matches!(p.kind, ProbeKind::Uprobe { .. } | ProbeKind::Usdt { .. });
                 user_probe.extend(a.objects.iter().map(|_| user));
                 objects.extend(a.objects);
@@ -653,6 +661,8 @@ pub fn run(
     printer.style.str_trunc_size = script.events.str_trunc_size;
     let mut sink = EventSink::new(script, &maps, printer, &symbolizer, opts.unsafe_mode);
     sink.no_warnings = opts.no_warnings;
+    sink.watchpoints = watchpoints;
+    sink.verbose = opts.verbose;
     let mut buf = Vec::with_capacity(4096);
     if !opts.quiet && opts.mode == RunMode::Trace {
         let mut err = Vec::new();

@@ -43,10 +43,16 @@ pub struct EventSink<'a> {
     pub stopping: bool,
     /// `errorf()` messages handled so far (a `test:` probe that reports one fails).
     pub errors: usize,
+    /// The perf events of the `watchpoint:ADDR` probes, by address, for `unwatch(addr)`.
+    /// Invariant: the events stay open while records are handled (the driver closes them
+    /// after the last one).
+    pub watchpoints: Vec<(u64, std::os::fd::RawFd)>,
+    /// `-v`: say what `unwatch()` did.
+    pub verbose: bool,
     warned: HashSet<(u32, u32)>,
 }
 
-const KINDS: [EventKind; 11] = [
+const KINDS: [EventKind; 12] = [
     EventKind::Printf,
     EventKind::Print,
     EventKind::Time,
@@ -58,6 +64,7 @@ const KINDS: [EventKind; 11] = [
     EventKind::Clear,
     EventKind::Zero,
     EventKind::HelperError,
+    EventKind::Unwatch,
 ];
 
 impl<'a> EventSink<'a> {
@@ -77,6 +84,8 @@ impl<'a> EventSink<'a> {
             no_warnings: false,
             stopping: false,
             errors: 0,
+            watchpoints: Vec::new(),
+            verbose: false,
             warned: HashSet::new(),
         }
     }
@@ -147,6 +156,24 @@ impl<'a> EventSink<'a> {
         }
     }
 
+    /// `unwatch(addr)`: disables the perf events of every watchpoint probe on `addr`; an
+    /// address no probe watches is ignored, as bpftrace's `unwatch` does.
+    fn unwatch(&mut self, addr: u64) {
+        let mut n = 0;
+        for (_, fd) in self.watchpoints.iter().filter(|(a, _)| *a == addr) {
+            // SAFETY: the driver keeps these events open while records are handled
+            // (the field's invariant).
+            let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(*fd) };
+            match crate::sys::PerfEvent::disable_fd(fd) {
+                Ok(()) => n += 1,
+                Err(e) => eprintln!("strobe: unwatch(0x{addr:x}): {e}"),
+            }
+        }
+        if self.verbose {
+            eprintln!("strobe: unwatch(0x{addr:x}): {n} watchpoint event(s) disabled");
+        }
+    }
+
     /// Handles one record, appending its output to `out`.
     pub fn handle(&mut self, rec: &[u8], out: &mut Vec<u8>) -> Step {
         if rec.len() < RECORD_HEADER_SIZE {
@@ -165,6 +192,13 @@ impl<'a> EventSink<'a> {
         let missing = "no such entry in the event table";
         match k {
             EventKind::Exit => return Step::Exit,
+            EventKind::Unwatch => match data.get(..8) {
+                Some(b) => {
+                    let addr = u64::from_le_bytes(b.try_into().unwrap_or_default());
+                    self.unwatch(addr);
+                }
+                None => self.warn(kind, id, "record shorter than its address"),
+            },
             EventKind::HelperError => match ev.helper_errors.get(id as usize) {
                 Some(site) => {
                     let site = site.clone();

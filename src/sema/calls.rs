@@ -40,6 +40,7 @@ impl Checker<'_> {
             // What the checker does besides the type rule, per value.
             match v {
                 ValueId::Probetype => return self.probetype(e),
+                ValueId::ElfIsExe | ValueId::ElfIno => return self.elf_fact(e, v),
                 ValueId::Config => return self.config_whole(e.span),
                 ValueId::Curtask => {
                     if let Some(t) = self.struct_ptr("task_struct") {
@@ -467,6 +468,7 @@ impl Checker<'_> {
                 .map(|b| b.name)
                 .chain(self.program.macros().map(|m| m.name.name.as_str()))
                 .chain(self.program.fns().map(|f| f.name.name.as_str()))
+                .chain(builtins::stdlib::macro_names().iter().copied())
                 .collect();
             let help = crate::diag::nearest(&name.name, candidates)
                 .map(|n| format!("did you mean '{n}'?"));

@@ -322,7 +322,7 @@ impl<'a> Checker<'a> {
             return None;
         }
         let mut d = Diagnostic::error(span, msg);
-        d.expanded_from = self.frames.iter().rev().map(|f| f.call).collect();
+        d.set_expansion(self.frames.iter().rev().map(|f| f.call).collect());
         self.diags.push(d);
         self.diags.last_mut()
     }
@@ -340,7 +340,7 @@ impl<'a> Checker<'a> {
             || self.diags.iter().any(|d| {
                 let inside = |s: &Span| s.start >= span.start && s.end <= span.end;
                 // An error in a macro's body counts for each call it was expanded from.
-                d.is_error() && (inside(&d.span) || d.expanded_from.iter().any(inside))
+                d.is_error() && (inside(&d.span) || d.expansion().any(|s| inside(&s)))
             })
     }
 
@@ -349,7 +349,7 @@ impl<'a> Checker<'a> {
             return None;
         }
         let mut d = Diagnostic::warning(span, msg);
-        d.expanded_from = self.frames.iter().rev().map(|f| f.call).collect();
+        d.set_expansion(self.frames.iter().rev().map(|f| f.call).collect());
         self.diags.push(d);
         self.diags.last_mut()
     }

@@ -148,6 +148,18 @@ impl Checker<'_> {
                     _ => None,
                 }
             }
+            // Strings known when compiling compare too (`probetype != "uprobe"`).
+            ExprKind::Binary { op, lhs, rhs }
+                if matches!(op, B::Eq | B::Ne)
+                    && self.str_consts.contains_key(&lhs.id)
+                    && self.str_consts.contains_key(&rhs.id) =>
+            {
+                let text = |e: &Expr| {
+                    let s = &self.str_consts[&e.id];
+                    s[..s.iter().position(|&b| b == 0).unwrap_or(s.len())].to_vec()
+                };
+                Some(((text(lhs) == text(rhs)) == (*op == B::Eq)) as i64)
+            }
             ExprKind::Binary { op, lhs, rhs } => {
                 let a = self.const_eval(lhs)?;
                 if *op == B::And && a == 0 {
@@ -179,6 +191,38 @@ impl Checker<'_> {
                 })
             }
             _ => None,
+        }
+    }
+
+    /// `if comptime (c) { … } else …`: `c` must be known when compiling; only the branch it
+    /// takes is checked (the other may `fail()` or use what this probe lacks), and its value
+    /// is the `if`'s. The decision is `cond`'s constant, which the code generator follows.
+    pub(super) fn if_comptime(
+        &mut self,
+        cond: &Expr,
+        then: &crate::syntax::ast::Block,
+        otherwise: Option<&Expr>,
+    ) -> Type {
+        self.expr(cond);
+        let ExprKind::Comptime(inner) = &cond.kind else {
+            return Type::None;
+        };
+        match self.const_eval(inner) {
+            Some(v) => {
+                self.consts.insert(cond.id, (v != 0) as i64);
+                if v != 0 {
+                    self.block(then, false)
+                } else {
+                    otherwise.map_or(Type::None, |o| self.expr(o))
+                }
+            }
+            None => {
+                self.error(
+                    inner.span,
+                    "if comptime: the condition must be known when compiling",
+                );
+                Type::None
+            }
         }
     }
 
@@ -340,6 +384,8 @@ impl Checker<'_> {
             | FuncId::SignalThread
             | FuncId::WriteUser
             | FuncId::Override
+            | FuncId::Unwatch
+            | FuncId::Skboutput
             | FuncId::Str
             | FuncId::Buf
             | FuncId::Ksym

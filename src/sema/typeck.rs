@@ -424,6 +424,13 @@ impl Checker<'_> {
                 cond,
                 then,
                 otherwise,
+            } if matches!(cond.kind, ExprKind::Comptime(_)) => {
+                self.if_comptime(cond, then, otherwise.as_deref())
+            }
+            ExprKind::If {
+                cond,
+                then,
+                otherwise,
             } => {
                 let c = self.expr(cond);
                 if !c.is_scalar() && !c.is_none() {

@@ -20,6 +20,68 @@ fn binary_of(target: &str) -> Option<&str> {
 }
 
 impl Checker<'_> {
+    /// `elf_is_exe` (the probe's binary is an ET_EXEC executable) or `elf_ino` (its inode),
+    /// folded from the first target's binary, as bpftrace's `__builtin_elf_is_exe` and
+    /// `__builtin_elf_ino` read its first attach point's; only in uprobe, uretprobe and usdt
+    /// probes (bpftrace's words for the others).
+    pub(super) fn elf_fact(&mut self, e: &Expr, v: crate::builtins::ValueId) -> Type {
+        use crate::builtins::ValueId;
+        use crate::syntax::ast::ProbeKind as K;
+        let name = if v == ValueId::ElfIsExe {
+            "elf_is_exe"
+        } else {
+            "elf_info"
+        };
+        let kinds = &self.cx.kinds;
+        if kinds.is_empty()
+            || !kinds
+                .iter()
+                .all(|k| matches!(k, K::Uprobe | K::Uretprobe | K::Usdt))
+        {
+            let pt = kinds
+                .first()
+                .map_or("none", |k| super::config_read::probe_type_name(*k));
+            self.error(
+                e.span,
+                format!("{name} can not be used for this probetype: {pt}"),
+            );
+            return Type::None;
+        }
+        let Some(path) = self.cx.targets.first().and_then(|t| binary_of(&t.name)) else {
+            self.error(e.span, format!("{name}: the probe's binary is not known"));
+            return Type::None;
+        };
+        let path = std::path::Path::new(path);
+        let fact = if v == ValueId::ElfIsExe {
+            // e_type, at byte 16 of the ELF header: ET_EXEC is 2 (elf.h).
+            let mut head = [0u8; 18];
+            let read = std::fs::File::open(path)
+                .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head));
+            read.map(|()| {
+                (head[..4] == *b"\x7fELF" && u16::from_le_bytes([head[16], head[17]]) == 2) as i64
+            })
+        } else {
+            std::fs::metadata(path).map(|m| std::os::unix::fs::MetadataExt::ino(&m) as i64)
+        };
+        match fact {
+            Ok(c) => {
+                self.consts.insert(e.id, c);
+                if v == ValueId::ElfIsExe {
+                    Type::Bool
+                } else {
+                    Type::U64
+                }
+            }
+            Err(err) => {
+                self.error(
+                    e.span,
+                    format!("{name}: cannot read {}: {err}", path.display()),
+                );
+                Type::None
+            }
+        }
+    }
+
     /// The type of `uaddr(args[0])` in the current probe (see the module doc).
     pub(super) fn uaddr_type(&self, args: &[Expr]) -> Result<Type, RuleError> {
         let Some(sym) = args.first().and_then(|a| self.str_consts.get(&a.id)) else {

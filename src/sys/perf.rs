@@ -244,6 +244,20 @@ impl PerfEvent {
         self.ioctl("ioctl(PERF_EVENT_IOC_DISABLE)", IOC_DISABLE, 0)
     }
 
+    /// PERF_EVENT_IOC_DISABLE on a perf event open elsewhere (`unwatch()` turns off the
+    /// watchpoint events the driver holds).
+    pub fn disable_fd(fd: std::os::fd::BorrowedFd<'_>) -> Result<(), SysError> {
+        // SAFETY: a perf ioctl without an argument on a descriptor the caller keeps open.
+        let r = unsafe { libc::ioctl(fd.as_raw_fd(), IOC_DISABLE as _, 0) };
+        if r < 0 {
+            return Err(SysError::bare(
+                "ioctl(PERF_EVENT_IOC_DISABLE)",
+                Errno::last(),
+            ));
+        }
+        Ok(())
+    }
+
     /// PERF_EVENT_IOC_SET_BPF: runs `prog` on each event (kprobe, uprobe, tracepoint or
     /// perf_event program types). Kernels with perf_event links may use
     /// [`crate::sys::link::LinkTarget::PerfEvent`] instead.

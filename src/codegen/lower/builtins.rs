@@ -263,7 +263,13 @@ pub(crate) fn lower_value(
         }
         // Folded to constants by the checker (`sema::config_read`); `argN` spelled as such;
         // `sarg0`… not lowered yet.
-        ValueId::Probetype | ValueId::Config | ValueId::Ncpus | ValueId::ArgN | ValueId::SargN => {
+        ValueId::Probetype
+        | ValueId::Config
+        | ValueId::Ncpus
+        | ValueId::ElfIsExe
+        | ValueId::ElfIno
+        | ValueId::ArgN
+        | ValueId::SargN => {
             return Err(LowerError::unsupported(
                 format!("the builtin `{name}`"),
                 e.span,

@@ -444,6 +444,18 @@ pub(crate) fn lower_call(
         FuncId::Assert => super::asserts::assert(lw, e, args),
         // Checked when compiling (`sema::meta`); nothing runs.
         FuncId::StaticAssert | FuncId::AssertStr | FuncId::Fail | FuncId::CheckKey => Ok(Val::None),
+        FuncId::Unwatch => {
+            let t = lw.type_of(args[0].id);
+            let v = lower_expr(lw, &args[0])?;
+            let field = crate::plan::layout::FieldType::Int {
+                bytes: 8,
+                signed: false,
+            };
+            emit_record(lw, e.span, EventKind::Unwatch, 0, &[field], &[(v, t)])?;
+            Ok(Val::None)
+        }
+        // The checker refuses it (`builtins::output`).
+        FuncId::Skboutput => not_lowered(),
         FuncId::Time => {
             let fmt = match args.first() {
                 Some(a) => match &a.kind {

@@ -88,6 +88,23 @@ fn lower_expr_here(lw: &mut Lower<'_>, e: &Expr) -> Result<Val, LowerError> {
                 (|lw: &mut Lower<'_>| lower_expr(lw, otherwise), other_t),
             )
         }
+        // `if comptime (c)`: the checker decided `c` (its constant) and checked only the
+        // branch taken, which alone is lowered.
+        ExprKind::If {
+            cond,
+            then,
+            otherwise,
+        } if matches!(cond.kind, ExprKind::Comptime(_)) => match lw.cp.consts.get(&cond.id) {
+            Some(&c) if c != 0 => super::stmt::lower_block(lw, then),
+            Some(_) => match otherwise {
+                Some(o) => lower_expr(lw, o),
+                None => Ok(Val::None),
+            },
+            None => Err(LowerError::unsupported(
+                "an `if comptime` whose condition is not known when compiling",
+                cond.span,
+            )),
+        },
         // `if` with a value (bpftrace: both branches' last expressions, of one type): the
         // taken branch's value, as the ternary operator computes it.
         ExprKind::If {
