@@ -235,7 +235,9 @@ impl HostKernel {
 /// The text of tracefs' `available_filter_functions` (`name` or `name [module]` per line),
 /// `None` when tracefs or the file cannot be read (lockdown). Read once per process: in a TCG
 /// guest one read costs 0.2-0.4 s (the kernel restarts its walk of the ftrace records at every
-/// page of output: kernel/trace/ftrace.c, `t_start`), and every fentry/fexit probe going through kprobe_multi asks for it.
+/// page of output: kernel/trace/ftrace.c, `t_start`). fentry/fexit wildcards going through
+/// kprobe_multi read only the lines they need when they can ([`super::ftrace_filter`]) and this
+/// whole list otherwise.
 pub fn filter_functions_text() -> Option<&'static str> {
     static TEXT: OnceLock<Option<String>> = OnceLock::new();
     TEXT.get_or_init(|| {

@@ -2,6 +2,7 @@
 
 pub mod bpf_progs;
 pub mod features;
+pub mod ftrace_filter;
 pub mod info;
 pub mod kallsyms;
 pub mod tracefs;

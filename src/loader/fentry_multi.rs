@@ -27,9 +27,10 @@
 //!   ([`super::session`]).
 //!
 //! Order: each group's program is loaded (refused before 5.18), one trial link tells whether
-//! the kernel has kprobe_multi links at all (EOPNOTSUPP without CONFIG_FPROBE), and only then is
-//! `available_filter_functions` read (once per process: slow in a TCG guest) and the targets it
-//! does not list left out (BTF also lists `__init`, `inline`/notrace and compiler-renamed
+//! the kernel has kprobe_multi links at all (EOPNOTSUPP without CONFIG_FPROBE), and only then are
+//! the lines of `available_filter_functions` matching the targets' common prefix read (through a
+//! private tracefs instance's filter, [`crate::kernel::ftrace_filter`]: reading the whole file
+//! is slow in a TCG guest) and the targets they do not list left out (BTF also lists `__init`, `inline`/notrace and compiler-renamed
 //! functions; one of them would make the kernel refuse the whole link, after walking every
 //! symbol); then each group is linked.
 //!
@@ -175,16 +176,18 @@ pub fn register_slots(arch: &str, t: &CloneTarget) -> Result<Vec<i64>, String> {
 /// wanted, trampoline clones for the rest. Target `i` of `targets` is target `i` of the probe's
 /// target table, and the BPF cookie of its kprobe_multi attachment. `shared`: the program (and
 /// its map fds) for kprobe_multi groups when it differs from `template` (it reads `probe` from
-/// the cookie). `filter_functions`: the text of `available_filter_functions`, or `None` when
+/// the cookie). `filter_functions`: the lines of `available_filter_functions` whose names match
+/// the glob it is given (all of them, the whole file, when it is given `None`), or `None` when
 /// unreadable (then a refused link sends its whole group to trampolines); called once, before
-/// the first kprobe_multi link, and only when there is one to make.
+/// the first kprobe_multi link, and only when there is one to make, with the `PREFIX*` glob of
+/// the targets' common prefix ([`crate::kernel::ftrace_filter::prefix_glob`]).
 pub fn attach_fentry(
     template: &Template,
     map_fds: &[RawFd],
     shared: Option<(&Template, &[RawFd])>,
     targets: &[CloneTarget],
     opts: &FentryOptions,
-    filter_functions: &dyn Fn() -> Option<&'static str>,
+    filter_functions: &dyn Fn(Option<&str>) -> Option<&'static str>,
 ) -> Result<FentryAttached, LoaderError> {
     let fexit = match template.attach {
         AttachKind::Fentry => false,
@@ -291,7 +294,14 @@ pub fn attach_fentry(
     // every kernel and module symbol (`ftrace_lookup_symbols`, kernel/trace/ftrace.c). So when
     // `available_filter_functions` is readable, those are left out before the first link.
     if !loaded.is_empty() {
-        if let Some(text) = crate::timings::time("filter_functions", filter_functions) {
+        let glob = crate::kernel::ftrace_filter::prefix_glob(
+            loaded
+                .iter()
+                .flat_map(|(_, m, _)| m.iter().map(|&i| targets[i].func.as_str())),
+        );
+        if let Some(text) =
+            crate::timings::time("filter_functions", || filter_functions(glob.as_deref()))
+        {
             let found = crate::timings::time("filter_match", || {
                 listed_targets(
                     text,

@@ -122,7 +122,7 @@ pub fn fentry(
             Default::default()
         },
     };
-    let filter_functions = crate::kernel::info::filter_functions_text;
+    let filter_functions = crate::kernel::ftrace_filter::filter_functions;
     let a = crate::timings::time("attach_fentry", || {
         attach_fentry(
             &probe.template,
