@@ -46,6 +46,8 @@ pub mod compile;
 pub mod diag;
 pub(crate) mod dwarf;
 #[doc(hidden)]
+pub(crate) mod fnv;
+#[doc(hidden)]
 pub mod kernel;
 #[doc(hidden)]
 pub mod kinds;

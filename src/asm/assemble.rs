@@ -7,7 +7,6 @@
 //! unresolved name) and returned together; nothing panics on any input.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use super::decode::Decoded;
 use super::isa::{Helper, Pseudo};
@@ -24,29 +23,7 @@ pub struct AsmError {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// FNV-1a: label names are short and trusted to be few per bucket; SipHash's DoS resistance
-/// costs more than the rest of a label lookup.
-#[derive(Default)]
-pub(super) struct Fnv(u64);
-
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for &b in bytes {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-}
-
-type Names<'a, V> = HashMap<&'a str, V, BuildHasherDefault<Fnv>>;
+type Names<'a, V> = HashMap<&'a str, V, crate::fnv::BuildFnv>;
 
 #[derive(Clone, Copy, Debug)]
 pub(super) struct LabelDef {

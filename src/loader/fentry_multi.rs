@@ -40,7 +40,6 @@
 //! group's path and the reason for every fallback are in [`FentryAttached::groups`] (`-v`).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::Instant;
 
@@ -408,7 +407,7 @@ fn listed_targets(
     // (Module, function) → the first member with that name; a name BTF lists twice (rare)
     // keeps its other members in `twice`. No allocation per member: `*` has ~50k.
     type Key<'a> = (Option<&'a str>, &'a str);
-    let mut wanted: HashMap<Key<'_>, usize, BuildHasherDefault<Fnv>> = HashMap::default();
+    let mut wanted: HashMap<Key<'_>, usize, crate::fnv::BuildFnv> = HashMap::default();
     let mut twice: Vec<(Key<'_>, usize)> = Vec::new();
     for i in members {
         let t = &targets[i];
@@ -452,28 +451,6 @@ fn listed_targets(
         }
     }
     found
-}
-
-/// FNV-1a: names are short and not attacker-chosen, so a one-multiply-per-byte hash beats
-/// SipHash here.
-#[derive(Default)]
-struct Fnv(u64);
-
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for &b in bytes {
-            h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
-        }
-        self.0 = h;
-    }
 }
 
 /// Why a group did not attach through kprobe_multi: the reason for its trampolines.

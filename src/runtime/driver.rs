@@ -330,6 +330,15 @@ fn create_maps(script: &CompiledScript) -> Result<Vec<Map>, RunError> {
 
 /// Start → armed and its phases on stderr: a human line under `-v`, a JSON line under
 /// `STROBE_TIMINGS=1`.
+/// Writes `value` to key 0 of `map` (script map `name`) before arming.
+fn set_slot0(map: &Map, name: &str, value: &[u8]) -> Result<(), RunError> {
+    map.update(&0u32.to_ne_bytes(), value, crate::sys::UpdateFlags::empty())
+        .map_err(|source| RunError::MapCreate {
+            map: name.to_string(),
+            source,
+        })
+}
+
 fn report_timings(verbose: bool) {
     if !crate::timings::enabled() {
         return;
@@ -442,16 +451,7 @@ pub fn run(
         let mut value = [0u8; 8];
         value[..4].copy_from_slice(&(pid.unwrap_or(0) as u32).to_ne_bytes());
         value[4..].copy_from_slice(&std::process::id().to_ne_bytes());
-        maps[i]
-            .update(
-                &0u32.to_ne_bytes(),
-                &value,
-                crate::sys::UpdateFlags::empty(),
-            )
-            .map_err(|source| RunError::MapCreate {
-                map: spec.name.clone(),
-                source,
-            })?;
+        set_slot0(&maps[i], &spec.name, &value)?;
     }
     if opts.serve.is_some() {
         // Scrapes read the maps while the probes run, without the last-key caches' deltas:
@@ -465,15 +465,7 @@ pub fn run(
             for e in value.chunks_exact_mut(stride) {
                 e[..8].copy_from_slice(&crate::plan::AggCache::DISABLED.to_ne_bytes());
             }
-            m.update(
-                &0u32.to_ne_bytes(),
-                &value,
-                crate::sys::UpdateFlags::empty(),
-            )
-            .map_err(|source| RunError::MapCreate {
-                map: spec.name.clone(),
-                source,
-            })?;
+            set_slot0(m, &spec.name, &value)?;
         }
     }
     let ctx = AttachContext {

@@ -1,7 +1,7 @@
 //! The module graph follows the data flow: script text (`syntax`) → checked program (`sema`,
 //! `builtins`) → templates and the plan (`codegen`, driven by `compile`, producing `template`s
 //! and a `plan`) → `loader` → `runtime` → the front ends (`api`, `cli`), with leaf modules
-//! (`diag`, `timings`, `asm` (the ISA), `btf`, `elf`, `sys`, `kinds` (the probe-kind table),
+//! (`diag`, `timings`, `fnv`, `asm` (the ISA), `btf`, `elf`, `sys`, `kinds` (the probe-kind table),
 //! `kernel`) below them all. The
 //! contract between compiler and runtime (`plan`, with the `template`s it holds) is the
 //! vocabulary the checker already decides in (value layouts, aggregation kinds, printf
@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, u32)] = &[
     ("diag", 0),
     ("timings", 0),
+    ("fnv", 0),
     ("asm", 1),
     ("btf", 1),
     ("elf", 2),

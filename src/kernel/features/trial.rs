@@ -185,25 +185,7 @@ pub fn kprobes(func: &str) -> Support {
 
 /// A kprobe_multi link on `func` (5.18+, CONFIG_FPROBE).
 pub fn kprobe_multi(func: &str) -> Support {
-    let insns = ret0();
-    let mut o = ProgLoadOptions::new(ProgType::Kprobe, &insns);
-    o.expected_attach_type = Some(AttachType::TraceKprobeMulti);
-    let p = match Prog::load(&o) {
-        Ok(p) => p,
-        Err(e) => return no_load(&e),
-    };
-    let syms = [func];
-    let target = LinkTarget::KprobeMulti {
-        retprobe: false,
-        session: false,
-        syms: &syms,
-        addrs: &[],
-        cookies: &[],
-    };
-    match Link::create(&p, &target) {
-        Ok(_) => Support::Yes,
-        Err(e) => no_sys(&e),
-    }
+    multi_link(&ret0(), func, false)
 }
 
 /// A kprobe.session program (BPF_TRACE_KPROBE_SESSION, 6.10+) calling the
@@ -218,8 +200,17 @@ pub fn kprobe_session(func: &str, is_return: Option<u32>) -> Support {
         Insn::mov64_imm(Reg::R0, 0),
         Insn::exit(),
     ];
-    let mut o = ProgLoadOptions::new(ProgType::Kprobe, &insns);
-    o.expected_attach_type = Some(AttachType::TraceKprobeSession);
+    multi_link(&insns, func, true)
+}
+
+/// `insns` loaded as a kprobe_multi (or, with `session`, kprobe.session) program and linked
+/// to `func` through one multi link.
+fn multi_link(insns: &[Insn], func: &str, session: bool) -> Support {
+    let mut o = ProgLoadOptions::new(ProgType::Kprobe, insns);
+    o.expected_attach_type = Some(match session {
+        true => AttachType::TraceKprobeSession,
+        false => AttachType::TraceKprobeMulti,
+    });
     let p = match Prog::load(&o) {
         Ok(p) => p,
         Err(e) => return no_load(&e),
@@ -227,7 +218,7 @@ pub fn kprobe_session(func: &str, is_return: Option<u32>) -> Support {
     let syms = [func];
     let target = LinkTarget::KprobeMulti {
         retprobe: false,
-        session: true,
+        session,
         syms: &syms,
         addrs: &[],
         cookies: &[],
