@@ -534,9 +534,12 @@ fn load_group(
     Ok(prog)
 }
 
-/// The kernel's refusal when it has kprobe_multi programs but no kprobe_multi links (EOPNOTSUPP:
-/// 5.18+ without CONFIG_FPROBE, Debian's 6.1). The trial link names address 0, which a kernel
-/// with the links refuses (EINVAL: not an ftrace location) without looking up any symbol.
+/// The kernel's refusal when it has no kprobe_multi links: EOPNOTSUPP on 5.18+ without
+/// CONFIG_FPROBE (Debian's 6.1); EINVAL before 5.18, which does not know the attach type (and
+/// loads the program all the same). The trial link names address 0, which a kernel with the
+/// links refuses (EINVAL too: not an ftrace location) without looking up any symbol, so the
+/// kernel's version tells the two EINVALs apart (a kernel before 5.18 with the links backported
+/// only loses the shortcut: its groups go through trampolines).
 fn links_unsupported(prog: &Prog, how: GroupHow) -> Option<SysError> {
     match Link::create(
         prog,
@@ -549,6 +552,9 @@ fn links_unsupported(prog: &Prog, how: GroupHow) -> Option<SysError> {
         },
     ) {
         Err(e) if e.errno == Errno::EOPNOTSUPP => Some(e),
+        Err(e) if e.errno == Errno::EINVAL && crate::sys::env::kernel_version() < (5, 18, 0) => {
+            Some(e)
+        }
         _ => None,
     }
 }
