@@ -41,8 +41,6 @@ use crate::plan::agg::AggKind;
 use crate::plan::layout::FieldType;
 use crate::plan::{AggCache, MapRole, MapSpec};
 use crate::sema::{CheckedProgram, MapInfo};
-use crate::syntax::ast::{Expr, ExprKind, ForIter, LValue, Stmt, StmtKind};
-use crate::syntax::visit::{walk_expr, walk_stmt, Visitor};
 use std::collections::BTreeSet;
 
 /// The largest key cached (8 words compared per event).
@@ -73,14 +71,9 @@ pub fn cached_maps(
     cp: &CheckedProgram,
     classed: &std::collections::BTreeMap<String, u32>,
 ) -> BTreeSet<String> {
-    let mut uses = Uses {
-        cp,
-        probe: None,
-        next_probe: 0,
-        good: BTreeSet::new(),
-        bad: BTreeSet::new(),
-    };
-    uses.visit_program(&cp.program);
+    let uses = super::map_uses::map_uses(cp, false, |m, _, _| {
+        matches!(m.agg, Some(AggKind::Count | AggKind::Sum { .. }))
+    });
     // Tracepoints only: their programs fire the most, and kprobe and fentry programs keep
     // within bpftrace 0.17's instruction counts (`tests/lower_golden/sizes.txt`), which the
     // cache's ~60 instructions would pass.
@@ -96,7 +89,7 @@ pub fn cached_maps(
         })
     };
     let sites_fit = |name: &str| {
-        uses.good
+        uses.updates
             .iter()
             .filter(|(m, _)| m == name)
             .all(|(_, p)| p.is_some_and(traced))
@@ -106,79 +99,11 @@ pub fn cached_maps(
         .filter(|m| {
             shape_fits(m)
                 && !classed.contains_key(&m.name)
-                && uses.good.iter().any(|(n, _)| *n == m.name)
+                && uses.only_updates(&m.name)
                 && sites_fit(&m.name)
-                && !uses.bad.contains(&m.name)
         })
         .map(|m| m.name.clone())
         .collect()
-}
-
-/// Every map reference, sorted into `@m[k] = count()`/`sum(v)` updates and the rest.
-struct Uses<'a> {
-    cp: &'a CheckedProgram,
-    /// The probe being walked (its index among the probes); `None` in a function or macro.
-    probe: Option<usize>,
-    next_probe: usize,
-    /// The updates: map and the probe they are in.
-    good: BTreeSet<(String, Option<usize>)>,
-    bad: BTreeSet<String>,
-}
-
-impl Visitor for Uses<'_> {
-    fn visit_item(&mut self, i: &crate::syntax::ast::Item) {
-        self.probe = match i {
-            crate::syntax::ast::Item::Probe(_) => {
-                self.next_probe += 1;
-                Some(self.next_probe - 1)
-            }
-            _ => None,
-        };
-        crate::syntax::visit::walk_item(self, i);
-        self.probe = None;
-    }
-
-    fn visit_stmt(&mut self, s: &Stmt) {
-        match &s.kind {
-            StmtKind::Assign {
-                target: LValue::Map { map, keys, .. },
-                op,
-                value,
-            } => {
-                let agg = self
-                    .cp
-                    .maps
-                    .iter()
-                    .find(|m| m.name == map.name)
-                    .and_then(|m| m.agg);
-                let fits = op.is_none()
-                    && matches!(value.kind, ExprKind::Call { .. })
-                    && matches!(agg, Some(AggKind::Count | AggKind::Sum { .. }));
-                if fits {
-                    self.good.insert((map.name.clone(), self.probe));
-                } else {
-                    self.bad.insert(map.name.clone());
-                }
-                keys.iter().for_each(|k| self.visit_expr(k));
-                self.visit_expr(value);
-            }
-            StmtKind::For {
-                iter: ForIter::Map(m),
-                ..
-            } => {
-                self.bad.insert(m.name.clone());
-                walk_stmt(self, s)
-            }
-            _ => walk_stmt(self, s),
-        }
-    }
-
-    fn visit_expr(&mut self, e: &Expr) {
-        if let ExprKind::Map { name, .. } = &e.kind {
-            self.bad.insert(name.name.clone());
-        }
-        walk_expr(self, e)
-    }
 }
 
 /// The cache maps of `cached` (appended after every other map, so script map `MapId(i)`

@@ -39,9 +39,8 @@ use crate::plan::agg::AggKind;
 use crate::plan::layout::FieldType;
 use crate::plan::{KeyClass, MapRole, MapSpec};
 use crate::sema::{CheckedProgram, MapInfo, Type};
-use crate::syntax::ast::{Expr, ExprKind, ForIter, LValue, Stmt, StmtKind};
-use crate::syntax::visit::{walk_expr, walk_stmt, Visitor};
-use std::collections::{BTreeMap, BTreeSet};
+use crate::syntax::ast::{Expr, ExprKind};
+use std::collections::BTreeMap;
 
 /// Bytes of the class map's string: paths, names and most keys people count fit.
 pub const SHORT_STR_SIZE: u32 = 64;
@@ -60,15 +59,13 @@ pub fn class_map_name(name: &str) -> String {
 
 /// The maps that get a class, with their counter slot, by name.
 pub fn classed_maps(cp: &CheckedProgram) -> BTreeMap<String, u32> {
-    let mut uses = Uses {
-        cp,
-        good: BTreeSet::new(),
-        bad: BTreeSet::new(),
-    };
-    uses.visit_program(&cp.program);
+    let uses = super::map_uses::map_uses(cp, true, |m, keys, _| match keys {
+        [k] => m.agg.is_some() && full_size(m).is_some_and(|n| direct_str(cp, k, n)),
+        _ => false,
+    });
     cp.maps
         .iter()
-        .filter(|m| shape_fits(m) && uses.good.contains(&m.name) && !uses.bad.contains(&m.name))
+        .filter(|m| shape_fits(m) && uses.only_updates(&m.name))
         .enumerate()
         .map(|(i, m)| (m.name.clone(), i as u32))
         .collect()
@@ -100,92 +97,21 @@ fn shape_fits(m: &MapInfo) -> bool {
         && full_size(m).is_some_and(|s| s >= MIN_FULL_SIZE && s % 8 == 0)
 }
 
-/// Every map reference of the program, sorted into the ones a class allows and the others.
-struct Uses<'a> {
-    cp: &'a CheckedProgram,
-    good: BTreeSet<String>,
-    bad: BTreeSet<String>,
-}
-
-impl Uses<'_> {
-    /// Whether `k` is a `str(p)` key the program writes straight into the key
-    /// (`store::writes_direct`'s condition for a string field of the map's size).
-    fn direct_str(&self, k: &Expr, size: u32) -> bool {
-        match &k.kind {
-            ExprKind::Call { name, args } => {
-                name.name == "str"
-                    && args.len() == 1
-                    && !self.cp.str_consts.contains_key(&k.id)
-                    && *self.cp.type_of(k.id)
-                        == (Type::Str {
-                            size: size as usize,
-                        })
-                    && super::int_ty(self.cp.type_of(args[0].id)).is_some()
-            }
-            _ => false,
+/// Whether `k` is a `str(p)` key the program writes straight into the key
+/// (`store::writes_direct`'s condition for a string field of the map's size).
+fn direct_str(cp: &CheckedProgram, k: &Expr, size: u32) -> bool {
+    match &k.kind {
+        ExprKind::Call { name, args } => {
+            name.name == "str"
+                && args.len() == 1
+                && !cp.str_consts.contains_key(&k.id)
+                && *cp.type_of(k.id)
+                    == (Type::Str {
+                        size: size as usize,
+                    })
+                && super::int_ty(cp.type_of(args[0].id)).is_some()
         }
-    }
-}
-
-impl Visitor for Uses<'_> {
-    fn visit_stmt(&mut self, s: &Stmt) {
-        match &s.kind {
-            StmtKind::Assign {
-                target: LValue::Map { map, keys, .. },
-                op: None,
-                value,
-            } => {
-                let info = self.cp.maps.iter().find(|m| m.name == map.name);
-                let fits = match (info, keys.as_slice(), &value.kind) {
-                    (Some(m), [k], ExprKind::Call { .. }) => {
-                        m.agg.is_some() && full_size(m).is_some_and(|n| self.direct_str(k, n))
-                    }
-                    _ => false,
-                };
-                if fits {
-                    self.good.insert(map.name.clone());
-                } else {
-                    self.bad.insert(map.name.clone());
-                }
-                keys.iter().for_each(|k| self.visit_expr(k));
-                self.visit_expr(value);
-            }
-            StmtKind::Assign {
-                target: LValue::Map { map, .. },
-                ..
-            } => {
-                self.bad.insert(map.name.clone());
-                walk_stmt(self, s)
-            }
-            StmtKind::For {
-                iter: ForIter::Map(m),
-                ..
-            } => {
-                self.bad.insert(m.name.clone());
-                walk_stmt(self, s)
-            }
-            _ => walk_stmt(self, s),
-        }
-    }
-
-    fn visit_expr(&mut self, e: &Expr) {
-        match &e.kind {
-            ExprKind::Call { name, args }
-                if matches!(name.name.as_str(), "print" | "clear" | "zero") =>
-            {
-                for a in args {
-                    match &a.kind {
-                        ExprKind::Map { keys, .. } if keys.is_empty() => {}
-                        _ => self.visit_expr(a),
-                    }
-                }
-            }
-            ExprKind::Map { name, .. } => {
-                self.bad.insert(name.name.clone());
-                walk_expr(self, e)
-            }
-            _ => walk_expr(self, e),
-        }
+        _ => false,
     }
 }
 

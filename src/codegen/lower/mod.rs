@@ -33,6 +33,7 @@ pub mod inline;
 pub mod key_class;
 pub mod listing;
 pub mod loops;
+pub mod map_uses;
 pub mod mapfns;
 pub mod maps;
 pub mod pid_filter;
