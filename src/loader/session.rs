@@ -44,21 +44,6 @@ pub struct SessionKfuncs {
     pub cookie: u32,
 }
 
-impl SessionKfuncs {
-    /// The kfuncs' ids from vmlinux BTF, or why the kernel has no kprobe.session.
-    pub fn find(btf: &crate::btf::Btf) -> Result<SessionKfuncs, String> {
-        let id = |name: &str| {
-            btf.find_func(name).ok_or_else(|| {
-                format!("kprobe.session needs kernel 6.10+ (no {name} kfunc in vmlinux BTF)")
-            })
-        };
-        Ok(SessionKfuncs {
-            is_return: id("bpf_session_is_return")?,
-            cookie: id("bpf_session_cookie")?,
-        })
-    }
-}
-
 /// Whether fexit programs reading arguments can go through kprobe.session.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SessionSupport {

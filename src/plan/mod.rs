@@ -253,6 +253,9 @@ pub enum ProbeKind {
     Fentry {
         targets: Vec<target::CloneTarget>,
         fexit: bool,
+        /// fexit: the session kfuncs' BTF ids `(is_return, cookie)` for kprobe.session groups
+        /// that read arguments, or why the kernel has none (the checker asked).
+        session_kfuncs: Option<Result<(u32, u32), String>>,
     },
     /// `usdt:BINARY:PROVIDER:NAME`: one probe site (one `.note.stapsdt` note) of a binary;
     /// its arguments are already lowered into the template. The runtime maps the note's

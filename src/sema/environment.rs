@@ -87,6 +87,10 @@ pub struct Environment {
     /// `bpf_get_func_ip_kprobe` is a BTF function exactly on the kernels that have it.
     /// Without BTF, a current kernel is assumed.
     pub kprobe_get_func_ip: bool,
+    /// fexit probes: the BTF ids of `bpf_session_is_return` and `bpf_session_cookie` (6.10+),
+    /// through which a kprobe.session program saves the arguments at entry, or why the kernel
+    /// has none; `None` without fexit probes.
+    pub session_kfuncs: Option<Result<(u32, u32), String>>,
 }
 
 impl Default for Environment {
@@ -103,6 +107,7 @@ impl Default for Environment {
             cgroup_ids: HashMap::new(),
             user_symbols: HashMap::new(),
             kfuncs: HashMap::new(),
+            session_kfuncs: None,
             kprobe_get_func_ip: true,
         }
     }
@@ -329,6 +334,12 @@ pub(super) fn finish(
             .btf(None)
             .map_or(true, |b| b.find_func("bpf_get_func_ip_kprobe").is_some());
     }
+    if points().any(|at| at.kind == ProbeKind::Fexit) {
+        g.env.session_kfuncs = Some(match kernel.btf(None) {
+            Ok(btf) => session_kfuncs(&btf),
+            Err(e) => Err(format!("vmlinux BTF is unreadable: {e}")),
+        });
+    }
     if g.comm_of_pid {
         let progs: BTreeSet<ProgType> = points().map(|at| at.kind.prog_type()).collect();
         let vmlinux = kernel.btf(None).ok();
@@ -375,6 +386,17 @@ pub(super) fn finish(
         }
     }
     g.env
+}
+
+/// The BTF ids of the kprobe.session kfuncs `(bpf_session_is_return, bpf_session_cookie)` in
+/// vmlinux BTF `btf`, or why the kernel has no kprobe.session.
+pub fn session_kfuncs(btf: &crate::btf::Btf) -> Result<(u32, u32), String> {
+    let id = |name: &str| {
+        btf.find_func(name).ok_or_else(|| {
+            format!("kprobe.session needs kernel 6.10+ (no {name} kfunc in vmlinux BTF)")
+        })
+    };
+    Ok((id("bpf_session_is_return")?, id("bpf_session_cookie")?))
 }
 
 #[cfg(test)]

@@ -59,7 +59,7 @@ mod typeck;
 pub mod types;
 mod uaddr;
 
-pub use environment::{Environment, TaskFields};
+pub use environment::{session_kfuncs, Environment, TaskFields};
 pub use meta::strcap_const;
 pub use program::{
     AttachTargets, CheckedProbe, CheckedProgram, FormatId, FormatSite, MapId, MapInfo, TargetSlots,

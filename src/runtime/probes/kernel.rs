@@ -94,6 +94,7 @@ pub fn fentry(
     probe: &ProbeSpec,
     targets: &[CloneTarget],
     multi_template: Option<&Template>,
+    session_kfuncs: Option<&Result<(u32, u32), String>>,
     ctx: &AttachContext<'_>,
 ) -> Result<Attachment, ProbeError> {
     let fds = map_fds(probe, &probe.template, ctx)?;
@@ -115,9 +116,8 @@ pub fn fentry(
             log_size: ctx.log_size,
             ..Default::default()
         },
-        // Looked for only where it matters (reading vmlinux BTF's functions takes a moment).
         session: if reads_args_at_exit(&probe.template) {
-            session_support(ctx)
+            session_support(ctx, session_kfuncs)
         } else {
             Default::default()
         },
@@ -173,20 +173,24 @@ fn reads_args_at_exit(t: &Template) -> bool {
 }
 
 /// Whether fexit groups reading arguments may load as kprobe.session programs: the session
-/// kfuncs in vmlinux BTF (6.10+), unless `--no-feature kprobe_session`. A kernel that has them
-/// but refuses the program or its link sends the group to trampolines with the reason.
-fn session_support(ctx: &AttachContext<'_>) -> crate::loader::SessionSupport {
-    use crate::kernel::info::KernelInfo;
+/// kfuncs the checker found in vmlinux BTF (6.10+), unless `--no-feature kprobe_session`. A
+/// kernel that has them but refuses the program or its link sends the group to trampolines
+/// with the reason.
+fn session_support(
+    ctx: &AttachContext<'_>,
+    kfuncs: Option<&Result<(u32, u32), String>>,
+) -> crate::loader::SessionSupport {
     use crate::loader::{SessionKfuncs, SessionSupport};
     if ctx.disabled.kprobe_session {
         return SessionSupport::No("--no-feature kprobe_session".into());
     }
-    match crate::kernel::info::HostKernel::new().btf(None) {
-        Ok(btf) => match SessionKfuncs::find(&btf) {
-            Ok(kf) => SessionSupport::Yes(kf),
-            Err(why) => SessionSupport::No(why),
-        },
-        Err(e) => SessionSupport::No(format!("vmlinux BTF is unreadable: {e}")),
+    match kfuncs {
+        Some(Ok((is_return, cookie))) => SessionSupport::Yes(SessionKfuncs {
+            is_return: *is_return,
+            cookie: *cookie,
+        }),
+        Some(Err(why)) => SessionSupport::No(why.clone()),
+        None => SessionSupport::default(),
     }
 }
 

@@ -211,9 +211,17 @@ pub fn attach(probe: &ProbeSpec, ctx: &AttachContext<'_>) -> Result<Attachment, 
             bp_type,
         } => watchpoint::attach(probe, *address, *len, *bp_type, ctx),
         ProbeKind::Kprobe { funcs, retprobe } => kernel::kprobe(probe, funcs, *retprobe, ctx),
-        ProbeKind::Fentry { targets, .. } => {
-            kernel::fentry(probe, targets, probe.multi_template.as_deref(), ctx)
-        }
+        ProbeKind::Fentry {
+            targets,
+            session_kfuncs,
+            ..
+        } => kernel::fentry(
+            probe,
+            targets,
+            probe.multi_template.as_deref(),
+            session_kfuncs.as_ref(),
+            ctx,
+        ),
         ProbeKind::Iter { btf_id, .. } => iter::attach(probe, *btf_id, ctx),
         ProbeKind::Unsupported { what, .. } => Err(ProbeError::Unsupported {
             probe: probe.name.clone(),

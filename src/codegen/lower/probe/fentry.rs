@@ -14,15 +14,23 @@ pub(super) fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
     Ok(Some(RunKind::Fentry {
         targets: Vec::new(),
         fexit: i.at.kind == ProbeKind::Fexit,
+        session_kfuncs: None,
     }))
 }
 
 /// fentry/fexit: one clone target per target that has every fact the template needs, with
-/// its argument and return-value slots from the function's prototype (BTF).
-pub(super) fn with_fentry_targets(kind: RunKind, t: &Template, at: &AttachTargets) -> RunKind {
+/// its argument and return-value slots from the function's prototype (BTF); fexit also gets
+/// the session kfuncs the checker found (`env`).
+pub(super) fn with_fentry_targets(
+    kind: RunKind,
+    t: &Template,
+    at: &AttachTargets,
+    env: &crate::sema::Environment,
+) -> RunKind {
     let RunKind::Fentry { fexit, .. } = kind else {
         return kind;
     };
+    let session_kfuncs = env.session_kfuncs.clone().filter(|_| fexit);
     let mut targets = Vec::new();
     let skipped: std::collections::HashSet<usize> =
         at.grouping.skipped.iter().map(|(s, _)| *s).collect();
@@ -70,5 +78,9 @@ pub(super) fn with_fentry_targets(kind: RunKind, t: &Template, at: &AttachTarget
             targets.push(c);
         }
     }
-    RunKind::Fentry { targets, fexit }
+    RunKind::Fentry {
+        targets,
+        fexit,
+        session_kfuncs,
+    }
 }

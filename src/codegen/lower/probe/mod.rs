@@ -109,7 +109,7 @@ pub(crate) fn lower_probe(
             }
             _ => None,
         };
-        let kind = fentry::with_fentry_targets(kind, &compiled.template, at);
+        let kind = fentry::with_fentry_targets(kind, &compiled.template, at, &cp.env);
         out.push(ProbeSpec {
             name,
             kind,
