@@ -1106,6 +1106,8 @@ Environment (STROBE_NAME, or bpftrace's BPFTRACE_NAME as an alias):
   LOG_SIZE (verifier log bytes each program loads with), PERF_RB_PAGES (ring buffer pages),
   ON_STACK_LIMIT (larger values go to per-CPU scratch memory), CACHE_USER_SYMBOLS,
   STACK_MODE, SHOW_DEBUG_INFO
+  STROBE_SESSION_ENTRIES (strobe only): fexit calls reading `args` through kprobe.session
+  that can be in flight at once (default 65536; a call beyond it is a lost event)
 
 --dry-run parses, checks (types, maps, BTF and tracefs) and compiles the script without
 loading or attaching anything.

@@ -116,8 +116,23 @@ pub fn run_options(a: &TraceArgs) -> Result<RunOptions, String> {
         command: a.cmd.as_deref().map(crate::runtime::child::split_command),
         pid,
         serve,
+        session_entries: session_entries()?,
         ..Default::default()
     })
+}
+
+/// `STROBE_SESSION_ENTRIES`: how many calls of fexit functions read through kprobe.session
+/// may be in flight at once (their arguments wait in a map; a call beyond it is a lost event).
+fn session_entries() -> Result<u32, String> {
+    match std::env::var("STROBE_SESSION_ENTRIES") {
+        Err(_) => Ok(0),
+        Ok(v) => match v.trim().parse::<u32>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(format!(
+                "ERROR: STROBE_SESSION_ENTRIES must be a positive integer (found '{v}')"
+            )),
+        },
+    }
 }
 
 /// Runs a compiled script with the flags' options; returns the exit code.

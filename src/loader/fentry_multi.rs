@@ -89,6 +89,9 @@ pub struct FentryOptions {
     pub load: LoadOptions,
     /// Whether fexit groups reading arguments can load as kprobe.session programs.
     pub session: SessionSupport,
+    /// Calls in flight at once the kprobe.session argument map holds (0:
+    /// [`super::session::SESSION_ENTRIES`]).
+    pub session_entries: u32,
 }
 
 /// One group of targets and how it was attached, for `-v`.
@@ -222,7 +225,7 @@ pub fn attach_fentry(
         SessionSupport::Yes(kf) if wants_session => {
             match session_template(multi_t, *kf).and_then(|t| {
                 let n = super::session::saved_params(multi_t).len();
-                let m = create_saved_map(n)
+                let m = create_saved_map(n, opts.session_entries)
                     .map_err(|e| format!("the kprobe.session argument map was refused: {e}"))?;
                 Ok((t, m))
             }) {

@@ -46,4 +46,4 @@ pub use multi::{attach_multi, MultiOptions, MultiTargets, MultiVia};
 pub use pin::{pin_objects, PinError};
 pub use progress::{progress_wanted, PROGRESS_ABOVE};
 pub use report::{Attached, AttachedClone, KernelObject, LoaderError, Refusal, Stage};
-pub use session::{session_template, SessionKfuncs, SessionSupport};
+pub use session::{session_template, SessionKfuncs, SessionSupport, SESSION_ENTRIES};

@@ -12,7 +12,7 @@
 //!   since); a token (`bpf_ktime_get_ns() | 1`) goes in `*c` and into a hash map keyed by the
 //!   address `c`, with the arguments the body reads (`ArgSlot` loads from `pt_regs`); the
 //!   entry returns 0 so the return half runs (1 when the map is full: no return half, no
-//!   event).
+//!   event, and the template's lost-events counter, [`LOST_MAP_NAME`], counts it).
 //! - Return: the entry keyed by `c` is read when its token equals `*c`, its arguments copied
 //!   to the stack below the body's frame, the entry deleted and `*c` cleared; then the body
 //!   runs, its `args.X` loads rewritten from `ctx + pt_regs offset` to `r10 + slot`. No entry,
@@ -31,9 +31,10 @@
 //! frame), a template whose frame size is unknown, or no room for the saved arguments in the
 //! 512-byte stack.
 
+use crate::asm::isa::AtomicOp;
 use crate::asm::isa::{AluOp, Helper, JmpOp, Size};
 use crate::asm::{Insn, Reg};
-use crate::template::{Field, Reloc, RelocKind, Template};
+use crate::template::{Field, Reloc, RelocKind, Template, LOST_MAP_NAME};
 
 /// The BTF ids of the session kfuncs in vmlinux.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,13 +62,18 @@ impl Default for SessionSupport {
 /// The name of the saved-arguments map in the session template's map table.
 pub const SAVED_MAP_NAME: &str = "strobe_sess";
 
-/// Entries of the saved-arguments map: invocations of the traced functions in progress at
-/// once (all tasks, recursion included). Allocated as used (`BPF_F_NO_PREALLOC`).
-pub const SAVED_MAX_ENTRIES: u32 = 65536;
+/// Entries of the saved-arguments map by default: invocations of the traced functions in
+/// progress at once (all tasks, recursion included). Allocated as used (`BPF_F_NO_PREALLOC`).
+/// A call that finds the map full runs no return half and counts as a lost event.
+pub const SESSION_ENTRIES: u32 = 65536;
 
 /// The saved-arguments map for a session template reading `params` arguments: key the
-/// cookie's address, value the token and the arguments (u64 each).
-pub fn create_saved_map(params: usize) -> Result<crate::sys::Map, crate::sys::SysError> {
+/// cookie's address, value the token and the arguments (u64 each); `entries` of them (0:
+/// [`SESSION_ENTRIES`]).
+pub fn create_saved_map(
+    params: usize,
+    entries: u32,
+) -> Result<crate::sys::Map, crate::sys::SysError> {
     use crate::sys::{Map, MapCreateOptions, MapFlags, MapType};
     Map::create(
         MapType::Hash,
@@ -75,7 +81,11 @@ pub fn create_saved_map(params: usize) -> Result<crate::sys::Map, crate::sys::Sy
             name: SAVED_MAP_NAME,
             key_size: 8,
             value_size: 8 * (params as u32 + 1),
-            max_entries: SAVED_MAX_ENTRIES,
+            max_entries: if entries == 0 {
+                SESSION_ENTRIES
+            } else {
+                entries
+            },
             flags: MapFlags::NO_PREALLOC,
             ..Default::default()
         },
@@ -133,6 +143,8 @@ pub fn session_template(t: &Template, kf: SessionKfuncs) -> Result<Template, Str
     let off = |v: i32| v as i16;
     let mut t2 = t.clone();
     let map = t2.map_index(SAVED_MAP_NAME);
+    // fexit templates name the counter (`codegen::lower::probe`); one without it counts nothing.
+    let lost = t.maps.iter().position(|m| m == LOST_MAP_NAME);
 
     let mut p: Vec<Insn> = Vec::new();
     let mut relocs: Vec<Reloc> = Vec::new();
@@ -204,7 +216,18 @@ pub fn session_template(t: &Template, kf: SessionKfuncs) -> Result<Template, Str
     p.push(Insn::mov64_imm(r0, 0));
     p.push(Insn::exit());
     labels.push((L::EntryFail, p.len()));
-    // No map entry: skip the return half (the cookie stays, but no entry carries its token).
+    // No map entry: skip the return half (the cookie stays, but no entry carries its token),
+    // and count the event as lost.
+    if let Some(lost) = lost {
+        relocs.push(Reloc::new(
+            p.len(),
+            Field::Imm,
+            RelocKind::MapValue { map: lost, off: 0 },
+        ));
+        p.extend(Insn::ld_map_value(r1, 0, 0));
+        p.push(Insn::mov64_imm(r2, 1));
+        p.push(Insn::atomic(Size::Dw, AtomicOp::Add, r1, 0, r2));
+    }
     p.push(Insn::mov64_imm(r0, 1));
     p.push(Insn::exit());
     // Return half.

@@ -458,7 +458,60 @@ impl PrintfDiag {
     }
 }
 
+/// How far an [`EventTable`] was filled ([`EventTable::mark`]).
+#[derive(Clone, Copy, Debug)]
+pub struct EventMark([usize; 10]);
+
 impl EventTable {
+    fn lens(&self) -> [usize; 10] {
+        // Every field named, so a new kind of event is not forgotten here.
+        let EventTable {
+            printf,
+            print,
+            time,
+            cat,
+            system,
+            join,
+            clear,
+            zero,
+            printf_diag,
+            str_trunc_trailer: _,
+            str_trunc_size: _,
+            helper_errors,
+        } = self;
+        [
+            printf.len(),
+            print.len(),
+            time.len(),
+            cat.len(),
+            system.len(),
+            join.len(),
+            clear.len(),
+            zero.len(),
+            printf_diag.len(),
+            helper_errors.len(),
+        ]
+    }
+
+    /// How far the table is filled, to go back to with [`EventTable::truncate`].
+    pub fn mark(&self) -> EventMark {
+        EventMark(self.lens())
+    }
+
+    /// Forgets the events added since `mark` (a program lowered again).
+    pub fn truncate(&mut self, mark: &EventMark) {
+        let [a, b, c, d, e, f, g, h, i, j] = mark.0;
+        self.printf.truncate(a);
+        self.print.truncate(b);
+        self.time.truncate(c);
+        self.cat.truncate(d);
+        self.system.truncate(e);
+        self.join.truncate(f);
+        self.clear.truncate(g);
+        self.zero.truncate(h);
+        self.printf_diag.truncate(i);
+        self.helper_errors.truncate(j);
+    }
     /// Fills in the source locations of `errorf`/`warnf` calls and checked helper calls from
     /// their spans.
     pub fn locate(&mut self, src: &crate::diag::SourceFile) {

@@ -102,6 +102,9 @@ pub struct RunOptions {
     pub log_size: Option<u32>,
     /// `--fentry-via`: how fentry/fexit targets are attached.
     pub fentry_via: crate::loader::FentryVia,
+    /// `STROBE_SESSION_ENTRIES`: calls of fexit functions read through kprobe.session that can
+    /// be in flight at once (0: [`crate::loader::SESSION_ENTRIES`]).
+    pub session_entries: u32,
 }
 
 /// Why the run ended.
@@ -475,6 +478,7 @@ pub fn run(
         disabled: opts.disabled,
         log_size: opts.log_size,
         fentry_via: opts.fentry_via,
+        session_entries: opts.session_entries,
     };
 
     // Load and attach everything, still disarmed.

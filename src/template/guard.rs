@@ -19,6 +19,12 @@ use crate::asm::{Insn, Reg};
 /// The name of the arming map in [`Template::maps`] (`BPF_OBJ_NAME_LEN` is 16).
 pub const ARM_MAP_NAME: &str = "strobe_arm";
 
+/// The name of the lost-events counter in [`Template::maps`]: a one-entry array of one `u64`
+/// the runtime reports as `Lost N events` (ring buffer records that found no room, and events
+/// a program could not deliver at all, such as a kprobe.session return whose arguments had no
+/// room to be saved).
+pub const LOST_MAP_NAME: &str = "lost";
+
 /// The name of the exit map in [`Template::maps`]: a one-entry array of 8 bytes that `exit()`
 /// writes (`u32` code at 0, then `u32` 1 at 4) before its ring-buffer record, so the runtime
 /// learns of an `exit()` even when that record is lost in a full buffer

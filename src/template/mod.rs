@@ -73,7 +73,7 @@ pub use facts::{
     arg_slots, evaluate, group_targets, ret_slot, Fact, FactOutcome, Grouping, ParamRequirement,
     SkipReason, TargetGroup, TargetProto, TypeClass,
 };
-pub use guard::{ARM_MAP_NAME, EXIT_MAP_NAME, USER_FLAG_OFF};
+pub use guard::{ARM_MAP_NAME, EXIT_MAP_NAME, LOST_MAP_NAME, USER_FLAG_OFF};
 pub use instantiate::{instantiate, instantiate_into, InstantiateError, TargetValues};
 pub(crate) use reloc::PSEUDO_FUNC;
 pub use reloc::{Field, Reloc, RelocKind};

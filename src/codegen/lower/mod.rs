@@ -131,7 +131,7 @@ pub fn int_ty(t: &Type) -> Option<IntTy> {
 /// Indices of the fixed maps in every template's map table (the builder's `map` indices are
 /// per template, so these are resolved by name per probe).
 pub(crate) const RINGBUF: &str = "ringbuf";
-pub(crate) const LOST: &str = "lost";
+pub(crate) const LOST: &str = crate::template::LOST_MAP_NAME;
 pub(crate) const DROPS: &str = "drops";
 pub(crate) const SCRATCH: &str = "scratch";
 /// Bytes of one region of the per-CPU scratch buffer: room for values too large for the

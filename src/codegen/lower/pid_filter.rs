@@ -6,9 +6,11 @@
 //! watchpoints are limited by their perf events instead, and `interval`, which runs on one
 //! CPU's timer whatever process is there, is left alone.)
 //!
-//! The same prelude leaves out strobe's own process, as bpftrace does: otherwise the tracer's
-//! own output writes feed a probe like `tracepoint:raw_syscalls:sys_enter { printf(…) }`
-//! without end.
+//! The same prelude leaves out strobe's own process from tracepoint and raw tracepoint probes
+//! that send records to strobe: otherwise the tracer's own output writes feed a probe like
+//! `tracepoint:raw_syscalls:sys_enter { printf(…) }` without end. (bpftrace leaves itself out
+//! nowhere; a probe that only updates maps counts strobe's few syscalls as bpftrace counts its
+//! own, and spares every event the helper call; see `lower::probe`.)
 //!
 //! Neither pid is known when compiling (the `-c` command starts later, and a dry run or
 //! `-d asm` has no run), so they live in a one-entry array map (`strobe_pid`, role

@@ -121,6 +121,7 @@ pub fn fentry(
         } else {
             Default::default()
         },
+        session_entries: ctx.session_entries,
     };
     let filter_functions = crate::kernel::ftrace_filter::filter_functions;
     let a = crate::timings::time("attach_fentry", || {

@@ -43,6 +43,8 @@ pub struct AttachContext<'a> {
     pub log_size: Option<u32>,
     /// `--fentry-via`: kprobe_multi groups or trampolines for fentry/fexit.
     pub fentry_via: crate::loader::FentryVia,
+    /// Calls in flight at once for kprobe.session fexit programs (0: the default).
+    pub session_entries: u32,
 }
 
 /// Kernel features `--no-feature` turns off (bpftrace's names): a probe that would use one

@@ -84,3 +84,12 @@ pub(super) fn with_fentry_targets(
         session_kfuncs,
     }
 }
+
+/// Maps an fexit program names whether or not its body uses them: the lost-events counter,
+/// which the loader's kprobe.session form of the program (`loader::session`) bumps when an
+/// entry's arguments find no room.
+pub(super) fn reserve_maps(b: &mut crate::codegen::Builder, attach: crate::template::AttachKind) {
+    if attach == crate::template::AttachKind::Fexit {
+        b.map(crate::codegen::lower::LOST);
+    }
+}

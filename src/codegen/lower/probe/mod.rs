@@ -89,7 +89,35 @@ pub(crate) fn lower_probe(
             begin: matches!(kind, RunKind::Begin),
             bounded: matches!(kind, RunKind::Begin | RunKind::End),
         };
-        let compiled = lower_point(&point, script, need_start, attach, args.clone(), false)?;
+        // strobe's own syscalls are left out only where they would feed the probe without
+        // end: a tracepoint or raw tracepoint probe that sends records to strobe, whose
+        // handling makes syscalls (`raw_syscalls:sys_enter { printf(…) }`). A probe that
+        // only updates maps sees strobe's few syscalls as bpftrace sees its own, and skips
+        // the filter's helper call on every event. Lowered once without the filter; a body
+        // that turns out to send records is lowered again with it.
+        let mark = script.events.mark();
+        let (mut compiled, feeds) = lower_point(
+            &point,
+            script,
+            need_start,
+            attach,
+            args.clone(),
+            false,
+            false,
+        )?;
+        if feeds && at.kind.info().pid_filter == crate::kinds::PidFilter::Always {
+            script.events.truncate(&mark);
+            compiled = lower_point(
+                &point,
+                script,
+                need_start,
+                attach,
+                args.clone(),
+                false,
+                true,
+            )?
+            .0;
+        }
         // fentry/fexit wildcards using `probe`: a second program for kprobe_multi groups, which
         // tells targets apart by the BPF cookie (`loader::attach_fentry`). Not lowerable (e.g.
         // no bpf_get_attach_cookie): the targets stay on trampolines.
@@ -103,9 +131,9 @@ pub(crate) fn lower_probe(
                         .any(|r| r.kind == crate::template::RelocKind::TargetIndex) =>
             {
                 let kprobe = AttachKind::Kprobe { retprobe: *fexit };
-                lower_point(&point, script, need_start, kprobe, args, true)
+                lower_point(&point, script, need_start, kprobe, args, true, false)
                     .ok()
-                    .map(|c| Box::new(c.template))
+                    .map(|(c, _)| Box::new(c.template))
             }
             _ => None,
         };
@@ -141,7 +169,10 @@ struct Point<'a> {
 
 /// Lowers one attach point's program as `attach`, with `args` meaning what the attach point's
 /// kind gives. `shared_fentry`: an fentry/fexit body for one kprobe_multi program shared by
-/// many targets (`probe` from the BPF cookie instead of a per-clone constant).
+/// many targets (`probe` from the BPF cookie instead of a per-clone constant). `self_filter`:
+/// leave strobe's own process out where the kind's own syscalls could feed it
+/// ([`crate::kinds::PidFilter::Always`]). Returns the program and whether it sends records to
+/// strobe (ring buffer output).
 fn lower_point(
     pt: &Point<'_>,
     script: &mut ScriptState,
@@ -149,7 +180,8 @@ fn lower_point(
     attach: AttachKind,
     args: ArgsSource,
     shared_fentry: bool,
-) -> Result<crate::codegen::Compiled, LowerError> {
+    self_filter: bool,
+) -> Result<(crate::codegen::Compiled, bool), LowerError> {
     let Point {
         cp,
         checked,
@@ -211,6 +243,7 @@ fn lower_point(
             .map(|(_, s)| s.anchor)
             .collect(),
     };
+    fentry::reserve_maps(&mut lw.b, attach);
     lw.exit = lw.b.label();
     lw.b.signed_division = cp.env.signed_division;
     lw.b.set_span(probe.span);
@@ -219,9 +252,9 @@ fn lower_point(
         *need_start = false;
     }
     // strobe's own pid is left out where its own syscalls would feed the probe
-    // (tracepoints, raw tracepoints); kprobes and fentry keep bpftrace 0.17's size
-    // budget (`tests/lower_sizes.rs`) unless `-p`/`-c` filters anyway.
-    let own_feed = at.kind.info().pid_filter == crate::kinds::PidFilter::Always;
+    // (`self_filter`: tracepoints, raw tracepoints sending records); kprobes and fentry keep
+    // bpftrace 0.17's size budget (`tests/lower_sizes.rs`) unless `-p`/`-c` filters anyway.
+    let own_feed = self_filter && at.kind.info().pid_filter == crate::kinds::PidFilter::Always;
     // A probe without predicate or statements has no effect to keep from any process (or to
     // hold back until armed): its program is `r0 = 0; exit`, the kernel's accounting floor.
     let no_effect = probe.predicate.is_none()
@@ -267,11 +300,13 @@ fn lower_point(
         attach,
         arming_guard: !pt.special && !no_effect,
     };
-    crate::codegen::finish_program(lw.b, lw.subprogs, &opts).map_err(|source| LowerError::Codegen {
-        probe: pt.name.to_string(),
-        span: probe.span,
-        source,
-    })
+    crate::codegen::finish_program(lw.b, lw.subprogs, &opts)
+        .map(|c| (c, ring > 0))
+        .map_err(|source| LowerError::Codegen {
+            probe: pt.name.to_string(),
+            span: probe.span,
+            source,
+        })
 }
 
 /// A BEGIN program that only records the start time for `elapsed` (scripts without BEGIN).
