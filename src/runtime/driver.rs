@@ -381,18 +381,7 @@ impl RunError {
 /// those of one tracepoint, kretprobe or perf event oldest first (bpftrace's two passes:
 /// the latter forward, then the former backward).
 fn attach_order(probes: &[crate::runtime::plan::ProbeSpec]) -> Vec<usize> {
-    let newest_first = |k: &ProbeKind| {
-        matches!(
-            k,
-            ProbeKind::Uprobe { .. }
-                | ProbeKind::Usdt { .. }
-                | ProbeKind::Kprobe {
-                    retprobe: false,
-                    ..
-                }
-                | ProbeKind::Fentry { .. }
-        )
-    };
+    let newest_first = |k: &ProbeKind| k.kind().info().facts.newest_first;
     let forward = (0..probes.len()).filter(|&i| !newest_first(&probes[i].kind));
     let backward = (0..probes.len())
         .rev()
@@ -503,10 +492,11 @@ pub fn run(
         let p = &script.probes[i];
         for (t, name) in p.target_names().into_iter().enumerate() {
             // The `probe` builtin says `begin`/`end` in current bpftrace (0.17: BEGIN/END).
-            let name = match p.kind {
-                ProbeKind::Begin => "begin".to_string(),
-                ProbeKind::End => "end".to_string(),
-                _ => name,
+            let info = p.kind.kind().info();
+            let name = if info.facts.whole_run {
+                info.name.to_string()
+            } else {
+                name
             };
             probe_names.insert(probe_id(i, t as u32), name);
         }
@@ -567,13 +557,12 @@ pub fn run(
                     && i > 0
                     && matches!(script.probes[i - 1].kind, ProbeKind::Usdt { .. })
                     && script.probes[i - 1].name == p.name;
-                attached += match p.kind {
-                    _ if same_usdt => 0,
-                    ProbeKind::Profile { .. }
-                    | ProbeKind::Software { .. }
-                    | ProbeKind::Hardware { .. }
-                    | ProbeKind::Watchpoint { .. } => a.attached.min(1),
-                    _ => a.attached,
+                attached += if same_usdt {
+                    0
+                } else if p.kind.kind().info().facts.counted_once {
+                    a.attached.min(1)
+                } else {
+                    a.attached
                 };
                 if let ProbeKind::Iter { .. } = &p.kind {
                     iterators.push((objects.len(), p.name.clone()));
@@ -590,7 +579,7 @@ pub fn run(
                         _ => None,
                     }));
                 }
-                let user = matches!(p.kind, ProbeKind::Uprobe { .. } | ProbeKind::Usdt { .. });
+                let user = p.kind.kind().info().user_space();
                 user_probe.extend(a.objects.iter().map(|_| user));
                 objects.extend(a.objects);
                 continue;

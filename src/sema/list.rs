@@ -15,20 +15,6 @@ use crate::kernel::tracefs::FieldLayout;
 use crate::syntax::ast::ProbeKind;
 use crate::syntax::attach::{glob_match, parse_attach_point};
 
-/// Probe kinds `-l` without a kind (or with a wildcard kind) lists, in bpftrace's order.
-const LISTED: &[ProbeKind] = &[
-    ProbeKind::Kprobe,
-    ProbeKind::Tracepoint,
-    ProbeKind::RawTracepoint,
-    ProbeKind::Software,
-    ProbeKind::Hardware,
-    ProbeKind::Fentry,
-    ProbeKind::Iter,
-];
-
-/// User-space kinds a wildcard kind lists when scoped by `-p` or a file.
-const USER_LISTED: &[ProbeKind] = &[ProbeKind::Uprobe, ProbeKind::Usdt];
-
 const SOFTWARE: &[&str] = &[
     "alignment-faults",
     "bpf-output",
@@ -105,15 +91,21 @@ pub fn list_probes_reporting(
             && !first.is_empty()
             && !crate::syntax::attach::has_wildcard(first)
             && std::path::Path::new(first).exists());
-    let user: &[ProbeKind] = if scoped { USER_LISTED } else { &[] };
+    // The kinds `-l` without a kind (or with a wildcard kind) lists, in bpftrace's order.
+    let user = if scoped {
+        crate::kinds::listed(crate::kinds::Space::User)
+    } else {
+        Vec::new()
+    };
     let kinds: Vec<ProbeKind> = match ProbeKind::from_name(kind_pat) {
         Some(k) => vec![k],
-        None if kind_pat.contains(['*', '?', '[']) => LISTED
-            .iter()
-            .chain(user)
-            .copied()
-            .filter(|k| glob_match(kind_pat, k.name()))
-            .collect(),
+        None if kind_pat.contains(['*', '?', '[']) => {
+            crate::kinds::listed(crate::kinds::Space::Kernel)
+                .into_iter()
+                .chain(user)
+                .filter(|k| glob_match(kind_pat, k.name()))
+                .collect()
+        }
         None => {
             return Err(ListError::Pattern {
                 pattern: pattern.to_string(),

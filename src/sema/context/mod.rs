@@ -28,42 +28,6 @@ use crate::kernel::tracefs::{Field, FieldLayout};
 use crate::syntax::ast::ProbeKind;
 use crate::template::{TargetProto, TypeClass as FactClass};
 
-// The four lists below are the kind table's `Context` (`crate::kinds::KindInfo::context`) in
-// the order messages name them (`retval` is only available in: fexit, kretprobe, uretprobe); a
-// test checks that they agree with the table.
-
-/// Probe kinds that have `args`.
-pub const ARGS_KINDS: &[ProbeKind] = &[
-    ProbeKind::Tracepoint,
-    ProbeKind::RawTracepoint,
-    ProbeKind::Fentry,
-    ProbeKind::Fexit,
-    ProbeKind::Uprobe,
-];
-
-/// Probe kinds that have `retval`.
-pub const RETVAL_KINDS: &[ProbeKind] =
-    &[ProbeKind::Fexit, ProbeKind::Kretprobe, ProbeKind::Uretprobe];
-
-/// Probe kinds that have `arg0`…`argN`.
-pub const ARGN_KINDS: &[ProbeKind] = &[
-    ProbeKind::Kprobe,
-    ProbeKind::Uprobe,
-    ProbeKind::Usdt,
-    ProbeKind::RawTracepoint,
-];
-
-/// Probe kinds that have `func`.
-pub const FUNC_KINDS: &[ProbeKind] = &[
-    ProbeKind::Kprobe,
-    ProbeKind::Kretprobe,
-    ProbeKind::Uprobe,
-    ProbeKind::Uretprobe,
-    ProbeKind::Fentry,
-    ProbeKind::Fexit,
-    ProbeKind::Usdt,
-];
-
 /// One target's arguments.
 #[derive(Clone, Debug, Default)]
 pub struct TargetArgs {
@@ -314,40 +278,12 @@ impl ProbeContext {
 
     /// `func`'s type for the probe's first kind.
     pub fn func_type(&self) -> Type {
-        match self.kinds.first() {
-            Some(ProbeKind::Uprobe | ProbeKind::Uretprobe) => Type::USym,
-            // fentry/fexit clones share one program: the name comes from bpf_get_func_ip at
-            // run time, symbolized like a kprobe's.
-            Some(
-                ProbeKind::Kprobe | ProbeKind::Kretprobe | ProbeKind::Fentry | ProbeKind::Fexit,
-            ) => Type::KSym,
+        // fentry/fexit clones share one program: the name comes from bpf_get_func_ip at
+        // run time, symbolized like a kprobe's.
+        match self.kinds.first().map(|k| k.info()) {
+            Some(i) if i.facts.func_symbol && i.user_space() => Type::USym,
+            Some(i) if i.facts.func_symbol => Type::KSym,
             _ => Type::Str { size: 128 },
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn context_lists_agree_with_the_kind_table() {
-        type Has = fn(&crate::kinds::Context) -> bool;
-        let lists: [(&str, &[ProbeKind], Has); 4] = [
-            ("args", ARGS_KINDS, |c| c.args),
-            ("argN", ARGN_KINDS, |c| c.argn),
-            ("retval", RETVAL_KINDS, |c| c.retval),
-            ("func", FUNC_KINDS, |c| c.func),
-        ];
-        for (what, list, has) in lists {
-            for k in ProbeKind::all() {
-                assert_eq!(
-                    list.contains(&k),
-                    has(&k.info().context),
-                    "{what} of {}: the list and the kind table disagree",
-                    k.name()
-                );
-            }
         }
     }
 }
