@@ -381,11 +381,9 @@ impl RunError {
 /// those of one tracepoint, kretprobe or perf event oldest first (bpftrace's two passes:
 /// the latter forward, then the former backward).
 fn attach_order(probes: &[crate::runtime::plan::ProbeSpec]) -> Vec<usize> {
-    let newest_first = |k: &ProbeKind| k.kind().info().facts.newest_first;
-    let forward = (0..probes.len()).filter(|&i| !newest_first(&probes[i].kind));
-    let backward = (0..probes.len())
-        .rev()
-        .filter(|&i| newest_first(&probes[i].kind));
+    let newest_first = |i: usize| probes[i].id.info().facts.newest_first;
+    let forward = (0..probes.len()).filter(|&i| !newest_first(i));
+    let backward = (0..probes.len()).rev().filter(|&i| newest_first(i));
     forward.chain(backward).collect()
 }
 
@@ -492,7 +490,7 @@ pub fn run(
         let p = &script.probes[i];
         for (t, name) in p.target_names().into_iter().enumerate() {
             // The `probe` builtin says `begin`/`end` in current bpftrace (0.17: BEGIN/END).
-            let info = p.kind.kind().info();
+            let info = p.id.info();
             let name = if info.facts.whole_run {
                 info.name.to_string()
             } else {
@@ -559,7 +557,7 @@ pub fn run(
                     && script.probes[i - 1].name == p.name;
                 attached += if same_usdt {
                     0
-                } else if p.kind.kind().info().facts.counted_once {
+                } else if p.id.info().facts.counted_once {
                     a.attached.min(1)
                 } else {
                     a.attached
@@ -579,7 +577,7 @@ pub fn run(
                         _ => None,
                     }));
                 }
-                let user = p.kind.kind().info().user_space();
+                let user = p.id.info().user_space();
                 user_probe.extend(a.objects.iter().map(|_| user));
                 objects.extend(a.objects);
                 continue;
@@ -952,7 +950,7 @@ fn only_begin_end(script: &CompiledScript) -> bool {
         .probes
         .iter()
         // `test:`/`bench:` probes run only in their modes, which end by themselves.
-        .all(|p| p.kind.is_special())
+        .all(|p| p.is_special())
 }
 
 /// The maps as bpftrace prints them at exit, empty ones included: an empty map is a blank

@@ -35,6 +35,7 @@ pub(crate) fn start_only_begin(index: usize) -> Result<crate::plan::ProbeSpec, L
     })?;
     Ok(crate::plan::ProbeSpec {
         name: "BEGIN".into(),
+        id: ProbeKind::Begin,
         kind: RunKind::Begin,
         template: c.template,
         multi_template: None,

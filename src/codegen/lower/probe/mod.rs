@@ -86,7 +86,7 @@ pub(crate) fn lower_probe(
             index,
             point: i,
             name: &name,
-            special: kind.is_special(),
+            special: !at.kind.info().armed,
             begin: matches!(kind, RunKind::Begin),
             bounded: matches!(kind, RunKind::Begin | RunKind::End),
         };
@@ -113,6 +113,7 @@ pub(crate) fn lower_probe(
         let kind = fentry::with_fentry_targets(kind, &compiled.template, at, &cp.env);
         out.push(ProbeSpec {
             name,
+            id: at.kind,
             kind,
             template: compiled.template,
             multi_template: multi,
@@ -386,7 +387,6 @@ impl Input<'_> {
 /// refused as unsupported rather than guessed at.
 fn mismatch(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
     Ok(Some(RunKind::Unsupported {
-        kind: i.at.kind,
         what: format!("{} probes with this attach point", i.at.kind.name()),
     }))
 }
