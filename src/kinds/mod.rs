@@ -9,9 +9,25 @@
 //! enum's order (a test checks it); the program type and expected attach type of a kind are
 //! decided here and nowhere else ([`ProbeKind::load_types`]).
 //!
-//! Adding a kind: a variant of [`ProbeKind`], a file here with its descriptor, and its line in
-//! [`KINDS`]; the compiler then lists every exhaustive `match` that needs it (the spec parser,
-//! expansion, the code generator's attach kind and the runtime's attach step).
+//! What the other layers ask about kinds they ask here: a kind set is a fact of the
+//! descriptors ([`Facts`], [`KindSet`] for the builtins' "only in these probes" rules), never a
+//! list of kinds; behaviour that differs per kind is a hook in the kind's own file of the layer,
+//! found through that layer's table indexed by the kind id.
+//!
+//! Adding a kind touches:
+//! - here: a variant of [`ProbeKind`], its descriptor in its own file `src/kinds/K.rs` (names,
+//!   load types, [`Context`], [`Facts`]) and its line in [`KINDS`];
+//! - in each layer, one line in the layer's table (fixed-size arrays of [`KINDS`]' length, so
+//!   the compiler names every table the kind is missing from; a unit test beside each checks
+//!   entry i is kind i): the attach-point parser (`syntax::attach::spec::PARSERS`), the
+//!   checker's argument readers (`sema::context::READERS`), `-l` (`sema::list::LISTERS`) and
+//!   the code generator's attach plans (`codegen::lower::probe::HOOKS`); kinds that behave
+//!   like no other there point at the layer's default (`PLAIN`), others at the hooks in their
+//!   own file of that layer (`…/K.rs`, named as the descriptor's file);
+//! - if its attach data is new, a variant of the plan's `plan::ProbeKind` and its attach step
+//!   in `runtime::probes` (the one match on the attach data);
+//! - nothing else: `tests/pure/architecture.rs` fails when a kind is named outside `src/kinds/`
+//!   and its own per-layer files.
 
 mod begin_end;
 mod fentry;
