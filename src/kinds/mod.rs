@@ -265,6 +265,9 @@ pub struct Facts {
     pub verdict: bool,
     /// A per-CPU perf event probe: counted once in `Attached N probes`, not once per CPU.
     pub counted_once: bool,
+    /// Lowered as one plan entry per site (usdt), which together count once in `Attached N
+    /// probes`.
+    pub spec_per_site: bool,
     /// The kernel runs the programs attached to one place newest first (uprobes, usdt,
     /// kprobes, fentry/fexit), so the runtime attaches them in reverse script order.
     pub newest_first: bool,
@@ -289,6 +292,7 @@ impl Facts {
         whole_run: false,
         verdict: false,
         counted_once: false,
+        spec_per_site: false,
         newest_first: false,
         agg_cache: false,
     };

@@ -32,6 +32,7 @@ pub(super) const USDT: KindInfo = KindInfo {
             space: Space::User,
             rank: 1,
         }),
+        spec_per_site: true,
         newest_first: true,
         ..Facts::NONE
     },

@@ -551,11 +551,11 @@ pub fn run(
                 // a watchpoint without -p) once in `Attached N probes`, not once per CPU.
                 // A USDT probe with several sites (lowered one spec per site, consecutively)
                 // is one probe to bpftrace.
-                let same_usdt = matches!(p.kind, ProbeKind::Usdt { .. })
+                let same_probe = p.id.info().facts.spec_per_site
                     && i > 0
-                    && matches!(script.probes[i - 1].kind, ProbeKind::Usdt { .. })
+                    && script.probes[i - 1].id == p.id
                     && script.probes[i - 1].name == p.name;
-                attached += if same_usdt {
+                attached += if same_probe {
                     0
                 } else if p.id.info().facts.counted_once {
                     a.attached.min(1)
