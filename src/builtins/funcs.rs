@@ -4,9 +4,9 @@
 //! `kptr`/`uptr`.
 
 use super::{func, Builtin, CallCtx, FuncId, Probes, RuleError};
+use crate::kinds::KindSet;
 use crate::plan::layout::StackMode;
 use crate::sema::types::{AddrSpace, Pointee, Type, DEFAULT_STACK_LIMIT};
-use crate::syntax::ast::ProbeKind;
 
 fn str_(c: &CallCtx<'_>) -> Result<Type, RuleError> {
     let t = &c.arg_types[0];
@@ -487,8 +487,7 @@ fn socket_cookie(c: &CallCtx<'_>) -> Result<Type, RuleError> {
             ),
         ));
     }
-    use ProbeKind as K;
-    if !matches!(c.probe, K::Fentry | K::Fexit | K::Iter) {
+    if !c.probe.info().tracing_prog() {
         return Err(RuleError::call(format!(
             "socket_cookie() needs bpf_get_socket_cookie of a BTF socket pointer, which the \
              kernel gives only to tracing programs (fentry, fexit, iter); strobe loads {} \
@@ -604,7 +603,7 @@ pub const BUILTINS: &[Builtin] = &[
         "address of a percpu kernel variable on a CPU",
     ),
     Builtin {
-        probes: Probes::Only(&[ProbeKind::Uprobe, ProbeKind::Uretprobe, ProbeKind::Usdt]),
+        probes: Probes::Only(KindSet::UserSpace),
         ..func(
             FuncId::Uaddr,
             "uaddr",
@@ -616,19 +615,7 @@ pub const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         // bpftrace 0.17: probes whose context is a `struct pt_regs` (perf events' starts with one).
-        probes: Probes::Only(&[
-            ProbeKind::Kprobe,
-            ProbeKind::Kretprobe,
-            ProbeKind::Uprobe,
-            ProbeKind::Uretprobe,
-            ProbeKind::Usdt,
-            ProbeKind::Profile,
-            ProbeKind::Interval,
-            ProbeKind::Software,
-            ProbeKind::Hardware,
-            ProbeKind::Watchpoint,
-            ProbeKind::AsyncWatchpoint,
-        ]),
+        probes: Probes::Only(KindSet::Regs),
         ..func(FuncId::Reg, "reg", 1, 1, reg, "value of a register")
     },
     func(
@@ -746,7 +733,7 @@ pub const BUILTINS: &[Builtin] = &[
     ),
     Builtin {
         // bpf_d_path is a tracing-program helper.
-        probes: Probes::Only(&[ProbeKind::Fentry, ProbeKind::Fexit]),
+        probes: Probes::Only(KindSet::BtfFunc),
         ..func(
             FuncId::Path,
             "path",

@@ -54,22 +54,28 @@ use crate::syntax::ast::{Expr, ExprId, ProbeKind};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Probes {
     Any,
-    Only(&'static [ProbeKind]),
+    /// Only in the kinds of a set the kind table decides.
+    Only(crate::kinds::KindSet),
 }
 
 impl Probes {
     pub fn allows(self, k: ProbeKind) -> bool {
         match self {
             Probes::Any => true,
-            Probes::Only(ks) => ks.contains(&k),
+            Probes::Only(set) => set.contains(k),
         }
     }
 
-    /// The probe kinds' names joined for messages: `fexit, kretprobe, uretprobe`.
+    /// The probe kinds' names joined for messages: `kretprobe, fexit, uretprobe`.
     pub fn describe(self) -> String {
         match self {
             Probes::Any => "any".into(),
-            Probes::Only(ks) => ks.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "),
+            Probes::Only(set) => set
+                .kinds()
+                .iter()
+                .map(|k| k.name())
+                .collect::<Vec<_>>()
+                .join(", "),
         }
     }
 }

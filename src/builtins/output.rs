@@ -2,8 +2,8 @@
 //! `join`, `exit`, `signal`, `override`.
 
 use super::{func, Builtin, CallCtx, FuncId, Probes, RuleError};
+use crate::kinds::KindSet;
 use crate::sema::types::Type;
-use crate::syntax::ast::ProbeKind;
 
 fn none(_: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(Type::None)
@@ -181,21 +181,6 @@ const fn unsafe_(b: Builtin) -> Builtin {
     }
 }
 
-/// Where `signal` and `signal_thread` may be called: bpftrace's list of probes whose programs
-/// may call `bpf_send_signal`/`bpf_send_signal_thread` (its stdlib's `__signal`).
-const SIGNAL_PROBES: &[ProbeKind] = &[
-    ProbeKind::Kprobe,
-    ProbeKind::Kretprobe,
-    ProbeKind::Uprobe,
-    ProbeKind::Uretprobe,
-    ProbeKind::Usdt,
-    ProbeKind::Tracepoint,
-    ProbeKind::RawTracepoint,
-    ProbeKind::Profile,
-    ProbeKind::Fentry,
-    ProbeKind::Fexit,
-];
-
 pub const BUILTINS: &[Builtin] = &[
     fmt(func(
         FuncId::Printf,
@@ -267,7 +252,7 @@ pub const BUILTINS: &[Builtin] = &[
         "print an array of strings",
     ),
     Builtin {
-        probes: Probes::Only(SIGNAL_PROBES),
+        probes: Probes::Only(KindSet::Signal),
         ..unsafe_(func(
             FuncId::Signal,
             "signal",
@@ -278,7 +263,7 @@ pub const BUILTINS: &[Builtin] = &[
         ))
     },
     Builtin {
-        probes: Probes::Only(SIGNAL_PROBES),
+        probes: Probes::Only(KindSet::Signal),
         ..unsafe_(func(
             FuncId::SignalThread,
             "signal_thread",
@@ -306,11 +291,7 @@ pub const BUILTINS: &[Builtin] = &[
     ),
     Builtin {
         // bpf_skb_output is a tracing-program helper.
-        probes: Probes::Only(&[
-            ProbeKind::Fentry,
-            ProbeKind::Fexit,
-            ProbeKind::RawTracepoint,
-        ]),
+        probes: Probes::Only(KindSet::SkbOutput),
         ..func(
             FuncId::Skboutput,
             "skboutput",
@@ -321,7 +302,7 @@ pub const BUILTINS: &[Builtin] = &[
         )
     },
     Builtin {
-        probes: Probes::Only(&[ProbeKind::Kprobe]),
+        probes: Probes::Only(KindSet::KernelEntryRegs),
         ..unsafe_(func(
             FuncId::Override,
             "override",

@@ -3,9 +3,8 @@
 //! [`crate::sema::context::ProbeContext`].
 
 use super::{value, Builtin, CallCtx, Probes, RuleError, ValueId};
-use crate::sema::context::{ARGN_KINDS, ARGS_KINDS, FUNC_KINDS, RETVAL_KINDS};
+use crate::kinds::KindSet;
 use crate::sema::types::{Type, DEFAULT_STACK_LIMIT};
-use crate::syntax::ast::ProbeKind;
 
 fn u32_(_: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(Type::U32)
@@ -60,20 +59,7 @@ fn sarg(_: &CallCtx<'_>) -> Result<Type, RuleError> {
     Ok(Type::I64)
 }
 
-/// Probe kinds with `ctx`: iterators (typed from BTF), and the perf-event kinds, where it is
-/// the address of the kernel's perf event data (an integer, read through a cast as bpftrace
-/// reads it: `((struct x *)ctx).x`).
-const CTX_KINDS: &[ProbeKind] = &[
-    ProbeKind::Iter,
-    ProbeKind::Interval,
-    ProbeKind::Profile,
-    ProbeKind::Software,
-    ProbeKind::Hardware,
-    ProbeKind::Watchpoint,
-    ProbeKind::AsyncWatchpoint,
-];
-
-const fn only(b: Builtin, kinds: &'static [ProbeKind]) -> Builtin {
+const fn only(b: Builtin, kinds: KindSet) -> Builtin {
     Builtin {
         probes: Probes::Only(kinds),
         ..b
@@ -185,7 +171,7 @@ pub const BUILTINS: &[Builtin] = &[
             ctx,
             "the program's context: the iterator's, or perf event data",
         ),
-        CTX_KINDS,
+        KindSet::Ctx,
     ),
     only(
         value(
@@ -194,11 +180,11 @@ pub const BUILTINS: &[Builtin] = &[
             retval,
             "the return value of the traced function",
         ),
-        RETVAL_KINDS,
+        KindSet::Retval,
     ),
     only(
         value(ValueId::Args, "args", args, "the probe's typed arguments"),
-        ARGS_KINDS,
+        KindSet::Args,
     ),
     only(
         value(
@@ -207,15 +193,15 @@ pub const BUILTINS: &[Builtin] = &[
             u64_,
             "argument N (register or stack slot)",
         ),
-        ARGN_KINDS,
+        KindSet::ArgN,
     ),
     only(
         value(ValueId::SargN, "sargN", sarg, "stack argument N"),
-        &[ProbeKind::Kprobe, ProbeKind::Uprobe],
+        KindSet::EntryRegs,
     ),
     only(
         value(ValueId::Func, "func", func, "the traced function's name"),
-        FUNC_KINDS,
+        KindSet::Func,
     ),
     // Folded by the checker from the uprobe's binary (`sema::uaddr`); bpftrace's
     // `__builtin_elf_is_exe` and `__builtin_elf_ino`, behind its stdlib's elf_is_exe/elf_info.

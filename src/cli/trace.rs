@@ -646,11 +646,12 @@ fn permute_options(args: &[OsString]) -> Vec<OsString> {
 /// probe is an error, as in bpftrace.
 fn filter_probes(program: &mut crate::syntax::ast::Program, filter: &str) -> Result<(), i32> {
     use crate::syntax::ast::{Item, ProbeKind};
+    // BEGIN and END whatever they are named.
     let re = regex_lite::Regex::new(filter).map_err(|e| {
         eprintln!("ERROR: Invalid --probe-filter regex '{filter}': {e}");
         EXIT_USAGE
     })?;
-    let special = |k: ProbeKind| matches!(k, ProbeKind::Begin | ProbeKind::End);
+    let special = |k: ProbeKind| k.info().facts.whole_run;
     let (mut seen, mut others) = (0, 0);
     program.items.retain_mut(|item| {
         let Item::Probe(p) = item else {

@@ -1,7 +1,7 @@
 //! `begin`/`BEGIN` and `end`/`END`: run once by the runtime with BPF_PROG_TEST_RUN before the
 //! other probes are armed and after they are disarmed. No attach point beyond the name.
 
-use super::{AttachKind, Context, KindInfo, PidFilter, ProbeKind, Runner, Space};
+use super::{AttachKind, Context, Facts, KindInfo, PidFilter, ProbeKind, Runner, Space};
 use crate::asm::isa::ProgType;
 
 const RUN_ONCE: KindInfo = KindInfo {
@@ -19,6 +19,11 @@ const RUN_ONCE: KindInfo = KindInfo {
     clones_per_target: false,
     context: Context::NONE,
     pid_filter: PidFilter::Never,
+    facts: Facts {
+        type_name: Some("special"),
+        whole_run: true,
+        ..Facts::NONE
+    },
 };
 
 pub(super) const BEGIN: KindInfo = RUN_ONCE;

@@ -2,7 +2,7 @@
 //! through BPF trampolines. The kernel binds the target at load time, so each target gets
 //! its own loaded clone (or, for wildcards using `probe`, a kprobe_multi program).
 
-use super::{AttachKind, Context, KindInfo, PidFilter, ProbeKind, Runner, Space};
+use super::{AttachKind, Context, Facts, KindInfo, Listed, PidFilter, ProbeKind, Runner, Space};
 use crate::asm::isa::{AttachType, ProgType};
 
 pub(super) const FENTRY: KindInfo = KindInfo {
@@ -25,6 +25,19 @@ pub(super) const FENTRY: KindInfo = KindInfo {
         func: true,
     },
     pid_filter: PidFilter::WithPid,
+    facts: Facts {
+        func_symbol: true,
+        btf_func: true,
+        args_on_use: true,
+        signal: true,
+        skb_output: true,
+        listed: Some(Listed {
+            space: Space::Kernel,
+            rank: 5,
+        }),
+        newest_first: true,
+        ..Facts::NONE
+    },
 };
 
 pub(super) const FEXIT: KindInfo = KindInfo {
@@ -38,6 +51,16 @@ pub(super) const FEXIT: KindInfo = KindInfo {
         argn: false,
         retval: true,
         func: true,
+    },
+    facts: Facts {
+        retprobe: true,
+        func_symbol: true,
+        btf_func: true,
+        args_on_use: true,
+        signal: true,
+        skb_output: true,
+        newest_first: true,
+        ..Facts::NONE
     },
     ..FENTRY
 };

@@ -2,7 +2,7 @@
 //! `bpf_iter_NAME` BTF function; the runtime creates the iterator link and reads it to the
 //! end, which runs the program once per object.
 
-use super::{AttachKind, Context, KindInfo, PidFilter, ProbeKind, Runner, Space};
+use super::{AttachKind, Context, Facts, KindInfo, Listed, PidFilter, ProbeKind, Runner, Space};
 use crate::asm::isa::{AttachType, ProgType};
 
 pub(super) const ITER: KindInfo = KindInfo {
@@ -20,4 +20,12 @@ pub(super) const ITER: KindInfo = KindInfo {
     clones_per_target: false,
     context: Context::NONE,
     pid_filter: PidFilter::Never,
+    facts: Facts {
+        ctx: true,
+        listed: Some(Listed {
+            space: Space::Kernel,
+            rank: 6,
+        }),
+        ..Facts::NONE
+    },
 };

@@ -2,7 +2,7 @@
 //! one program for all targets on a kprobe_multi link where the kernel has them, else one
 //! perf event per function.
 
-use super::{AttachKind, Context, KindInfo, PidFilter, ProbeKind, Runner, Space};
+use super::{AttachKind, Context, Facts, KindInfo, Listed, PidFilter, ProbeKind, Runner, Space};
 use crate::asm::isa::{AttachType, ProgType};
 
 pub(super) const KPROBE: KindInfo = KindInfo {
@@ -25,6 +25,17 @@ pub(super) const KPROBE: KindInfo = KindInfo {
         func: true,
     },
     pid_filter: PidFilter::WithPid,
+    facts: Facts {
+        regs: true,
+        func_symbol: true,
+        signal: true,
+        listed: Some(Listed {
+            space: Space::Kernel,
+            rank: 0,
+        }),
+        newest_first: true,
+        ..Facts::NONE
+    },
 };
 
 pub(super) const KRETPROBE: KindInfo = KindInfo {
@@ -38,6 +49,13 @@ pub(super) const KRETPROBE: KindInfo = KindInfo {
         argn: false,
         retval: true,
         func: true,
+    },
+    facts: Facts {
+        retprobe: true,
+        regs: true,
+        func_symbol: true,
+        signal: true,
+        ..Facts::NONE
     },
     ..KPROBE
 };

@@ -9,9 +9,25 @@
 //! enum's order (a test checks it); the program type and expected attach type of a kind are
 //! decided here and nowhere else ([`ProbeKind::load_types`]).
 //!
-//! Adding a kind: a variant of [`ProbeKind`], a file here with its descriptor, and its line in
-//! [`KINDS`]; the compiler then lists every exhaustive `match` that needs it (the spec parser,
-//! expansion, the code generator's attach kind and the runtime's attach step).
+//! What the other layers ask about kinds they ask here: a kind set is a fact of the
+//! descriptors ([`Facts`], [`KindSet`] for the builtins' "only in these probes" rules), never a
+//! list of kinds; behaviour that differs per kind is a hook in the kind's own file of the layer,
+//! found through that layer's table indexed by the kind id.
+//!
+//! Adding a kind touches:
+//! - here: a variant of [`ProbeKind`], its descriptor in its own file `src/kinds/K.rs` (names,
+//!   load types, [`Context`], [`Facts`]) and its line in [`KINDS`];
+//! - in each layer, one line in the layer's table (fixed-size arrays of [`KINDS`]' length, so
+//!   the compiler names every table the kind is missing from; a unit test beside each checks
+//!   entry i is kind i): the attach-point parser (`syntax::attach::spec::PARSERS`), the
+//!   checker's argument readers (`sema::context::READERS`), `-l` (`sema::list::LISTERS`) and
+//!   the code generator's attach plans (`codegen::lower::probe::HOOKS`); kinds that behave
+//!   like no other there point at the layer's default (`PLAIN`), others at the hooks in their
+//!   own file of that layer (`…/K.rs`, named as the descriptor's file);
+//! - if its attach data is new, a variant of the plan's `plan::ProbeKind` and its attach step
+//!   in `runtime::probes` (the one match on the attach data);
+//! - nothing else: `tests/pure/architecture.rs` fails when a kind is named outside `src/kinds/`
+//!   and its own per-layer files.
 
 mod begin_end;
 mod fentry;
@@ -200,6 +216,203 @@ pub struct KindInfo {
     pub context: Context,
     /// When its program filters on the traced process (`-p`/`-c`).
     pub pid_filter: PidFilter,
+    /// The kind sets it belongs to, which the other layers ask instead of listing kinds.
+    pub facts: Facts,
+}
+
+/// Where `-l` and a wildcard provider (`*:…`, `t*point:…`) take a kind in: kernel kinds always,
+/// user-space kinds when a process or a file scopes them; `rank` is its place in bpftrace's
+/// order among the kinds of its space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Listed {
+    pub space: Space,
+    pub rank: u8,
+}
+
+/// A kind's membership in the kind sets the checker, the code generator and the runtime ask
+/// about (every field `false`/`None` in [`Facts::NONE`]; a kind's file sets what holds for it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Facts {
+    /// Fires when the traced function returns (kretprobe, uretprobe, fexit).
+    pub retprobe: bool,
+    /// Its context is (or starts with) a `struct pt_regs`, as bpftrace 0.17 decides where
+    /// `reg()` is allowed (perf events' context starts with one).
+    pub regs: bool,
+    /// `func` is the traced function's address, printed as a symbol (kernel or user as
+    /// [`KindInfo::space`] says); otherwise a name.
+    pub func_symbol: bool,
+    /// A BTF function trampoline (fentry/fexit): typed arguments from the prototype, targets
+    /// grouped by the facts the body assumes, the `bpf_d_path` helper.
+    pub btf_func: bool,
+    /// Reads more about its targets when the probe uses `args` (BTF prototypes, DWARF).
+    pub args_on_use: bool,
+    /// Has `ctx`: an iterator's typed context, or the kernel's perf event data.
+    pub ctx: bool,
+    /// May call `signal()`/`signal_thread()`: bpftrace's list of probes whose programs may
+    /// call `bpf_send_signal` (its stdlib's `__signal`).
+    pub signal: bool,
+    /// May call `bpf_skb_output`, a tracing-program helper (`skboutput()`).
+    pub skb_output: bool,
+    /// Taken in by `-l` and wildcard providers, and where.
+    pub listed: Option<Listed>,
+    /// bpftrace's probe type name when it is not [`KindInfo::name`] (`special` for
+    /// begin/end/self, whose programs bpftrace runs from user space).
+    pub type_name: Option<&'static str>,
+    /// Runs once at the start or the end of the whole run (BEGIN/END): the probe filter keeps
+    /// it, `probe` names it by its kind, its target is named in capitals.
+    pub whole_run: bool,
+    /// Its program's return value is a verdict: non-zero fails a test or skips a benchmark.
+    pub verdict: bool,
+    /// A per-CPU perf event probe: counted once in `Attached N probes`, not once per CPU.
+    pub counted_once: bool,
+    /// Lowered as one plan entry per site (usdt), which together count once in `Attached N
+    /// probes`.
+    pub spec_per_site: bool,
+    /// The kernel runs the programs attached to one place newest first (uprobes, usdt,
+    /// kprobes, fentry/fexit), so the runtime attaches them in reverse script order.
+    pub newest_first: bool,
+    /// Counts and sums go through the per-CPU last-key cache: the kinds that fire the most
+    /// (others keep within bpftrace 0.17's instruction counts).
+    pub agg_cache: bool,
+}
+
+impl Facts {
+    /// In none of the sets.
+    pub const NONE: Facts = Facts {
+        retprobe: false,
+        regs: false,
+        func_symbol: false,
+        btf_func: false,
+        args_on_use: false,
+        ctx: false,
+        signal: false,
+        skb_output: false,
+        listed: None,
+        type_name: None,
+        whole_run: false,
+        verdict: false,
+        counted_once: false,
+        spec_per_site: false,
+        newest_first: false,
+        agg_cache: false,
+    };
+}
+
+impl KindInfo {
+    /// bpftrace's probe type name (`special` for begin/end/self, `benchmark`, `watchpoint`
+    /// for asyncwatchpoint).
+    pub fn type_name(&self) -> &'static str {
+        self.facts.type_name.unwrap_or(self.name)
+    }
+
+    /// One of bpftrace's "special" probes, which it runs from user space (begin, end, self).
+    pub fn special(&self) -> bool {
+        self.type_name() == "special"
+    }
+
+    /// Fires in a user process ([`Space::User`]).
+    pub fn user_space(&self) -> bool {
+        self.space == Space::User
+    }
+
+    /// Fires at a function's entry with its registers (kprobe, uprobe): stack arguments
+    /// (`sargN`) are where the caller put them.
+    pub fn entry_regs(&self) -> bool {
+        self.facts.regs && self.facts.func_symbol && !self.facts.retprobe
+    }
+
+    /// A kprobe proper: a kernel function's entry with its registers (`override()`; `func`
+    /// through `bpf_get_func_ip_kprobe` or the saved ip).
+    pub fn kernel_entry_regs(&self) -> bool {
+        self.entry_regs() && self.space == Space::Kernel
+    }
+
+    /// Its targets share one program, told apart by the BPF cookie (kprobes and uprobes on
+    /// multi links or one perf event each).
+    pub fn one_program_for_targets(&self) -> bool {
+        self.runner == Runner::Loader && !self.clones_per_target
+    }
+
+    /// Its programs are BPF_PROG_TYPE_TRACING (fentry, fexit, iter), whose BTF pointers
+    /// helpers such as `bpf_get_socket_cookie` accept.
+    pub fn tracing_prog(&self) -> bool {
+        self.prog == ProgType::Tracing
+    }
+}
+
+/// A set of kinds named by a fact of their descriptors, for the builtins' "only in these
+/// probes" rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KindSet {
+    /// [`Context::args`].
+    Args,
+    /// [`Context::argn`].
+    ArgN,
+    /// [`Context::retval`].
+    Retval,
+    /// [`Context::func`].
+    Func,
+    /// [`Facts::ctx`].
+    Ctx,
+    /// [`Facts::regs`].
+    Regs,
+    /// [`KindInfo::entry_regs`].
+    EntryRegs,
+    /// [`KindInfo::kernel_entry_regs`].
+    KernelEntryRegs,
+    /// [`KindInfo::user_space`].
+    UserSpace,
+    /// [`Facts::btf_func`].
+    BtfFunc,
+    /// [`Facts::signal`].
+    Signal,
+    /// [`Facts::skb_output`].
+    SkbOutput,
+}
+
+impl KindSet {
+    /// Whether `k` is in the set.
+    pub fn contains(self, k: ProbeKind) -> bool {
+        let i = k.info();
+        match self {
+            KindSet::Args => i.context.args,
+            KindSet::ArgN => i.context.argn,
+            KindSet::Retval => i.context.retval,
+            KindSet::Func => i.context.func,
+            KindSet::Ctx => i.facts.ctx,
+            KindSet::Regs => i.facts.regs,
+            KindSet::EntryRegs => i.entry_regs(),
+            KindSet::KernelEntryRegs => i.kernel_entry_regs(),
+            KindSet::UserSpace => i.user_space(),
+            KindSet::BtfFunc => i.facts.btf_func,
+            KindSet::Signal => i.facts.signal,
+            KindSet::SkbOutput => i.facts.skb_output,
+        }
+    }
+
+    /// The set's kinds in the order messages name them: kernel kinds, then user-space
+    /// kinds, each in the table's order (`tracepoint, rawtracepoint, fentry, fexit, uprobe`).
+    pub fn kinds(self) -> Vec<ProbeKind> {
+        let mut v: Vec<ProbeKind> = ProbeKind::all().filter(|k| self.contains(*k)).collect();
+        v.sort_by_key(|k| k.user_space());
+        v
+    }
+}
+
+/// What a body outside any probe (a `fn`) is checked as.
+pub const OUTSIDE_PROBES: ProbeKind = ProbeKind::Begin;
+
+/// The kinds `-l` and wildcard providers take in for `space`, in bpftrace's order.
+pub fn listed(space: Space) -> Vec<ProbeKind> {
+    let mut v: Vec<(u8, ProbeKind)> = KINDS
+        .iter()
+        .filter_map(|k| match k.facts.listed {
+            Some(l) if l.space == space => Some((l.rank, k.kind)),
+            _ => None,
+        })
+        .collect();
+    v.sort_by_key(|(r, _)| *r);
+    v.into_iter().map(|(_, k)| k).collect()
 }
 
 /// The table: one descriptor per kind, in [`ProbeKind`]'s order.
@@ -331,6 +544,43 @@ mod tests {
                 k.name
             );
         }
+    }
+
+    #[test]
+    fn listing_ranks_are_unique_per_space() {
+        for space in [Space::Kernel, Space::User] {
+            let mut ranks: Vec<u8> = KINDS
+                .iter()
+                .filter_map(|k| k.facts.listed.filter(|l| l.space == space).map(|l| l.rank))
+                .collect();
+            let n = ranks.len();
+            ranks.sort_unstable();
+            ranks.dedup();
+            assert_eq!(ranks.len(), n, "two {space:?} kinds share a listing rank");
+        }
+    }
+
+    #[test]
+    fn kind_sets_name_kernel_kinds_first() {
+        let names = |set: KindSet| set.kinds().iter().map(|k| k.name()).collect::<Vec<_>>();
+        assert_eq!(
+            names(KindSet::Args),
+            ["tracepoint", "rawtracepoint", "fentry", "fexit", "uprobe"]
+        );
+        assert_eq!(names(KindSet::Retval), ["kretprobe", "fexit", "uretprobe"]);
+        assert_eq!(names(KindSet::KernelEntryRegs), ["kprobe"]);
+        assert_eq!(names(KindSet::EntryRegs), ["kprobe", "uprobe"]);
+        assert_eq!(names(KindSet::UserSpace), ["uprobe", "uretprobe", "usdt"]);
+    }
+
+    #[test]
+    fn bpftrace_type_names() {
+        let t = |k: ProbeKind| k.info().type_name();
+        assert_eq!(t(ProbeKind::Begin), "special");
+        assert_eq!(t(ProbeKind::End), "special");
+        assert_eq!(t(ProbeKind::Tracepoint), "tracepoint");
+        assert_eq!(t(ProbeKind::Bench), "benchmark");
+        assert_eq!(t(ProbeKind::Uretprobe), "uretprobe");
     }
 
     #[test]

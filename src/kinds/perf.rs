@@ -1,7 +1,7 @@
 //! `software:`/`s:` and `hardware:`/`h:`: sampling perf events (`event[:count]`) on every
 //! online CPU, opened by the runtime.
 
-use super::{AttachKind, Context, KindInfo, PidFilter, ProbeKind, Runner, Space};
+use super::{AttachKind, Context, Facts, KindInfo, Listed, PidFilter, ProbeKind, Runner, Space};
 use crate::asm::isa::ProgType;
 
 pub(super) const SOFTWARE: KindInfo = KindInfo {
@@ -19,6 +19,16 @@ pub(super) const SOFTWARE: KindInfo = KindInfo {
     clones_per_target: false,
     context: Context::NONE,
     pid_filter: PidFilter::WithPid,
+    facts: Facts {
+        regs: true,
+        ctx: true,
+        listed: Some(Listed {
+            space: Space::Kernel,
+            rank: 3,
+        }),
+        counted_once: true,
+        ..Facts::NONE
+    },
 };
 
 pub(super) const HARDWARE: KindInfo = KindInfo {
@@ -26,5 +36,15 @@ pub(super) const HARDWARE: KindInfo = KindInfo {
     template: AttachKind::Runtime(ProbeKind::Hardware),
     name: "hardware",
     aliases: &["h"],
+    facts: Facts {
+        regs: true,
+        ctx: true,
+        listed: Some(Listed {
+            space: Space::Kernel,
+            rank: 4,
+        }),
+        counted_once: true,
+        ..Facts::NONE
+    },
     ..SOFTWARE
 };

@@ -2,7 +2,7 @@
 //! from BTF's `btf_trace_<name>` typedef. One patched clone per expanded name (for `probe`),
 //! attached with BPF_RAW_TRACEPOINT_OPEN.
 
-use super::{AttachKind, Context, KindInfo, PidFilter, ProbeKind, Runner, Space};
+use super::{AttachKind, Context, Facts, KindInfo, Listed, PidFilter, ProbeKind, Runner, Space};
 use crate::asm::isa::ProgType;
 
 pub(super) const RAWTRACEPOINT: KindInfo = KindInfo {
@@ -25,4 +25,14 @@ pub(super) const RAWTRACEPOINT: KindInfo = KindInfo {
         func: false,
     },
     pid_filter: PidFilter::Always,
+    facts: Facts {
+        signal: true,
+        skb_output: true,
+        listed: Some(Listed {
+            space: Space::Kernel,
+            rank: 2,
+        }),
+        agg_cache: true,
+        ..Facts::NONE
+    },
 };

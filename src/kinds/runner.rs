@@ -3,7 +3,7 @@
 //! (`--test`/`--bench` modes, loaded as XDP programs as bpftrace does: the raw tracepoint
 //! runner takes no repeat count).
 
-use super::{AttachKind, Context, KindInfo, PidFilter, ProbeKind, Runner, Space};
+use super::{AttachKind, Context, Facts, KindInfo, PidFilter, ProbeKind, Runner, Space};
 use crate::asm::isa::ProgType;
 
 pub(super) const SELF: KindInfo = KindInfo {
@@ -21,6 +21,10 @@ pub(super) const SELF: KindInfo = KindInfo {
     clones_per_target: false,
     context: Context::NONE,
     pid_filter: PidFilter::Never,
+    facts: Facts {
+        type_name: Some("special"),
+        ..Facts::NONE
+    },
 };
 
 pub(super) const TEST: KindInfo = KindInfo {
@@ -30,6 +34,10 @@ pub(super) const TEST: KindInfo = KindInfo {
     usage: "a name, e.g. `test:name`",
     prog: ProgType::Xdp,
     armed: false,
+    facts: Facts {
+        verdict: true,
+        ..Facts::NONE
+    },
     ..SELF
 };
 
@@ -37,5 +45,10 @@ pub(super) const BENCH: KindInfo = KindInfo {
     kind: ProbeKind::Bench,
     template: AttachKind::Runtime(ProbeKind::Bench),
     name: "bench",
+    facts: Facts {
+        type_name: Some("benchmark"),
+        verdict: true,
+        ..Facts::NONE
+    },
     ..TEST
 };

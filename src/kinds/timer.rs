@@ -1,7 +1,7 @@
 //! `interval:`/`i:` (one CPU, every period) and `profile:`/`p:` (every online CPU): clock perf
 //! events the runtime opens (`unit:value` or a value with a duration suffix).
 
-use super::{AttachKind, Context, KindInfo, PidFilter, ProbeKind, Runner, Space};
+use super::{AttachKind, Context, Facts, KindInfo, PidFilter, ProbeKind, Runner, Space};
 use crate::asm::isa::ProgType;
 
 pub(super) const PROFILE: KindInfo = KindInfo {
@@ -19,6 +19,13 @@ pub(super) const PROFILE: KindInfo = KindInfo {
     clones_per_target: false,
     context: Context::NONE,
     pid_filter: PidFilter::WithPid,
+    facts: Facts {
+        regs: true,
+        ctx: true,
+        signal: true,
+        counted_once: true,
+        ..Facts::NONE
+    },
 };
 
 pub(super) const INTERVAL: KindInfo = KindInfo {
@@ -27,5 +34,10 @@ pub(super) const INTERVAL: KindInfo = KindInfo {
     name: "interval",
     aliases: &["i"],
     pid_filter: PidFilter::Never,
+    facts: Facts {
+        regs: true,
+        ctx: true,
+        ..Facts::NONE
+    },
     ..PROFILE
 };

@@ -1,7 +1,7 @@
 //! `tracepoint:`/`t:`: a tracefs event (`category:name`), its `args` the fields of the event's
 //! format; the runtime attaches one perf event per expanded tracepoint.
 
-use super::{AttachKind, Context, KindInfo, PidFilter, ProbeKind, Runner, Space};
+use super::{AttachKind, Context, Facts, KindInfo, Listed, PidFilter, ProbeKind, Runner, Space};
 use crate::asm::isa::ProgType;
 
 pub(super) const TRACEPOINT: KindInfo = KindInfo {
@@ -24,4 +24,13 @@ pub(super) const TRACEPOINT: KindInfo = KindInfo {
         func: false,
     },
     pid_filter: PidFilter::Always,
+    facts: Facts {
+        signal: true,
+        listed: Some(Listed {
+            space: Space::Kernel,
+            rank: 1,
+        }),
+        agg_cache: true,
+        ..Facts::NONE
+    },
 };

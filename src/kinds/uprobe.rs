@@ -2,7 +2,7 @@
 //! source line), one program for all targets on an uprobe_multi link where the kernel has
 //! them, else one perf event per site.
 
-use super::{AttachKind, Context, KindInfo, PidFilter, ProbeKind, Runner, Space};
+use super::{AttachKind, Context, Facts, KindInfo, Listed, PidFilter, ProbeKind, Runner, Space};
 use crate::asm::isa::{AttachType, ProgType};
 
 pub(super) const UPROBE: KindInfo = KindInfo {
@@ -25,6 +25,18 @@ pub(super) const UPROBE: KindInfo = KindInfo {
         func: true,
     },
     pid_filter: PidFilter::Never,
+    facts: Facts {
+        regs: true,
+        func_symbol: true,
+        args_on_use: true,
+        signal: true,
+        listed: Some(Listed {
+            space: Space::User,
+            rank: 0,
+        }),
+        newest_first: true,
+        ..Facts::NONE
+    },
 };
 
 pub(super) const URETPROBE: KindInfo = KindInfo {
@@ -38,6 +50,15 @@ pub(super) const URETPROBE: KindInfo = KindInfo {
         argn: false,
         retval: true,
         func: true,
+    },
+    facts: Facts {
+        retprobe: true,
+        regs: true,
+        func_symbol: true,
+        args_on_use: true,
+        signal: true,
+        newest_first: true,
+        ..Facts::NONE
     },
     ..UPROBE
 };

@@ -1,7 +1,7 @@
 //! `usdt:`/`U:`: a statically defined probe site of a binary (a `.note.stapsdt` note), an
 //! uprobe whose arguments the note describes.
 
-use super::{AttachKind, Context, KindInfo, PidFilter, ProbeKind, Runner, Space};
+use super::{AttachKind, Context, Facts, KindInfo, Listed, PidFilter, ProbeKind, Runner, Space};
 use crate::asm::isa::ProgType;
 
 pub(super) const USDT: KindInfo = KindInfo {
@@ -25,4 +25,15 @@ pub(super) const USDT: KindInfo = KindInfo {
         func: true,
     },
     pid_filter: PidFilter::Never,
+    facts: Facts {
+        regs: true,
+        signal: true,
+        listed: Some(Listed {
+            space: Space::User,
+            rank: 1,
+        }),
+        spec_per_site: true,
+        newest_first: true,
+        ..Facts::NONE
+    },
 };

@@ -1,7 +1,7 @@
 //! `watchpoint:`/`w:` and `asyncwatchpoint:`/`aw:`: hardware breakpoint perf events
 //! (`address:length:mode`) the runtime opens in the `-p` process, else on every CPU.
 
-use super::{AttachKind, Context, KindInfo, PidFilter, ProbeKind, Runner, Space};
+use super::{AttachKind, Context, Facts, KindInfo, PidFilter, ProbeKind, Runner, Space};
 use crate::asm::isa::ProgType;
 
 pub(super) const WATCHPOINT: KindInfo = KindInfo {
@@ -19,6 +19,12 @@ pub(super) const WATCHPOINT: KindInfo = KindInfo {
     clones_per_target: false,
     context: Context::NONE,
     pid_filter: PidFilter::Never,
+    facts: Facts {
+        regs: true,
+        ctx: true,
+        counted_once: true,
+        ..Facts::NONE
+    },
 };
 
 pub(super) const ASYNCWATCHPOINT: KindInfo = KindInfo {
@@ -26,5 +32,12 @@ pub(super) const ASYNCWATCHPOINT: KindInfo = KindInfo {
     template: AttachKind::Runtime(ProbeKind::AsyncWatchpoint),
     name: "asyncwatchpoint",
     aliases: &["aw"],
+    facts: Facts {
+        regs: true,
+        ctx: true,
+        counted_once: true,
+        type_name: Some("watchpoint"),
+        ..Facts::NONE
+    },
     ..WATCHPOINT
 };

@@ -188,9 +188,13 @@ pub struct ProbeSpec {
     /// The attach point as written and expanded (`tracepoint:syscalls:sys_enter_getpid`), for
     /// messages and the `probe` builtin.
     pub name: String,
+    /// The probe kind, whose descriptor ([`crate::kinds::KindInfo`]) answers what the runtime
+    /// asks about it (program type, arming, counting, attach order).
+    pub id: crate::kinds::ProbeKind,
+    /// What to attach: the kind's attach data.
     pub kind: ProbeKind,
     /// The program. For kinds the runtime attaches itself, `template.attach` is ignored: the
-    /// kind decides the program type ([`ProbeKind::prog_type`]).
+    /// kind decides the program type ([`ProbeSpec::prog_type`]).
     pub template: Template,
     /// fentry/fexit wildcards whose template uses `probe` (a per-target constant): the same
     /// probe lowered as a kprobe program that reads `probe` from the BPF cookie, for
@@ -297,12 +301,23 @@ pub enum ProbeKind {
     },
     /// Kinds recognised but not run yet.
     Unsupported {
-        kind: crate::kinds::ProbeKind,
         what: String,
     },
 }
 
 impl ProbeSpec {
+    /// The BPF program type this probe's programs are loaded as: the kind table's one
+    /// decision ([`crate::kinds::ProbeKind::load_types`]).
+    pub fn prog_type(&self) -> crate::asm::isa::ProgType {
+        self.id.prog_type()
+    }
+
+    /// Whether the runtime runs it itself with BPF_PROG_TEST_RUN, disarmed (no arming
+    /// guard).
+    pub fn is_special(&self) -> bool {
+        !self.id.info().armed
+    }
+
     /// What `probe` prints for each target index this probe's programs are instantiated
     /// with: one name per expanded tracepoint, raw tracepoint or fentry clone (their
     /// programs carry the target's index), else the probe's own name.
@@ -345,53 +360,6 @@ pub enum Sampling {
     Period(u64),
     /// N times per second.
     Frequency(u64),
-}
-
-impl ProbeKind {
-    /// The probe kind this attach plan is for (a watchpoint plan does not tell a synchronous
-    /// one from an asynchronous one: both load and attach the same way).
-    pub fn kind(&self) -> crate::kinds::ProbeKind {
-        use crate::kinds::ProbeKind as K;
-        match self {
-            ProbeKind::Begin => K::Begin,
-            ProbeKind::End => K::End,
-            ProbeKind::Interval { .. } => K::Interval,
-            ProbeKind::Profile { .. } => K::Profile,
-            ProbeKind::Tracepoint { .. } => K::Tracepoint,
-            ProbeKind::RawTracepoint { .. } => K::RawTracepoint,
-            ProbeKind::Uprobe {
-                retprobe: false, ..
-            } => K::Uprobe,
-            ProbeKind::Uprobe { retprobe: true, .. } => K::Uretprobe,
-            ProbeKind::Software { .. } => K::Software,
-            ProbeKind::Hardware { .. } => K::Hardware,
-            ProbeKind::Kprobe {
-                retprobe: false, ..
-            } => K::Kprobe,
-            ProbeKind::Kprobe { retprobe: true, .. } => K::Kretprobe,
-            ProbeKind::Fentry { fexit: false, .. } => K::Fentry,
-            ProbeKind::Fentry { fexit: true, .. } => K::Fexit,
-            ProbeKind::Usdt { .. } => K::Usdt,
-            ProbeKind::Watchpoint { .. } => K::Watchpoint,
-            ProbeKind::Signal { .. } => K::SelfEvent,
-            ProbeKind::Test { .. } => K::Test,
-            ProbeKind::Bench { .. } => K::Bench,
-            ProbeKind::Iter { .. } => K::Iter,
-            ProbeKind::Unsupported { kind, .. } => *kind,
-        }
-    }
-
-    /// The BPF program type this kind's programs are loaded as: the kind table's one decision
-    /// ([`crate::kinds::ProbeKind::load_types`]).
-    pub fn prog_type(&self) -> crate::asm::isa::ProgType {
-        self.kind().prog_type()
-    }
-
-    /// Whether the runtime runs it itself with BPF_PROG_TEST_RUN, disarmed (no arming
-    /// guard).
-    pub fn is_special(&self) -> bool {
-        !self.kind().info().armed
-    }
 }
 
 /// What the records of each kind mean: `EventTable::<kind>[id]`.
@@ -756,6 +724,7 @@ mod tests {
         let s = CompiledScript {
             probes: vec![ProbeSpec {
                 name: "BEGIN".into(),
+                id: crate::kinds::ProbeKind::from_name("begin").unwrap(),
                 kind: ProbeKind::Begin,
                 template: t,
                 multi_template: None,

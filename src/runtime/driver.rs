@@ -384,22 +384,9 @@ impl RunError {
 /// those of one tracepoint, kretprobe or perf event oldest first (bpftrace's two passes:
 /// the latter forward, then the former backward).
 fn attach_order(probes: &[crate::runtime::plan::ProbeSpec]) -> Vec<usize> {
-    let newest_first = |k: &ProbeKind| {
-        matches!(
-            k,
-            ProbeKind::Uprobe { .. }
-                | ProbeKind::Usdt { .. }
-                | ProbeKind::Kprobe {
-                    retprobe: false,
-                    ..
-                }
-                | ProbeKind::Fentry { .. }
-        )
-    };
-    let forward = (0..probes.len()).filter(|&i| !newest_first(&probes[i].kind));
-    let backward = (0..probes.len())
-        .rev()
-        .filter(|&i| newest_first(&probes[i].kind));
+    let newest_first = |i: usize| probes[i].id.info().facts.newest_first;
+    let forward = (0..probes.len()).filter(|&i| !newest_first(i));
+    let backward = (0..probes.len()).rev().filter(|&i| newest_first(i));
     forward.chain(backward).collect()
 }
 
@@ -507,10 +494,11 @@ pub fn run(
         let p = &script.probes[i];
         for (t, name) in p.target_names().into_iter().enumerate() {
             // The `probe` builtin says `begin`/`end` in current bpftrace (0.17: BEGIN/END).
-            let name = match p.kind {
-                ProbeKind::Begin => "begin".to_string(),
-                ProbeKind::End => "end".to_string(),
-                _ => name,
+            let info = p.id.info();
+            let name = if info.facts.whole_run {
+                info.name.to_string()
+            } else {
+                name
             };
             probe_names.insert(probe_id(i, t as u32), name);
         }
@@ -567,17 +555,16 @@ pub fn run(
                 // a watchpoint without -p) once in `Attached N probes`, not once per CPU.
                 // A USDT probe with several sites (lowered one spec per site, consecutively)
                 // is one probe to bpftrace.
-                let same_usdt = matches!(p.kind, ProbeKind::Usdt { .. })
+                let same_probe = p.id.info().facts.spec_per_site
                     && i > 0
-                    && matches!(script.probes[i - 1].kind, ProbeKind::Usdt { .. })
+                    && script.probes[i - 1].id == p.id
                     && script.probes[i - 1].name == p.name;
-                attached += match p.kind {
-                    _ if same_usdt => 0,
-                    ProbeKind::Profile { .. }
-                    | ProbeKind::Software { .. }
-                    | ProbeKind::Hardware { .. }
-                    | ProbeKind::Watchpoint { .. } => a.attached.min(1),
-                    _ => a.attached,
+                attached += if same_probe {
+                    0
+                } else if p.id.info().facts.counted_once {
+                    a.attached.min(1)
+                } else {
+                    a.attached
                 };
                 if let ProbeKind::Iter { .. } = &p.kind {
                     iterators.push((objects.len(), p.name.clone()));
@@ -594,7 +581,7 @@ pub fn run(
                         _ => None,
                     }));
                 }
-                let user = matches!(p.kind, ProbeKind::Uprobe { .. } | ProbeKind::Usdt { .. });
+                let user = p.id.info().user_space();
                 user_probe.extend(a.objects.iter().map(|_| user));
                 objects.extend(a.objects);
                 continue;
@@ -970,7 +957,7 @@ fn only_begin_end(script: &CompiledScript) -> bool {
         .probes
         .iter()
         // `test:`/`bench:` probes run only in their modes, which end by themselves.
-        .all(|p| p.kind.is_special())
+        .all(|p| p.is_special())
 }
 
 /// The maps as bpftrace prints them at exit, empty ones included: an empty map is a blank

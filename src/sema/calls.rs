@@ -5,7 +5,6 @@
 //!
 //! Input/output: as `typeck`, whose expression walk calls into here.
 
-use super::context::ARGS_KINDS;
 use super::resolve::{Checker, Define, MacroFrame};
 use super::types::{AddrSpace, Type};
 use crate::builtins::{self, BuiltinId, CallCtx, Form, FuncId, ValueId};
@@ -102,7 +101,11 @@ impl Checker<'_> {
                     name,
                     args: &[],
                     arg_types: &[],
-                    probe: cx.kinds.first().copied().unwrap_or(ProbeKind::Begin),
+                    probe: cx
+                        .kinds
+                        .first()
+                        .copied()
+                        .unwrap_or(crate::kinds::OUTSIDE_PROBES),
                     context: &cx,
                     const_int: &ci,
                     const_str: &cs,
@@ -342,7 +345,7 @@ impl Checker<'_> {
         } else {
             b.name.to_string()
         };
-        if self.fn_ret.is_some() && b.probes != builtins::Probes::Any {
+        if self.fn_ret.is_some() && !matches!(b.probes, builtins::Probes::Any) {
             self.error(span, format!("{shown} cannot be used in a function"));
             return false;
         }
@@ -359,7 +362,7 @@ impl Checker<'_> {
         let which = if b.id == ValueId::Args {
             format!(
                 "probe types with args: {}",
-                builtins::Probes::Only(ARGS_KINDS).describe()
+                builtins::Probes::Only(crate::kinds::KindSet::Args).describe()
             )
         } else {
             format!("{shown} is available in {} probes", b.probes.describe())
@@ -654,7 +657,11 @@ impl Checker<'_> {
             name: b.name,
             args,
             arg_types: &ts,
-            probe: cx.kinds.first().copied().unwrap_or(ProbeKind::Begin),
+            probe: cx
+                .kinds
+                .first()
+                .copied()
+                .unwrap_or(crate::kinds::OUTSIDE_PROBES),
             context: &cx,
             const_int: &ci,
             const_str: &cs,

@@ -56,12 +56,7 @@ fn truthy(v: &str) -> Option<bool> {
 
 /// bpftrace's probe type name of a probe kind (`begin`/`end`/`self` are `special`).
 pub fn probe_type_name(kind: ProbeKind) -> &'static str {
-    match kind {
-        ProbeKind::Begin | ProbeKind::End | ProbeKind::SelfEvent => "special",
-        ProbeKind::Bench => "benchmark",
-        ProbeKind::AsyncWatchpoint => "watchpoint",
-        k => k.name(),
-    }
+    kind.info().type_name()
 }
 
 impl Checker<'_> {
@@ -222,19 +217,5 @@ impl Checker<'_> {
                 _ => d.to_string(),
             }),
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn special_probes_have_the_special_type() {
-        assert_eq!(probe_type_name(ProbeKind::Begin), "special");
-        assert_eq!(probe_type_name(ProbeKind::End), "special");
-        assert_eq!(probe_type_name(ProbeKind::Tracepoint), "tracepoint");
-        assert_eq!(probe_type_name(ProbeKind::Bench), "benchmark");
-        assert_eq!(probe_type_name(ProbeKind::Uretprobe), "uretprobe");
     }
 }

@@ -509,15 +509,8 @@ impl<'a> Checker<'a> {
                     self.kernel,
                     self.opts.max_strlen,
                     // Only these kinds read more when the probe uses `args`.
-                    exp.iter().any(|(k, ..)| {
-                        matches!(
-                            k,
-                            ProbeKind::Fentry
-                                | ProbeKind::Fexit
-                                | ProbeKind::Uprobe
-                                | ProbeKind::Uretprobe
-                        )
-                    }) && super::proto_cache::reads_args(self.program, probe),
+                    exp.iter().any(|(k, ..)| k.info().facts.args_on_use)
+                        && super::proto_cache::reads_args(self.program, probe),
                 )
             }
         };
@@ -632,10 +625,10 @@ impl<'a> Checker<'a> {
         targets: &[Target],
         facts: &[Fact],
     ) -> Grouping {
-        if matches!(kind, ProbeKind::Fentry | ProbeKind::Fexit) {
+        if kind.info().facts.btf_func {
             let facts: Vec<Fact> = facts
                 .iter()
-                .filter(|f| kind == ProbeKind::Fexit || !matches!(f, Fact::ReturnsScalar))
+                .filter(|f| kind.info().facts.retprobe || !matches!(f, Fact::ReturnsScalar))
                 .cloned()
                 .collect();
             // Nothing to tell targets apart by: one group, whatever their prototypes.
@@ -715,7 +708,7 @@ impl<'a> Checker<'a> {
 /// inside an instruction, a uretprobe), checked here so that nothing is loaded for a script
 /// that cannot run; binaries that cannot be read are left to the attach step.
 fn uprobe_site_errors(kind: ProbeKind, targets: &[Target], unsafe_mode: bool) -> Vec<String> {
-    let retprobe = kind == ProbeKind::Uretprobe;
+    let retprobe = kind.info().facts.retprobe;
     targets
         .iter()
         .filter_map(|t| match &t.kind {

@@ -21,7 +21,7 @@ use super::CheckedProbe;
 use crate::asm::isa::{Helper, ProgType};
 use crate::builtins::{BuiltinId, FuncId, ValueId};
 use crate::kernel::info::KernelInfo;
-use crate::syntax::ast::{Expr, ExprId, ExprKind, ProbeKind};
+use crate::syntax::ast::{Expr, ExprId, ExprKind};
 
 /// Byte offsets of `task_struct`'s `comm`, `pid` and `tgid`, when programs may read them
 /// through `bpf_get_current_task_btf()` (see [`KernelInfo::task_fields`]).
@@ -320,21 +320,20 @@ pub(super) fn finish(
         );
     }
     // `probe` tells the targets of a shared program apart by the BPF cookie.
-    let shared = points().any(|at| match at.kind {
-        ProbeKind::Kprobe | ProbeKind::Kretprobe | ProbeKind::Uprobe | ProbeKind::Uretprobe => true,
-        ProbeKind::Fentry | ProbeKind::Fexit => at.targets.len() > 1,
-        _ => false,
+    let shared = points().any(|at| {
+        let i = at.kind.info();
+        i.one_program_for_targets() || (i.facts.btf_func && at.targets.len() > 1)
     });
     if shared && used.contains(&BuiltinId::Value(ValueId::Probe)) {
         ask_helper(&mut g.env, &mut g.helpers, kernel, Helper::GetAttachCookie);
     }
-    let kprobes = points().any(|at| at.kind == ProbeKind::Kprobe);
+    let kprobes = points().any(|at| at.kind.info().kernel_entry_regs());
     if kprobes && used.contains(&BuiltinId::Value(ValueId::Func)) {
         g.env.kprobe_get_func_ip = kernel
             .btf(None)
             .map_or(true, |b| b.find_func("bpf_get_func_ip_kprobe").is_some());
     }
-    if points().any(|at| at.kind == ProbeKind::Fexit) {
+    if points().any(|at| at.kind.info().facts.btf_func && at.kind.info().facts.retprobe) {
         g.env.session_kfuncs = Some(match kernel.btf(None) {
             Ok(btf) => session_kfuncs(&btf),
             Err(e) => Err(format!("vmlinux BTF is unreadable: {e}")),

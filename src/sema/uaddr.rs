@@ -26,18 +26,13 @@ impl Checker<'_> {
     /// probes (bpftrace's words for the others).
     pub(super) fn elf_fact(&mut self, e: &Expr, v: crate::builtins::ValueId) -> Type {
         use crate::builtins::ValueId;
-        use crate::syntax::ast::ProbeKind as K;
         let name = if v == ValueId::ElfIsExe {
             "elf_is_exe"
         } else {
             "elf_info"
         };
         let kinds = &self.cx.kinds;
-        if kinds.is_empty()
-            || !kinds
-                .iter()
-                .all(|k| matches!(k, K::Uprobe | K::Uretprobe | K::Usdt))
-        {
+        if kinds.is_empty() || !kinds.iter().all(|k| k.info().user_space()) {
             let pt = kinds
                 .first()
                 .map_or("none", |k| super::config_read::probe_type_name(*k));

@@ -19,6 +19,9 @@
 //! checked program rather than calling back into its passes ([`NO_CALL_BACK`]), and it never
 //! asks the system about itself (`KernelInfo`, BTF, DWARF, syscalls): the checker asks once and
 //! the checked program carries the answers ([`KERNEL_RECORDS`], [`NO_KERNEL_QUESTIONS`]).
+//! A third keeps adding a probe kind local: a kind (`kinds::ProbeKind::X`) is named only in
+//! `src/kinds/` and in the kind's own per-layer files, named as its descriptor's file
+//! ([`KIND_NAMES_ALLOWED`] lists the exceptions).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -400,5 +403,164 @@ fn code_generation_does_not_ask_the_kernel() {
         "the code generator takes kernel facts from the checked program \
          (`CheckedProgram::env`, `sema::environment`):\n{}",
         bad.join("\n")
+    );
+}
+
+/// Files outside `src/kinds/` and the kinds' own per-layer files that may still name a probe
+/// kind, each with why. Keep it short: a kind set is a fact of the descriptors
+/// (`KindInfo::facts`), and per-kind behaviour is a hook in the kind's own file.
+const KIND_NAMES_ALLOWED: &[(&str, &str)] = &[];
+
+/// The probe kinds (`kinds::ProbeKind`'s variants) and the stem of their descriptor's file in
+/// `src/kinds/` (`kprobe` for `Kprobe` and `Kretprobe`), from the descriptors themselves
+/// (`kind: ProbeKind::X` in `src/kinds/STEM.rs`).
+fn kind_stems(root: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut files = Vec::new();
+    rust_files(&root.join("kinds"), &mut files);
+    for file in files {
+        let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&file).unwrap();
+        for line in code_lines(&text) {
+            if let Some(rest) = line.trim().strip_prefix("kind: ProbeKind::") {
+                out.insert(ident_at(rest).to_string(), stem.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Where `text` names a variant of `kinds::ProbeKind` (one of `kinds`): `ProbeKind::X` when
+/// the file's `ProbeKind` is the kind id (not the plan's attach data, `plan::ProbeKind`), the
+/// qualified `kinds::ProbeKind::X` (or its re-exports `ast::`/`attach::ProbeKind::X`), an
+/// alias of the kind id (`use … ProbeKind as K;` then `K::X`), and glob imports of the
+/// variants. Returns (line number, variant).
+fn kind_mentions(text: &str, kinds: &BTreeMap<String, String>) -> Vec<(usize, String)> {
+    let lines: Vec<&str> = code_lines(text).collect();
+    let plan_path = |l: &str| l.contains("plan::");
+    // What a bare `ProbeKind` is here: the plan's when the file imports the plan's, or
+    // defines it (`src/plan/mod.rs`).
+    let bare_is_plan = lines.iter().any(|l| {
+        let l = l.trim();
+        (l.starts_with("use ") && plan_path(l) && l.contains("ProbeKind") && !l.contains(" as "))
+            || l.starts_with("pub enum ProbeKind")
+    });
+    let mut names: Vec<String> = Vec::new();
+    if !bare_is_plan {
+        names.push("ProbeKind".into());
+    }
+    for prefix in ["kinds::", "ast::", "attach::"] {
+        names.push(format!("{prefix}ProbeKind"));
+    }
+    for l in &lines {
+        if let Some(i) = l.find("ProbeKind as ") {
+            let alias = ident_at(&l[i + "ProbeKind as ".len()..]);
+            if !plan_path(l) && !alias.is_empty() {
+                names.push(alias.to_string());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (n, l) in lines.iter().enumerate() {
+        if l.contains("ProbeKind::*") && !plan_path(l) {
+            out.push((n + 1, "*".to_string()));
+        }
+        for name in &names {
+            let pat = format!("{name}::");
+            let mut from = 0;
+            while let Some(i) = l[from..].find(&pat) {
+                let at = from + i;
+                from = at + pat.len();
+                // `crate::plan::ProbeKind::X` and `RunKind::X` are the plan's; `XProbeKind::`
+                // is another name.
+                let before = &l[..at];
+                let joined = before.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+                if joined || (name == "ProbeKind" && before.ends_with("plan::")) {
+                    continue;
+                }
+                let variant = ident_at(&l[from..]);
+                if kinds.contains_key(variant) {
+                    out.push((n + 1, variant.to_string()));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_kind_mention_detector_tells_kind_ids_from_the_plans_attach_data() {
+    let kinds: BTreeMap<String, String> = [("Kprobe", "kprobe"), ("Begin", "begin_end")]
+        .iter()
+        .map(|(k, s)| (k.to_string(), s.to_string()))
+        .collect();
+    let ids =
+        "use crate::syntax::ast::ProbeKind;\nfn f(k: ProbeKind) -> bool { k == ProbeKind::Kprobe }";
+    assert_eq!(kind_mentions(ids, &kinds), [(2, "Kprobe".to_string())]);
+    let plan =
+        "use crate::plan::{ProbeKind, ProbeSpec};\nmatch k { ProbeKind::Kprobe { .. } => 1 }";
+    assert!(kind_mentions(plan, &kinds).is_empty());
+    let alias = "    use crate::syntax::ast::ProbeKind as K;\n    matches!(k, K::Begin)";
+    assert_eq!(kind_mentions(alias, &kinds), [(2, "Begin".to_string())]);
+    let qualified =
+        "use crate::plan::ProbeKind;\nlet k = crate::kinds::ProbeKind::Begin; // ProbeKind::Kprobe";
+    assert_eq!(kind_mentions(qualified, &kinds), [(2, "Begin".to_string())]);
+    assert_eq!(
+        kind_mentions("    use ProbeKind::*;", &kinds),
+        [(1, "*".to_string())]
+    );
+}
+
+/// Adding a probe kind touches its descriptor (`src/kinds/K.rs` and its line in `KINDS`) and,
+/// in each layer where it behaves differently, its own file there (`…/K.rs`, named as its
+/// descriptor's file) and that layer's table line: no central `match` or list names kinds.
+#[test]
+fn probe_kinds_are_named_only_in_their_own_files() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let kinds = kind_stems(&root);
+    assert!(
+        kinds.len() >= 20 && kinds.contains_key("Kretprobe") && kinds["Kretprobe"] == "kprobe",
+        "the descriptors were not found: {kinds:?}"
+    );
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    files.sort();
+    let mut bad = Vec::new();
+    let mut allowed_used = BTreeSet::new();
+    for file in &files {
+        let rel = file.strip_prefix(&root).unwrap();
+        let rel_s = rel.to_string_lossy().replace('\\', "/");
+        if rel_s.starts_with("kinds/") {
+            continue;
+        }
+        let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(file).unwrap();
+        for (line, variant) in kind_mentions(&text, &kinds) {
+            if kinds.get(&variant) == Some(&stem) {
+                continue;
+            }
+            if let Some((f, _)) = KIND_NAMES_ALLOWED.iter().find(|(f, _)| *f == rel_s) {
+                allowed_used.insert(*f);
+                continue;
+            }
+            bad.push(format!("src/{rel_s}:{line}: ProbeKind::{variant}"));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "a probe kind named outside src/kinds/ and its own per-layer files: make the kind set a \
+         fact of the descriptors (`KindInfo::facts`, `KindSet`) or the behaviour a hook in the \
+         kind's own file (`…/{{stem}}.rs` and the layer's table):\n{}",
+        bad.join("\n")
+    );
+    let stale: Vec<_> = KIND_NAMES_ALLOWED
+        .iter()
+        .filter(|(f, _)| !allowed_used.contains(f))
+        .map(|(f, why)| format!("{f} ({why})"))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "allowed files that no longer name a kind (remove them from KIND_NAMES_ALLOWED):\n{}",
+        stale.join("\n")
     );
 }

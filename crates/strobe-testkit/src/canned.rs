@@ -181,10 +181,26 @@ r6 += 1
 fn probe(name: &str, kind: ProbeKind, template: Template) -> ProbeSpec {
     ProbeSpec {
         name: name.into(),
+        id: kind_id(&kind),
         kind,
         template,
         multi_template: None,
     }
+}
+
+/// The probe kind of the attach plans these scripts use, by its name in the kind table.
+fn kind_id(kind: &ProbeKind) -> strobe::kinds::ProbeKind {
+    let name = match kind {
+        ProbeKind::Begin => "begin",
+        ProbeKind::Interval { .. } => "interval",
+        ProbeKind::Tracepoint { .. } => "tracepoint",
+        ProbeKind::RawTracepoint { .. } => "rawtracepoint",
+        ProbeKind::Uprobe {
+            retprobe: false, ..
+        } => "uprobe",
+        other => unimplemented!("no canned script attaches {other:?}"),
+    };
+    strobe::kinds::ProbeKind::from_name(name).expect("a kind in the table")
 }
 
 /// `BEGIN { printf("hello\n"); exit(); }`

@@ -78,15 +78,10 @@ pub fn cached_maps(
     // within bpftrace 0.17's instruction counts (`tests/lower_golden/sizes.txt`), which the
     // cache's ~60 instructions would pass.
     let traced = |i: usize| {
-        cp.probes.iter().filter(|p| p.index == i).all(|p| {
-            p.attach.iter().all(|at| {
-                matches!(
-                    at.kind,
-                    crate::syntax::ast::ProbeKind::Tracepoint
-                        | crate::syntax::ast::ProbeKind::RawTracepoint
-                )
-            })
-        })
+        cp.probes
+            .iter()
+            .filter(|p| p.index == i)
+            .all(|p| p.attach.iter().all(|at| at.kind.info().facts.agg_cache))
     };
     let sites_fit = |name: &str| {
         uses.updates

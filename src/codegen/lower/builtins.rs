@@ -57,17 +57,12 @@ pub(crate) fn pid_tid(
 /// The index of the target this run of the probe is for, in the attach point's target table
 /// (the `probe` builtin's low half).
 pub(crate) fn target_index(lw: &mut Lower<'_>, e: &Expr) -> Result<Value, LowerError> {
-    use crate::syntax::ast::ProbeKind as K;
     // kprobes and uprobes share one program among their targets (kprobe_multi,
     // uprobe_multi or one perf event each, `loader::multi`), which tells them apart by
     // the BPF cookie it gives each target: its index (5.15+; 0 through the ioctl
     // fallback of older kernels, which have no cookies).
     // fentry/fexit lowered for a kprobe_multi group (`loader::attach_fentry`) likewise.
-    let shared = lw.shared_fentry
-        || matches!(
-            lw.probe_kind,
-            K::Kprobe | K::Kretprobe | K::Uprobe | K::Uretprobe
-        );
+    let shared = lw.shared_fentry || lw.probe_kind.info().one_program_for_targets();
     let no_cookie = shared
         && lw
             .cp
@@ -217,16 +212,7 @@ pub(crate) fn lower_value(
         // user mode. Profile/perf contexts start with the interrupted `pt_regs`.
         // BEGIN/END run from user space in bpftrace (a uprobe on its own trigger function);
         // strobe runs them with BPF_PROG_TEST_RUN, which has no registers to read.
-        ValueId::Usermode
-            if matches!(
-                lw.probe_kind,
-                crate::syntax::ast::ProbeKind::Begin
-                    | crate::syntax::ast::ProbeKind::End
-                    | crate::syntax::ast::ProbeKind::SelfEvent
-            ) =>
-        {
-            Value::Imm(1)
-        }
+        ValueId::Usermode if lw.probe_kind.info().special() => Value::Imm(1),
         ValueId::Usermode => {
             let cs = ctx_load(lw, pt_regs("reg", "cs"), IntTy::U64);
             let low = crate::codegen::emit::arith::binop(
@@ -380,7 +366,9 @@ pub(crate) fn lower_arg(
             let it = int_ty(t).unwrap_or(IntTy::U64);
             Ok(Val::Int(bi::ctx_u64(&mut lw.b, i as u32, it), it))
         }
-        ArgsSource::Regs if lw.probe_kind == crate::syntax::ast::ProbeKind::Uprobe => {
+        ArgsSource::Regs
+            if lw.probe_kind.info().user_space() && !lw.probe_kind.info().facts.retprobe =>
+        {
             let i = user_param_index(lw, name).ok_or_else(|| {
                 LowerError::unsupported(format!("uprobe argument `{name}`"), e.span)
             })?;
@@ -522,15 +510,16 @@ fn kprobe_has_get_func_ip(lw: &Lower<'_>) -> bool {
 /// `func`: the probed function — its address, printed as a symbol (kprobe: `bpf_get_func_ip`;
 /// uprobe: the instruction pointer at entry).
 fn func(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, LowerError> {
-    use crate::syntax::ast::ProbeKind as K;
-    match (lw.probe_kind, t) {
-        (K::Uprobe, Type::USym) => {
+    let i = lw.probe_kind.info();
+    let symbol = i.facts.func_symbol;
+    match t {
+        Type::USym if symbol && i.user_space() && !i.facts.retprobe => {
             let ip = ctx_load(lw, pt_regs("ip", ""), IntTy::U64);
             usym(lw, e, ip)
         }
         // A uretprobe fires after the `ret`: its saved ip is the caller's. bpf_get_func_ip
         // gives the probed function's address (uprobes: 6.6+; bpftrace uses it there too).
-        (K::Uretprobe, Type::USym) => {
+        Type::USym if symbol && i.user_space() => {
             let ctx = lw.b.ctx();
             let ip = lw.b.call(
                 crate::asm::isa::Helper::GetFuncIp,
@@ -543,7 +532,7 @@ fn func(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, LowerError> {
         // and the ftrace-based kprobe all set `regs->ip = addr + 1` before calling the BPF
         // program (arch/x86/kernel/kprobes/{core,opt,ftrace}.c). The kretprobe's saved ip is
         // its trampoline, so kretprobes keep the helper (and are refused there).
-        (K::Kprobe, _) if !kprobe_has_get_func_ip(lw) => {
+        _ if i.kernel_entry_regs() && !kprobe_has_get_func_ip(lw) => {
             let r = lw.b.vreg();
             let ctx = lw.b.ctx();
             lw.b.load(Size::Dw, r, ctx, pt_regs("ip", ""));
@@ -552,7 +541,7 @@ fn func(lw: &mut Lower<'_>, e: &Expr, t: &Type) -> Result<Val, LowerError> {
         }
         // bpf_get_func_ip: the probed function's address for kprobes (5.15+) and, from the
         // trampoline's saved ip, for fentry/fexit (5.15+); older kernels refuse the load.
-        (K::Kprobe | K::Kretprobe | K::Fentry | K::Fexit, _) => {
+        _ if symbol && !i.user_space() => {
             let ctx = lw.b.ctx();
             let ip = lw.b.call(
                 crate::asm::isa::Helper::GetFuncIp,
@@ -574,7 +563,6 @@ pub(crate) fn uaddr_relocated(
     sym_addr: u64,
     span: crate::diag::Span,
 ) -> Result<Val, LowerError> {
-    use crate::syntax::ast::ProbeKind as K;
     let anchor = match lw.user_anchors.as_slice() {
         [Some(a)] => *a,
         _ => {
@@ -586,7 +574,7 @@ pub(crate) fn uaddr_relocated(
             })
         }
     };
-    let ip = if lw.probe_kind == K::Uretprobe {
+    let ip = if lw.probe_kind.info().facts.retprobe {
         let ctx = lw.b.ctx();
         let r = lw.b.call(
             crate::asm::isa::Helper::GetFuncIp,

@@ -92,8 +92,8 @@ pub(crate) fn uaddr(lw: &mut Lower<'_>, e: &Expr, args: &[Expr]) -> Result<Val, 
             span: e.span,
         });
     };
-    use crate::syntax::ast::ProbeKind as K;
-    let uprobe = matches!(lw.probe_kind, K::Uprobe | K::Uretprobe);
+    let i = lw.probe_kind.info();
+    let uprobe = i.user_space() && i.facts.func_symbol;
     if !uprobe || !s.relocatable {
         return Ok(Val::Int(Value::Imm(s.address as i64), IntTy::U64));
     }

@@ -272,12 +272,7 @@ pub(crate) fn lower_stmt(lw: &mut Lower<'_>, s: &Stmt) -> Result<(), LowerError>
         }
         // A `test:`/`bench:` probe's value is its verdict: non-zero fails a test and skips
         // a benchmark (bpftrace's rule), so it becomes the program's return value.
-        StmtKind::Return(Some(value))
-            if matches!(
-                lw.probe_kind,
-                crate::syntax::ast::ProbeKind::Test | crate::syntax::ast::ProbeKind::Bench
-            ) =>
-        {
+        StmtKind::Return(Some(value)) if lw.probe_kind.info().facts.verdict => {
             let v = lower_expr(lw, value)?;
             lw.b.set_span(s.span);
             match v.value() {

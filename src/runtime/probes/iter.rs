@@ -39,7 +39,7 @@ pub fn attach(
         }
     }
     let prog = super::load_program_with(probe, 0, ctx, |o| {
-        o.expected_attach_type = probe.kind.kind().load_types().1;
+        o.expected_attach_type = probe.id.load_types().1;
         o.attach_btf_id = btf_id;
     })?;
     let link = Link::create(

@@ -225,7 +225,7 @@ pub fn attach(probe: &ProbeSpec, ctx: &AttachContext<'_>) -> Result<Attachment, 
             ctx,
         ),
         ProbeKind::Iter { btf_id, .. } => iter::attach(probe, *btf_id, ctx),
-        ProbeKind::Unsupported { what, .. } => Err(ProbeError::Unsupported {
+        ProbeKind::Unsupported { what } => Err(ProbeError::Unsupported {
             probe: probe.name.clone(),
             what: what.clone(),
         }),
@@ -274,7 +274,7 @@ pub(crate) fn load_program_with(
         probe: probe.name.clone(),
         source,
     })?;
-    let mut o = ProgLoadOptions::new(probe.kind.prog_type(), &insns);
+    let mut o = ProgLoadOptions::new(probe.prog_type(), &insns);
     o.name = &probe.template.name;
     o.license = &probe.template.license;
     o.log_size = ctx.log_size;

@@ -2,7 +2,9 @@
 //! the prototype's shapes (where each argument and the return value sit in the context),
 //! converted once per distinct prototype ([`super::super::proto_cache`]).
 
-use super::{Btf, BtfClass, FactClass, TargetArgs};
+use super::{
+    Btf, BtfClass, FactClass, Hooks, ProbeContext, ProbeKind, Read, TargetArgs, TargetKind,
+};
 use crate::sema::proto_cache::ProtoCache;
 use std::sync::Arc;
 
@@ -40,4 +42,34 @@ pub(super) fn args(
         .or_else(|| btf.find_func(func))
         .ok_or_else(|| format!("no BTF for function {func}"))?;
     protos.func_args(btf, module, id, name, convert)
+}
+
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::Fentry, ProbeKind::Fexit],
+    target_args,
+};
+
+/// A BTF function's parameters and return type; `fentry:bpf:` targets have no `args`
+/// (bpftrace has none for these either).
+fn target_args(_: &mut ProbeContext, r: &mut Read<'_>) -> Result<TargetArgs, String> {
+    match &r.t.kind {
+        TargetKind::KernelFunc {
+            module,
+            func,
+            btf_id,
+            ..
+        } => {
+            let b = r.btf(module.as_deref())?;
+            args(
+                r.protos,
+                &b,
+                module.as_deref(),
+                func,
+                *btf_id,
+                &r.t.name,
+                r.uses_args,
+            )
+        }
+        _ => Ok(r.plain()),
+    }
 }

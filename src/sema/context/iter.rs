@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::{btf_to_type, AddrSpace, Btf, TargetArgs, Type};
+use super::{btf_to_type, AddrSpace, Btf, Hooks, ProbeContext, ProbeKind, Read, TargetArgs, Type};
 
 /// The target's arguments (its BTF function id) and the type of `ctx`'s object, if known.
 pub(super) fn args(target: &str, btf: Option<Arc<Btf>>) -> (TargetArgs, Option<Type>) {
@@ -23,4 +23,16 @@ pub(super) fn args(target: &str, btf: Option<Arc<Btf>>) -> (TargetArgs, Option<T
         ..TargetArgs::default()
     };
     (args, ctx)
+}
+
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::Iter],
+    target_args,
+};
+
+/// The iterator's context fields; its typed `ctx` goes to the probe's context.
+fn target_args(cx: &mut ProbeContext, r: &mut Read<'_>) -> Result<TargetArgs, String> {
+    let (args, ctx) = args(&r.t.name, r.btf(None).ok());
+    cx.iter_ctx_set(ctx);
+    Ok(args)
 }

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use super::{btf_to_type, AddrSpace, Btf, TargetArgs, Type};
+use super::{
+    btf_to_type, AddrSpace, Btf, Hooks, ProbeContext, ProbeKind, Read, TargetArgs, TargetKind, Type,
+};
 
 pub(super) fn kretprobe_args(
     target: &str,
@@ -23,4 +25,24 @@ pub(super) fn kretprobe_args(
         retval: Some(retval),
         ..TargetArgs::default()
     }
+}
+
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::Kprobe, ProbeKind::Kretprobe],
+    target_args,
+};
+
+/// A kretprobe's `retval` type; a kprobe's registers only.
+fn target_args(_: &mut ProbeContext, r: &mut Read<'_>) -> Result<TargetArgs, String> {
+    Ok(match &r.t.kind {
+        TargetKind::KernelFunc { module, func, .. } if r.kind.info().facts.retprobe => {
+            kretprobe_args(
+                &r.t.name,
+                r.btf(module.as_deref()).ok(),
+                module.as_deref(),
+                func,
+            )
+        }
+        _ => r.plain(),
+    })
 }

@@ -28,40 +28,70 @@ use crate::kernel::tracefs::{Field, FieldLayout};
 use crate::syntax::ast::ProbeKind;
 use crate::template::{TargetProto, TypeClass as FactClass};
 
-// The four lists below are the kind table's `Context` (`crate::kinds::KindInfo::context`) in
-// the order messages name them (`retval` is only available in: fexit, kretprobe, uretprobe); a
-// test checks that they agree with the table.
+/// What reading one target's arguments has at hand.
+struct Read<'a> {
+    kind: ProbeKind,
+    t: &'a Target,
+    kernel: &'a dyn KernelInfo,
+    max_strlen: usize,
+    protos: &'a mut super::proto_cache::ProtoCache,
+    /// The probe reads `args` or `retval` ([`ProbeContext::build`]).
+    uses_args: bool,
+}
 
-/// Probe kinds that have `args`.
-pub const ARGS_KINDS: &[ProbeKind] = &[
-    ProbeKind::Tracepoint,
-    ProbeKind::RawTracepoint,
-    ProbeKind::Fentry,
-    ProbeKind::Fexit,
-    ProbeKind::Uprobe,
-];
+impl Read<'_> {
+    fn btf(&self, module: Option<&str>) -> Result<Arc<Btf>, String> {
+        self.kernel.btf(module).map_err(|e| e.to_string())
+    }
 
-/// Probe kinds that have `retval`.
-pub const RETVAL_KINDS: &[ProbeKind] =
-    &[ProbeKind::Fexit, ProbeKind::Kretprobe, ProbeKind::Uretprobe];
+    /// What kinds whose programs see only registers have: no `args`, `retval` the raw
+    /// return register.
+    fn plain(&self) -> TargetArgs {
+        TargetArgs {
+            name: self.t.name.clone(),
+            retval: Some(Type::U64),
+            ..TargetArgs::default()
+        }
+    }
+}
 
-/// Probe kinds that have `arg0`…`argN`.
-pub const ARGN_KINDS: &[ProbeKind] = &[
-    ProbeKind::Kprobe,
-    ProbeKind::Uprobe,
-    ProbeKind::Usdt,
-    ProbeKind::RawTracepoint,
-];
+/// How a kind reads its targets' arguments, from the kind's file here.
+struct Hooks {
+    /// The kinds it is for (none: [`PLAIN`], any kind without a file here).
+    kinds: &'static [ProbeKind],
+    /// One target's arguments (an error: why they could not be read).
+    target_args: fn(&mut ProbeContext, &mut Read<'_>) -> Result<TargetArgs, String>,
+}
 
-/// Probe kinds that have `func`.
-pub const FUNC_KINDS: &[ProbeKind] = &[
-    ProbeKind::Kprobe,
-    ProbeKind::Kretprobe,
-    ProbeKind::Uprobe,
-    ProbeKind::Uretprobe,
-    ProbeKind::Fentry,
-    ProbeKind::Fexit,
-    ProbeKind::Usdt,
+/// Kinds whose programs see only registers (or nothing): [`Read::plain`].
+const PLAIN: Hooks = Hooks {
+    kinds: &[],
+    target_args: |_, r| Ok(r.plain()),
+};
+
+/// The readers, one per kind in [`crate::kinds::KINDS`]' order.
+const READERS: [&Hooks; crate::kinds::KINDS.len()] = [
+    &PLAIN,
+    &PLAIN,
+    &PLAIN,
+    &PLAIN,
+    &PLAIN,
+    &kprobe::HOOKS,
+    &kprobe::HOOKS,
+    &uprobe::HOOKS,
+    &uprobe::HOOKS,
+    &PLAIN,
+    &tracepoint::HOOKS,
+    &rawtracepoint::HOOKS,
+    &fentry::HOOKS,
+    &fentry::HOOKS,
+    &PLAIN,
+    &PLAIN,
+    &PLAIN,
+    &PLAIN,
+    &PLAIN,
+    &PLAIN,
+    &iter::HOOKS,
 ];
 
 /// One target's arguments.
@@ -132,29 +162,18 @@ impl ProbeContext {
                         cx.user_binaries.push(path.clone());
                     }
                 }
-                let r = match (&t.kind, kind) {
-                    (
-                        TargetKind::User {
-                            path,
-                            func,
-                            offset: None | Some(0),
-                            ..
-                        },
-                        ProbeKind::Uprobe | ProbeKind::Uretprobe,
-                    ) if uses_args && !func.is_empty() => {
-                        match uprobe::args(path, func, &t.name, *kind) {
-                            // Without DWARF a uretprobe's retval is the raw register.
-                            Err(_) if *kind == ProbeKind::Uretprobe => {
-                                cx.target_args(*kind, t, kernel, max_strlen, &mut protos, uses_args)
-                            }
-                            r => r.map(Some),
-                        }
-                    }
-                    _ => cx.target_args(*kind, t, kernel, max_strlen, &mut protos, uses_args),
+                let mut read = Read {
+                    kind: *kind,
+                    t,
+                    kernel,
+                    max_strlen,
+                    protos: &mut protos,
+                    uses_args,
                 };
-                match r {
-                    Ok(Some(a)) => cx.targets.push(a),
-                    Ok(None) => {}
+                let hooks = READERS[*kind as usize];
+                debug_assert!(hooks.kinds.is_empty() || hooks.kinds.contains(kind));
+                match (hooks.target_args)(&mut cx, &mut read) {
+                    Ok(a) => cx.targets.push(a),
                     Err(why) => {
                         cx.unreadable.push((t.name.clone(), why.clone()));
                         cx.targets.push(TargetArgs {
@@ -169,96 +188,11 @@ impl ProbeContext {
         cx
     }
 
-    fn iter_ctx_set(&mut self, t: Option<Type>) {
+    pub(super) fn iter_ctx_set(&mut self, t: Option<Type>) {
         if let Some(t) = t {
             self.iter_ctx
                 .get_or_insert(Type::ptr_to(t, AddrSpace::Kernel));
         }
-    }
-
-    fn target_args(
-        &mut self,
-        kind: ProbeKind,
-        t: &Target,
-        kernel: &dyn KernelInfo,
-        max_strlen: usize,
-        protos: &mut super::proto_cache::ProtoCache,
-        uses_args: bool,
-    ) -> Result<Option<TargetArgs>, String> {
-        let btf = |m: Option<&str>| -> Result<Arc<Btf>, String> {
-            kernel.btf(m).map_err(|e| e.to_string())
-        };
-        // Kinds whose programs see only registers: `retval` is the raw return register.
-        let plain = || TargetArgs {
-            name: t.name.clone(),
-            retval: Some(Type::U64),
-            ..TargetArgs::default()
-        };
-        Ok(Some(match kind {
-            ProbeKind::Fentry | ProbeKind::Fexit => match &t.kind {
-                TargetKind::KernelFunc {
-                    module,
-                    func,
-                    btf_id,
-                    ..
-                } => {
-                    let b = btf(module.as_deref())?;
-                    fentry::args(
-                        protos,
-                        &b,
-                        module.as_deref(),
-                        func,
-                        *btf_id,
-                        &t.name,
-                        uses_args,
-                    )?
-                }
-                // `fentry:bpf:`: no `args` (bpftrace has none for these either).
-                _ => plain(),
-            },
-            ProbeKind::Kretprobe => match &t.kind {
-                TargetKind::KernelFunc { module, func, .. } => kprobe::kretprobe_args(
-                    &t.name,
-                    btf(module.as_deref()).ok(),
-                    module.as_deref(),
-                    func,
-                ),
-                _ => plain(),
-            },
-            ProbeKind::Tracepoint => match &t.kind {
-                TargetKind::Tracepoint { category, name } => {
-                    tracepoint::args(&t.name, kernel, category, name, max_strlen)?
-                }
-                _ => plain(),
-            },
-            ProbeKind::RawTracepoint => match &t.kind {
-                TargetKind::RawTracepoint { module, name } => {
-                    let b = btf(module.as_deref())?;
-                    rawtracepoint::args(&t.name, &b, module.as_deref(), name)?
-                }
-                _ => plain(),
-            },
-            ProbeKind::Iter => {
-                let (args, ctx) = iter::args(&t.name, btf(None).ok());
-                self.iter_ctx_set(ctx);
-                args
-            }
-            ProbeKind::Begin
-            | ProbeKind::End
-            | ProbeKind::SelfEvent
-            | ProbeKind::Test
-            | ProbeKind::Bench
-            | ProbeKind::Kprobe
-            | ProbeKind::Uprobe
-            | ProbeKind::Uretprobe
-            | ProbeKind::Usdt
-            | ProbeKind::Profile
-            | ProbeKind::Interval
-            | ProbeKind::Software
-            | ProbeKind::Hardware
-            | ProbeKind::Watchpoint
-            | ProbeKind::AsyncWatchpoint => plain(),
-        }))
     }
 
     /// `args.NAME` across all targets.
@@ -314,13 +248,11 @@ impl ProbeContext {
 
     /// `func`'s type for the probe's first kind.
     pub fn func_type(&self) -> Type {
-        match self.kinds.first() {
-            Some(ProbeKind::Uprobe | ProbeKind::Uretprobe) => Type::USym,
-            // fentry/fexit clones share one program: the name comes from bpf_get_func_ip at
-            // run time, symbolized like a kprobe's.
-            Some(
-                ProbeKind::Kprobe | ProbeKind::Kretprobe | ProbeKind::Fentry | ProbeKind::Fexit,
-            ) => Type::KSym,
+        // fentry/fexit clones share one program: the name comes from bpf_get_func_ip at
+        // run time, symbolized like a kprobe's.
+        match self.kinds.first().map(|k| k.info()) {
+            Some(i) if i.facts.func_symbol && i.user_space() => Type::USym,
+            Some(i) if i.facts.func_symbol => Type::KSym,
             _ => Type::Str { size: 128 },
         }
     }
@@ -331,23 +263,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn context_lists_agree_with_the_kind_table() {
-        type Has = fn(&crate::kinds::Context) -> bool;
-        let lists: [(&str, &[ProbeKind], Has); 4] = [
-            ("args", ARGS_KINDS, |c| c.args),
-            ("argN", ARGN_KINDS, |c| c.argn),
-            ("retval", RETVAL_KINDS, |c| c.retval),
-            ("func", FUNC_KINDS, |c| c.func),
-        ];
-        for (what, list, has) in lists {
-            for k in ProbeKind::all() {
-                assert_eq!(
-                    list.contains(&k),
-                    has(&k.info().context),
-                    "{what} of {}: the list and the kind table disagree",
-                    k.name()
-                );
-            }
+    fn the_reader_table_has_one_entry_per_kind_in_order() {
+        for (i, k) in crate::kinds::KINDS.iter().enumerate() {
+            let h = READERS[i];
+            assert!(
+                h.kinds.is_empty() || h.kinds.contains(&k.kind),
+                "{} is out of place",
+                k.name
+            );
         }
     }
 }

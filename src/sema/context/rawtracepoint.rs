@@ -1,7 +1,9 @@
 //! rawtracepoint: the arguments of BTF's `btf_trace_<name>` (after the `void *__data` the
 //! kernel passes internally), named and typed.
 
-use super::{btf_to_type, AddrSpace, Btf, TargetArgs};
+use super::{
+    btf_to_type, AddrSpace, Btf, Hooks, ProbeContext, ProbeKind, Read, TargetArgs, TargetKind,
+};
 
 pub(super) fn args(
     target: &str,
@@ -25,4 +27,19 @@ pub(super) fn args(
         ),
         ..TargetArgs::default()
     })
+}
+
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::RawTracepoint],
+    target_args,
+};
+
+fn target_args(_: &mut ProbeContext, r: &mut Read<'_>) -> Result<TargetArgs, String> {
+    match &r.t.kind {
+        TargetKind::RawTracepoint { module, name } => {
+            let b = r.btf(module.as_deref())?;
+            args(&r.t.name, &b, module.as_deref(), name)
+        }
+        _ => Ok(r.plain()),
+    }
 }

@@ -1,7 +1,10 @@
 //! tracepoint: `args` are the fields of the event's tracefs format, typed (strings, arrays,
 //! enums by BTF, pointers to BTF structs); the fields themselves travel on for their offsets.
 
-use super::{btf_to_type, AddrSpace, Btf, Field, FieldLayout, KernelInfo, TargetArgs, Type};
+use super::{
+    btf_to_type, AddrSpace, Btf, Field, FieldLayout, Hooks, KernelInfo, ProbeContext, ProbeKind,
+    Read, TargetArgs, TargetKind, Type,
+};
 
 /// The arguments of tracepoint `category:name` (target `target`).
 pub(super) fn args(
@@ -134,4 +137,18 @@ fn tracepoint_field_type(
         }
     }
     Some(if t == "bool" { Type::Bool } else { scalar })
+}
+
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::Tracepoint],
+    target_args,
+};
+
+fn target_args(_: &mut ProbeContext, r: &mut Read<'_>) -> Result<TargetArgs, String> {
+    match &r.t.kind {
+        TargetKind::Tracepoint { category, name } => {
+            args(&r.t.name, r.kernel, category, name, r.max_strlen)
+        }
+        _ => Ok(r.plain()),
+    }
 }

@@ -1,7 +1,9 @@
 //! uprobe/uretprobe: a function's parameters (`args`) and return type (`retval`) from the
 //! binary's DWARF.
 
-use super::{btf_to_type, AddrSpace, ProbeKind, TargetArgs, Type};
+use super::{
+    btf_to_type, AddrSpace, Hooks, ProbeContext, ProbeKind, Read, TargetArgs, TargetKind, Type,
+};
 
 /// A uprobe target's parameters (`args`) and return type (`retval`) from the binary's DWARF.
 pub(super) fn args(
@@ -21,7 +23,7 @@ pub(super) fn args(
         name: name.to_string(),
         ..TargetArgs::default()
     };
-    if kind == ProbeKind::Uprobe {
+    if !kind.info().facts.retprobe {
         let args = f.params.iter().map(|p| {
             let ty = btf_to_type(&btf, Some(&module), p.type_id, AddrSpace::User)
                 // A struct or union passed by value is in registers or on the stack in ways
@@ -34,4 +36,26 @@ pub(super) fn args(
     out.retval = btf_to_type(&btf, Some(&module), f.ret, AddrSpace::User)
         .filter(|t| t.is_scalar() || matches!(t, Type::Pointer { .. }));
     Ok(out)
+}
+
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::Uprobe, ProbeKind::Uretprobe],
+    target_args,
+};
+
+/// DWARF's prototype when the probe uses `args`/`retval` at a function's entry; without
+/// DWARF a uretprobe's retval is the raw register.
+fn target_args(_: &mut ProbeContext, r: &mut Read<'_>) -> Result<TargetArgs, String> {
+    match &r.t.kind {
+        TargetKind::User {
+            path,
+            func,
+            offset: None | Some(0),
+            ..
+        } if r.uses_args && !func.is_empty() => match args(path, func, &r.t.name, r.kind) {
+            Err(_) if r.kind.info().facts.retprobe => Ok(r.plain()),
+            a => a,
+        },
+        _ => Ok(r.plain()),
+    }
 }

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 use super::super::kernel::info::{KernelInfo, KernelInfoError, UsdtNote};
 use crate::btf::{Glob, Kind, TypeKind};
-use crate::syntax::ast::{AttachPoint, AttachSpec, ProbeKind};
+use crate::syntax::ast::{AttachPoint, AttachSpec};
 use crate::syntax::attach::{glob_match, has_wildcard};
 
 mod fentry;
@@ -243,9 +243,9 @@ fn binaries(k: &dyn KernelInfo, probe: &str, target: &str) -> Result<Vec<PathBuf
 }
 
 fn canonical_other(ap: &AttachPoint) -> String {
-    match ap.kind {
-        ProbeKind::Begin => "BEGIN".into(),
-        ProbeKind::End => "END".into(),
-        _ => ap.raw.clone(),
+    if ap.kind.info().facts.whole_run {
+        ap.kind.name().to_ascii_uppercase()
+    } else {
+        ap.raw.clone()
     }
 }

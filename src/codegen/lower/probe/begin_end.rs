@@ -1,34 +1,43 @@
-//! `begin`/`end` and the other kinds the runtime runs itself (`self:signal:…`, `test:`,
-//! `bench:`): their attach plans. Their programs read no context (`args` is none).
+//! `begin`/`end`: their attach plans, which the runtime runs itself. Their programs read no
+//! context (`args` is none).
 
-use super::{mismatch, Input, LowerError, RunKind};
+use super::{mismatch, Hooks, Input, LowerError, RunKind};
 use crate::syntax::ast::ProbeKind;
-use crate::syntax::attach::AttachSpec;
 
-pub(super) fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::Begin, ProbeKind::End],
+    plan,
+    ..Hooks::PLAIN
+};
+
+fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
     Ok(Some(match i.at.kind {
         ProbeKind::Begin => RunKind::Begin,
         ProbeKind::End => RunKind::End,
-        ProbeKind::Test | ProbeKind::Bench => {
-            let AttachSpec::Named { name, .. } = i.spec else {
-                return mismatch(i);
-            };
-            let name = name.clone();
-            if i.at.kind == ProbeKind::Test {
-                RunKind::Test { name }
-            } else {
-                RunKind::Bench { name }
-            }
-        }
-        ProbeKind::SelfEvent => {
-            let AttachSpec::Named { name, .. } = i.spec else {
-                return mismatch(i);
-            };
-            match crate::builtins::signal_number(name) {
-                Some(n) => RunKind::Signal { signal: n as i32 },
-                None => return i.unsupported(&format!("the signal `{name}`")),
-            }
-        }
         _ => return mismatch(i),
     }))
+}
+
+/// A BEGIN program that only records the start time for `elapsed` (scripts without BEGIN).
+pub(crate) fn start_only_begin(index: usize) -> Result<crate::plan::ProbeSpec, LowerError> {
+    let mut b = crate::codegen::Builder::new();
+    super::super::elapsed::record_start(&mut b);
+    b.exit(0);
+    let opts = crate::codegen::FinishOptions {
+        name: super::prog_name(0, index),
+        attach: crate::template::AttachKind::Runtime(ProbeKind::Begin),
+        arming_guard: false,
+    };
+    let c = crate::codegen::finish(b, &opts).map_err(|source| LowerError::Codegen {
+        probe: "BEGIN".into(),
+        span: crate::diag::Span { start: 0, end: 0 },
+        source,
+    })?;
+    Ok(crate::plan::ProbeSpec {
+        name: "BEGIN".into(),
+        id: ProbeKind::Begin,
+        kind: RunKind::Begin,
+        template: c.template,
+        multi_template: None,
+    })
 }

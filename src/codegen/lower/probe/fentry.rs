@@ -2,15 +2,22 @@
 //! template needs, with its argument and return-value slots from the prototype shapes the
 //! checker read (BTF).
 
-use super::{Input, LowerError, RunKind};
+use super::{ArgsSource, Hooks, Input, LowerError, RunKind};
 use crate::sema::expand::TargetKind;
 use crate::sema::AttachTargets;
 use crate::syntax::ast::ProbeKind;
 use crate::template::Template;
 
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::Fentry, ProbeKind::Fexit],
+    plan,
+    args: |_, _| Ok(ArgsSource::Fentry),
+    ..Hooks::PLAIN
+};
+
 /// The plan before lowering: the clone targets are filled in by [`with_fentry_targets`] once
 /// the template is known.
-pub(super) fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
+fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
     Ok(Some(RunKind::Fentry {
         targets: Vec::new(),
         fexit: i.at.kind == ProbeKind::Fexit,

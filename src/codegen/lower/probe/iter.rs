@@ -1,10 +1,18 @@
 //! `iter:`: the iterator's `bpf_iter_NAME` BTF function to load against (as the checker found
 //! it); a pinned iterator is refused.
 
-use super::{mismatch, Input, LowerError, RunKind};
+use super::{mismatch, Hooks, Input, LowerError, RunKind};
+use crate::syntax::ast::ProbeKind;
 use crate::syntax::attach::AttachSpec;
 
-pub(super) fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::Iter],
+    plan,
+    prologue: Some(skip_the_last_call),
+    ..Hooks::PLAIN
+};
+
+fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
     let AttachSpec::Iter { name, pin } = i.spec else {
         return mismatch(i);
     };
@@ -35,4 +43,14 @@ pub(super) fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
         name: name.clone(),
         btf_id,
     }))
+}
+
+/// The kernel runs an iterator program once more after the last object, with a NULL object
+/// (`ctx->task`, `ctx->file`, …: the field after `meta`); bpftrace's probes skip that call, so
+/// do these.
+fn skip_the_last_call(lw: &mut super::Lower<'_>) {
+    let object =
+        crate::codegen::emit::builtins::ctx_u64(&mut lw.b, 1, crate::codegen::emit::IntTy::U64);
+    let exit = lw.exit;
+    crate::codegen::emit::control::jump_if_false(&mut lw.b, object, exit);
 }

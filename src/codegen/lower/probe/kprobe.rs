@@ -1,11 +1,18 @@
 //! `kprobe:`/`kretprobe:`: the expanded kernel functions, attached by the loader (one
 //! kprobe_multi link or one perf event per function).
 
-use super::{Input, LowerError, RunKind};
+use super::{regs, Hooks, Input, LowerError, RunKind};
 use crate::sema::expand::TargetKind;
 use crate::syntax::ast::ProbeKind;
 
-pub(super) fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::Kprobe, ProbeKind::Kretprobe],
+    plan,
+    args: regs,
+    ..Hooks::PLAIN
+};
+
+fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
     Ok(Some(RunKind::Kprobe {
         funcs: i
             .at

@@ -14,6 +14,7 @@ mod iter;
 mod kprobe;
 mod perf;
 mod rawtracepoint;
+mod runner;
 mod timer;
 mod tracepoint;
 mod uprobe;
@@ -21,7 +22,7 @@ mod usdt;
 mod watchpoint;
 
 use super::{ArgsSource, Lower, LowerError, ScriptState};
-use crate::codegen::{finish, Builder, FinishOptions};
+use crate::codegen::{Builder, FinishOptions};
 use crate::plan::{ProbeKind as RunKind, ProbeSpec};
 use crate::sema::expand::TargetKind;
 use crate::sema::{AttachTargets, CheckedProbe, CheckedProgram};
@@ -85,7 +86,7 @@ pub(crate) fn lower_probe(
             index,
             point: i,
             name: &name,
-            special: kind.is_special(),
+            special: !at.kind.info().armed,
             begin: matches!(kind, RunKind::Begin),
             bounded: matches!(kind, RunKind::Begin | RunKind::End),
         };
@@ -140,6 +141,7 @@ pub(crate) fn lower_probe(
         let kind = fentry::with_fentry_targets(kind, &compiled.template, at, &cp.env);
         out.push(ProbeSpec {
             name,
+            id: at.kind,
             kind,
             template: compiled.template,
             multi_template: multi,
@@ -266,14 +268,8 @@ fn lower_point(
         let task = cp.env.task_fields;
         super::pid_filter::emit(&mut lw.b, exit, opts.pid_filter, task);
     }
-    if at.kind == ProbeKind::Iter {
-        // The kernel runs an iterator program once more after the last object, with a
-        // NULL object (`ctx->task`, `ctx->file`, …: the field after `meta`); bpftrace's
-        // probes skip that call, so do these.
-        let object =
-            crate::codegen::emit::builtins::ctx_u64(&mut lw.b, 1, crate::codegen::emit::IntTy::U64);
-        let exit = lw.exit;
-        crate::codegen::emit::control::jump_if_false(&mut lw.b, object, exit);
+    if let Some(prologue) = hooks(at.kind).prologue {
+        prologue(&mut lw);
     }
     super::stmt::init_vars(&mut lw, checked)?;
     if let Some(pred) = &probe.predicate {
@@ -309,28 +305,7 @@ fn lower_point(
         })
 }
 
-/// A BEGIN program that only records the start time for `elapsed` (scripts without BEGIN).
-pub(crate) fn start_only_begin(index: usize) -> Result<ProbeSpec, LowerError> {
-    let mut b = Builder::new();
-    super::elapsed::record_start(&mut b);
-    b.exit(0);
-    let opts = FinishOptions {
-        name: prog_name(0, index),
-        attach: AttachKind::Runtime(ProbeKind::Begin),
-        arming_guard: false,
-    };
-    let c = finish(b, &opts).map_err(|source| LowerError::Codegen {
-        probe: "BEGIN".into(),
-        span: crate::diag::Span { start: 0, end: 0 },
-        source,
-    })?;
-    Ok(ProbeSpec {
-        name: "BEGIN".into(),
-        kind: RunKind::Begin,
-        template: c.template,
-        multi_template: None,
-    })
-}
+pub(crate) use begin_end::start_only_begin;
 
 /// The kernel's program name (16 bytes): distinct per probe so `bpftool prog` tells them apart.
 fn prog_name(_point: usize, index: usize) -> String {
@@ -340,11 +315,74 @@ fn prog_name(_point: usize, index: usize) -> String {
 /// The attach points to lower for `at`: itself, or one per binary (uprobes) or per probe site
 /// (usdt).
 fn sites(at: &AttachTargets) -> Vec<std::borrow::Cow<'_, AttachTargets>> {
-    match at.kind {
-        ProbeKind::Uprobe | ProbeKind::Uretprobe => uprobe::user_binaries(at),
-        ProbeKind::Usdt => usdt::usdt_sites(at),
-        _ => vec![std::borrow::Cow::Borrowed(at)],
-    }
+    (hooks(at.kind).sites)(at)
+}
+
+/// What lowering differs in between kinds, from the kind's file here.
+struct Hooks {
+    /// The kinds it is for (a file may serve a kind and its return-probe twin).
+    kinds: &'static [ProbeKind],
+    /// The runtime's attach plan for one attach point (`None`: nothing to attach).
+    plan: fn(&Input<'_>) -> Result<Option<RunKind>, LowerError>,
+    /// What `args` means, from what the checker read about the first target.
+    args: fn(&AttachTargets, crate::diag::Span) -> Result<ArgsSource, LowerError>,
+    /// The attach points to lower for one: itself, or one per binary (uprobes) or per probe
+    /// site (usdt), whose arguments live in different registers.
+    sites: for<'a> fn(&'a AttachTargets) -> Vec<std::borrow::Cow<'a, AttachTargets>>,
+    /// Code before the predicate (the iterators' skip of their last, empty call).
+    prologue: Option<fn(&mut Lower<'_>)>,
+}
+
+impl Hooks {
+    /// No `args`, the attach point itself, no prologue; `plan` refuses (each kind sets its
+    /// own).
+    const PLAIN: Hooks = Hooks {
+        kinds: &[],
+        plan: mismatch,
+        args: |_, _| Ok(ArgsSource::None),
+        sites: |at| vec![std::borrow::Cow::Borrowed(at)],
+        prologue: None,
+    };
+}
+
+/// The kinds' hooks, one per kind in [`crate::kinds::KINDS`]' order.
+const HOOKS: [&Hooks; crate::kinds::KINDS.len()] = [
+    &begin_end::HOOKS,
+    &begin_end::HOOKS,
+    &runner::HOOKS,
+    &runner::HOOKS,
+    &runner::HOOKS,
+    &kprobe::HOOKS,
+    &kprobe::HOOKS,
+    &uprobe::HOOKS,
+    &uprobe::HOOKS,
+    &usdt::HOOKS,
+    &tracepoint::HOOKS,
+    &rawtracepoint::HOOKS,
+    &fentry::HOOKS,
+    &fentry::HOOKS,
+    &timer::HOOKS,
+    &timer::HOOKS,
+    &perf::HOOKS,
+    &perf::HOOKS,
+    &watchpoint::HOOKS,
+    &watchpoint::HOOKS,
+    &iter::HOOKS,
+];
+
+fn hooks(kind: ProbeKind) -> &'static Hooks {
+    let h = HOOKS[kind as usize];
+    debug_assert!(
+        h.kinds.contains(&kind),
+        "{} has another kind's hooks",
+        kind.name()
+    );
+    h
+}
+
+/// kprobes' and uprobes' `args`: the registers.
+fn regs(_: &AttachTargets, _: crate::diag::Span) -> Result<ArgsSource, LowerError> {
+    Ok(ArgsSource::Regs)
 }
 
 /// What planning one attach point reads: the checked targets, the parsed spec and the
@@ -384,7 +422,6 @@ impl Input<'_> {
 /// refused as unsupported rather than guessed at.
 fn mismatch(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
     Ok(Some(RunKind::Unsupported {
-        kind: i.at.kind,
         what: format!("{} probes with this attach point", i.at.kind.name()),
     }))
 }
@@ -392,23 +429,7 @@ fn mismatch(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
 /// The runtime's attach plan for one attach point (`None`: nothing to attach, e.g. a
 /// wildcard that matched nothing was already warned about), from the kind's own file.
 fn run_kind(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
-    match i.at.kind {
-        ProbeKind::Begin
-        | ProbeKind::End
-        | ProbeKind::SelfEvent
-        | ProbeKind::Test
-        | ProbeKind::Bench => begin_end::plan(i),
-        ProbeKind::Interval | ProbeKind::Profile => timer::plan(i),
-        ProbeKind::Tracepoint => tracepoint::plan(i),
-        ProbeKind::RawTracepoint => rawtracepoint::plan(i),
-        ProbeKind::Uprobe | ProbeKind::Uretprobe => uprobe::plan(i),
-        ProbeKind::Usdt => usdt::plan(i),
-        ProbeKind::Kprobe | ProbeKind::Kretprobe => kprobe::plan(i),
-        ProbeKind::Fentry | ProbeKind::Fexit => fentry::plan(i),
-        ProbeKind::Software | ProbeKind::Hardware => perf::plan(i),
-        ProbeKind::Watchpoint | ProbeKind::AsyncWatchpoint => watchpoint::plan(i),
-        ProbeKind::Iter => iter::plan(i),
-    }
+    (hooks(i.at.kind).plan)(i)
 }
 
 /// The template's attach kind (the kind table's shape) and what `args` means for this attach
@@ -417,26 +438,22 @@ fn context(
     at: &AttachTargets,
     span: crate::diag::Span,
 ) -> Result<(AttachKind, ArgsSource), LowerError> {
-    let args = match at.kind {
-        ProbeKind::Tracepoint => tracepoint::args(at, span)?,
-        ProbeKind::RawTracepoint => rawtracepoint::args(at),
-        ProbeKind::Usdt => usdt::args(at),
-        ProbeKind::Uprobe | ProbeKind::Uretprobe | ProbeKind::Kprobe | ProbeKind::Kretprobe => {
-            ArgsSource::Regs
-        }
-        ProbeKind::Fentry | ProbeKind::Fexit => ArgsSource::Fentry,
-        ProbeKind::Begin
-        | ProbeKind::End
-        | ProbeKind::SelfEvent
-        | ProbeKind::Test
-        | ProbeKind::Bench
-        | ProbeKind::Profile
-        | ProbeKind::Interval
-        | ProbeKind::Software
-        | ProbeKind::Hardware
-        | ProbeKind::Watchpoint
-        | ProbeKind::AsyncWatchpoint
-        | ProbeKind::Iter => ArgsSource::None,
-    };
+    let args = (hooks(at.kind).args)(at, span)?;
     Ok((at.kind.info().template, args))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hooks_table_has_one_entry_per_kind_in_order() {
+        for (i, k) in crate::kinds::KINDS.iter().enumerate() {
+            assert!(
+                HOOKS[i].kinds.contains(&k.kind),
+                "{} is out of place",
+                k.name
+            );
+        }
+    }
 }

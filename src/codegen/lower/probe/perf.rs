@@ -1,12 +1,18 @@
 //! `software:`/`hardware:`: the perf event by bpftrace's names and aliases, and its sample
 //! period.
 
-use super::{mismatch, Input, LowerError, RunKind};
+use super::{mismatch, Hooks, Input, LowerError, RunKind};
 use crate::plan::Sampling;
 use crate::syntax::ast::ProbeKind;
 use crate::syntax::attach::AttachSpec;
 
-pub(super) fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::Software, ProbeKind::Hardware],
+    plan,
+    ..Hooks::PLAIN
+};
+
+fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
     let AttachSpec::PerfEvent { event, count } = i.spec else {
         return mismatch(i);
     };

@@ -1,11 +1,19 @@
 //! `rawtracepoint:`: one clone per expanded name, and `args`/`argN` as the argument names the
 //! checker read from BTF's `btf_trace_<name>`.
 
-use super::{ArgsSource, Input, LowerError, RunKind};
+use super::{ArgsSource, Hooks, Input, LowerError, RunKind};
 use crate::sema::expand::TargetKind;
 use crate::sema::AttachTargets;
+use crate::syntax::ast::ProbeKind;
 
-pub(super) fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::RawTracepoint],
+    plan,
+    args: |at, _| Ok(args(at)),
+    ..Hooks::PLAIN
+};
+
+fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
     let targets: Vec<String> =
         i.at.targets
             .iter()
@@ -20,7 +28,7 @@ pub(super) fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
     Ok(Some(RunKind::RawTracepoint { targets }))
 }
 
-pub(super) fn args(at: &AttachTargets) -> ArgsSource {
+fn args(at: &AttachTargets) -> ArgsSource {
     ArgsSource::RawTracepoint(
         at.slots
             .first()

@@ -1,12 +1,18 @@
 //! `interval:` and `profile:`: the clock perf event's period (or frequency) from the attach
 //! point's unit and value.
 
-use super::{mismatch, Input, LowerError, RunKind};
+use super::{mismatch, Hooks, Input, LowerError, RunKind};
 use crate::plan::Sampling;
 use crate::syntax::ast::ProbeKind;
 use crate::syntax::attach::{AttachSpec, TimeUnit};
 
-pub(super) fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::Profile, ProbeKind::Interval],
+    plan,
+    ..Hooks::PLAIN
+};
+
+fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
     let AttachSpec::Timer { unit, value } = i.spec else {
         return mismatch(i);
     };

@@ -1,11 +1,19 @@
 //! `tracepoint:`: the expanded tracepoints to open, and `args` as the fields of the first
 //! target's format (which the checker read from tracefs).
 
-use super::{ArgsSource, Input, LowerError, RunKind};
+use super::{ArgsSource, Hooks, Input, LowerError, RunKind};
 use crate::sema::expand::TargetKind;
 use crate::sema::AttachTargets;
+use crate::syntax::ast::ProbeKind;
 
-pub(super) fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::Tracepoint],
+    plan,
+    args,
+    ..Hooks::PLAIN
+};
+
+fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
     let targets: Vec<(String, String)> =
         i.at.targets
             .iter()
@@ -20,7 +28,7 @@ pub(super) fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
     Ok(Some(RunKind::Tracepoint { targets }))
 }
 
-pub(super) fn args(at: &AttachTargets, span: crate::diag::Span) -> Result<ArgsSource, LowerError> {
+fn args(at: &AttachTargets, span: crate::diag::Span) -> Result<ArgsSource, LowerError> {
     Ok(
         match (at.slots.first(), at.targets.first().map(|t| &t.kind)) {
             (Some(slots), Some(TargetKind::Tracepoint { category, name })) => {

@@ -3,13 +3,21 @@
 
 use std::path::PathBuf;
 
-use super::{Input, LowerError, RunKind};
+use super::{regs, Hooks, Input, LowerError, RunKind};
 use crate::sema::expand::TargetKind;
 use crate::sema::AttachTargets;
 use crate::syntax::ast::ProbeKind;
 use crate::syntax::attach::AttachSpec;
 
-pub(super) fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::Uprobe, ProbeKind::Uretprobe],
+    plan,
+    args: regs,
+    sites: user_binaries,
+    ..Hooks::PLAIN
+};
+
+fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
     let (at, spec) = (i.at, i.spec);
     let Some(TargetKind::User {
         path,
@@ -46,7 +54,7 @@ pub(super) fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
 
 /// A uprobe attach point split by binary (`uprobe:*:f` with `-p`, `uprobe:./bin*:f`): one
 /// spec per file, in the order the files were found, each attaching its own functions.
-pub(super) fn user_binaries(at: &AttachTargets) -> Vec<std::borrow::Cow<'_, AttachTargets>> {
+fn user_binaries(at: &AttachTargets) -> Vec<std::borrow::Cow<'_, AttachTargets>> {
     let path = |t: &crate::sema::expand::Target| match &t.kind {
         TargetKind::User { path, .. } => Some(path.clone()),
         _ => None,

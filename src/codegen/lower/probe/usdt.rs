@@ -1,11 +1,20 @@
 //! `usdt:`: one attach plan per probe site (each site's arguments live in different
 //! registers), its arguments as the checker parsed them from the site's `.note.stapsdt` note.
 
-use super::{ArgsSource, Input, LowerError, RunKind};
+use super::{ArgsSource, Hooks, Input, LowerError, RunKind};
 use crate::sema::expand::TargetKind;
 use crate::sema::AttachTargets;
+use crate::syntax::ast::ProbeKind;
 
-pub(super) fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::Usdt],
+    plan,
+    args: |at, _| Ok(args(at)),
+    sites: usdt_sites,
+    ..Hooks::PLAIN
+};
+
+fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
     let Some(TargetKind::Usdt { path, note }) = i.at.targets.first().map(|t| &t.kind) else {
         return Ok(None);
     };
@@ -16,7 +25,7 @@ pub(super) fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
 }
 
 /// The site's arguments, as the checker read them from its note.
-pub(super) fn args(at: &AttachTargets) -> ArgsSource {
+fn args(at: &AttachTargets) -> ArgsSource {
     ArgsSource::Usdt(match at.targets.first().map(|t| &t.kind) {
         Some(TargetKind::Usdt { .. }) => at
             .slots
@@ -28,7 +37,7 @@ pub(super) fn args(at: &AttachTargets) -> ArgsSource {
 }
 
 /// A usdt attach point split by probe site (target): one attach point per site.
-pub(super) fn usdt_sites(at: &AttachTargets) -> Vec<std::borrow::Cow<'_, AttachTargets>> {
+fn usdt_sites(at: &AttachTargets) -> Vec<std::borrow::Cow<'_, AttachTargets>> {
     if at.targets.len() < 2 {
         return vec![std::borrow::Cow::Borrowed(at)];
     }

@@ -1,9 +1,16 @@
 //! `watchpoint:`/`asyncwatchpoint:`: the hardware breakpoint's address, length and type.
 
-use super::{mismatch, Input, LowerError, RunKind};
+use super::{mismatch, Hooks, Input, LowerError, RunKind};
+use crate::syntax::ast::ProbeKind;
 use crate::syntax::attach::AttachSpec;
 
-pub(super) fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::Watchpoint, ProbeKind::AsyncWatchpoint],
+    plan,
+    ..Hooks::PLAIN
+};
+
+fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
     let AttachSpec::Watchpoint { address, len, mode } = i.spec else {
         return mismatch(i);
     };

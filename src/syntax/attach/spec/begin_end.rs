@@ -1,6 +1,12 @@
 //! `begin`/`end`: no arguments (a lone `*` is accepted, as bpftrace does).
 
-use super::{count_error, AttachError, AttachSpec, Part, ProbeKind, Span};
+use super::{count_error, AttachError, AttachSpec, Hooks, Part, ProbeKind, Span};
+
+/// The parser of `begin`, `end` attach points.
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::Begin, ProbeKind::End],
+    spec,
+};
 
 pub(super) fn spec(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, AttachError> {
     let n = parts.len();

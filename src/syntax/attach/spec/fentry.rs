@@ -1,7 +1,13 @@
 //! `fentry[:module]:function`, `fentry:bpf:[prog_id:]prog_name` (and fexit).
 
 use super::{
-    count_error, nonempty, parse_attach_uint, AttachError, AttachSpec, Part, ProbeKind, Span,
+    count_error, nonempty, parse_attach_uint, AttachError, AttachSpec, Hooks, Part, ProbeKind, Span,
+};
+
+/// The parser of `fentry`, `fexit` attach points.
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::Fentry, ProbeKind::Fexit],
+    spec,
 };
 
 pub(super) fn spec(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, AttachError> {

@@ -1,6 +1,14 @@
 //! `iter:name[:pin]` (no wildcards).
 
-use super::{count_error, has_wildcard, nonempty, AttachError, AttachSpec, Part, ProbeKind, Span};
+use super::{
+    count_error, has_wildcard, nonempty, AttachError, AttachSpec, Hooks, Part, ProbeKind, Span,
+};
+
+/// The parser of `iter` attach points.
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::Iter],
+    spec,
+};
 
 pub(super) fn spec(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, AttachError> {
     let n = parts.len();

@@ -1,8 +1,14 @@
 //! `kprobe:[module:]function[+offset]`, an address, `kretprobe:[module:]function`.
 
 use super::{
-    count_error, func_or_address, nonempty, split_offset, AttachError, AttachSpec, Part, ProbeKind,
-    Span,
+    count_error, func_or_address, nonempty, split_offset, AttachError, AttachSpec, Hooks, Part,
+    ProbeKind, Span,
+};
+
+/// The parser of `kprobe`, `kretprobe` attach points.
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::Kprobe, ProbeKind::Kretprobe],
+    spec,
 };
 
 pub(super) fn spec(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, AttachError> {

@@ -172,18 +172,38 @@ fn func_or_address(func: String) -> (String, Option<u64>) {
     (func, None)
 }
 
-/// Probe kinds a wildcard provider (`t*point:…`) can expand to, as in bpftrace: kernel kinds,
-/// or user-space kinds when the next part is a path.
-const KERNEL_KINDS: &[ProbeKind] = &[
-    ProbeKind::Kprobe,
-    ProbeKind::Tracepoint,
-    ProbeKind::Software,
-    ProbeKind::Hardware,
-    ProbeKind::Fentry,
-    ProbeKind::Iter,
-    ProbeKind::RawTracepoint,
+/// One kind's attach-point parser, from the kind's file here.
+struct Hooks {
+    /// The kinds it parses (a file may serve a kind and its return-probe twin).
+    kinds: &'static [ProbeKind],
+    /// The kind's own spec form from the attach point's parts.
+    spec: fn(ProbeKind, &[Part], Span) -> Result<AttachSpec, AttachError>,
+}
+
+/// The parsers, one per kind in [`crate::kinds::KINDS`]' order.
+const PARSERS: [&Hooks; crate::kinds::KINDS.len()] = [
+    &begin_end::HOOKS,
+    &begin_end::HOOKS,
+    &runner::SELF_HOOKS,
+    &runner::NAMED_HOOKS,
+    &runner::NAMED_HOOKS,
+    &kprobe::HOOKS,
+    &kprobe::HOOKS,
+    &uprobe::HOOKS,
+    &uprobe::HOOKS,
+    &usdt::HOOKS,
+    &tracepoint::HOOKS,
+    &rawtracepoint::HOOKS,
+    &fentry::HOOKS,
+    &fentry::HOOKS,
+    &timer::HOOKS,
+    &timer::HOOKS,
+    &perf::HOOKS,
+    &perf::HOOKS,
+    &watchpoint::HOOKS,
+    &watchpoint::HOOKS,
+    &iter::HOOKS,
 ];
-const USER_KINDS: &[ProbeKind] = &[ProbeKind::Uprobe, ProbeKind::Usdt];
 
 /// Parses one attach point's raw text, which starts at byte `start` of the source. A wildcard
 /// probe type expands to every kind it matches whose form fits the rest of the text.
@@ -210,11 +230,15 @@ pub fn parse_attach_point(raw: &str, start: usize) -> Result<Vec<AttachPoint>, A
     }
     if provider.contains(['*', '?']) {
         let user = parts.len() >= 2 && parts[1].text.contains('/');
-        let kinds = if user { USER_KINDS } else { KERNEL_KINDS };
-        let out: Vec<AttachPoint> = kinds
-            .iter()
+        let space = if user {
+            crate::kinds::Space::User
+        } else {
+            crate::kinds::Space::Kernel
+        };
+        let out: Vec<AttachPoint> = crate::kinds::listed(space)
+            .into_iter()
             .filter(|k| glob_match(&provider, k.name()))
-            .filter_map(|&kind| {
+            .filter_map(|kind| {
                 let spec = spec_for(kind, &parts, span).ok()?;
                 Some(AttachPoint {
                     span,
@@ -266,20 +290,21 @@ fn nonempty(p: &Part, what: &str) -> Result<String, AttachError> {
 
 /// The kind's own spec form, parsed by the kind's file here.
 fn spec_for(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, AttachError> {
-    use ProbeKind::*;
-    match kind {
-        Begin | End => begin_end::spec(kind, parts, span),
-        SelfEvent => runner::self_spec(kind, parts, span),
-        Test | Bench => runner::named_spec(kind, parts, span),
-        Kprobe | Kretprobe => kprobe::spec(kind, parts, span),
-        Uprobe | Uretprobe => uprobe::spec(kind, parts, span),
-        Usdt => usdt::spec(kind, parts, span),
-        Tracepoint => tracepoint::spec(kind, parts, span),
-        RawTracepoint => rawtracepoint::spec(kind, parts, span),
-        Fentry | Fexit => fentry::spec(kind, parts, span),
-        Profile | Interval => timer::spec(kind, parts, span),
-        Software | Hardware => perf::spec(kind, parts, span),
-        Watchpoint | AsyncWatchpoint => watchpoint::spec(kind, parts, span),
-        Iter => iter::spec(kind, parts, span),
+    (PARSERS[kind as usize].spec)(kind, parts, span)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_parser_table_has_one_entry_per_kind_in_order() {
+        for (i, k) in crate::kinds::KINDS.iter().enumerate() {
+            assert!(
+                PARSERS[i].kinds.contains(&k.kind),
+                "{} is out of place",
+                k.name
+            );
+        }
     }
 }

@@ -1,6 +1,12 @@
 //! `software:event[:count]`, `hardware:event[:count]`.
 
-use super::{count_error, nonempty, num, AttachError, AttachSpec, Part, ProbeKind, Span};
+use super::{count_error, nonempty, num, AttachError, AttachSpec, Hooks, Part, ProbeKind, Span};
+
+/// The parser of `software`, `hardware` attach points.
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::Software, ProbeKind::Hardware],
+    spec,
+};
 
 pub(super) fn spec(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, AttachError> {
     let n = parts.len();

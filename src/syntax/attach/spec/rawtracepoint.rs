@@ -1,6 +1,12 @@
 //! `rawtracepoint[:module]:name`.
 
-use super::{count_error, nonempty, AttachError, AttachSpec, Part, ProbeKind, Span};
+use super::{count_error, nonempty, AttachError, AttachSpec, Hooks, Part, ProbeKind, Span};
+
+/// The parser of `rawtracepoint` attach points.
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::RawTracepoint],
+    spec,
+};
 
 pub(super) fn spec(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, AttachError> {
     let n = parts.len();

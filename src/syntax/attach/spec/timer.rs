@@ -1,7 +1,13 @@
 //! `interval:unit:value`, `interval:value` (nanoseconds, duration suffixes), and profile.
 
 use super::{
-    count_error, num, AttachError, AttachNum, AttachSpec, Part, ProbeKind, Span, TimeUnit,
+    count_error, num, AttachError, AttachNum, AttachSpec, Hooks, Part, ProbeKind, Span, TimeUnit,
+};
+
+/// The parser of `profile`, `interval` attach points.
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::Profile, ProbeKind::Interval],
+    spec,
 };
 
 pub(super) fn spec(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, AttachError> {

@@ -1,6 +1,14 @@
 //! `tracepoint:category:name` (or one wildcard part for both).
 
-use super::{count_error, has_wildcard, nonempty, AttachError, AttachSpec, Part, ProbeKind, Span};
+use super::{
+    count_error, has_wildcard, nonempty, AttachError, AttachSpec, Hooks, Part, ProbeKind, Span,
+};
+
+/// The parser of `tracepoint` attach points.
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::Tracepoint],
+    spec,
+};
 
 pub(super) fn spec(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, AttachError> {
     let n = parts.len();

@@ -3,7 +3,13 @@
 
 use super::{
     count_error, func_or_address, has_wildcard, nonempty, parse_attach_uint, split_offset,
-    AttachError, AttachSpec, Part, ProbeKind, Span,
+    AttachError, AttachSpec, Hooks, Part, ProbeKind, Span,
+};
+
+/// The parser of `uprobe`, `uretprobe` attach points.
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::Uprobe, ProbeKind::Uretprobe],
+    spec,
 };
 
 pub(super) fn spec(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, AttachError> {

@@ -1,7 +1,13 @@
 //! `usdt:binary[:provider]:name`; an empty binary path names the objects of the `-p` process
 //! (checked in expansion).
 
-use super::{count_error, nonempty, AttachError, AttachSpec, Part, ProbeKind, Span};
+use super::{count_error, nonempty, AttachError, AttachSpec, Hooks, Part, ProbeKind, Span};
+
+/// The parser of `usdt` attach points.
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::Usdt],
+    spec,
+};
 
 pub(super) fn spec(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, AttachError> {
     let n = parts.len();

@@ -1,6 +1,12 @@
 //! `watchpoint:address:length:mode` (mode of r, w, x).
 
-use super::{count_error, num, AttachError, AttachSpec, Part, ProbeKind, Span};
+use super::{count_error, num, AttachError, AttachSpec, Hooks, Part, ProbeKind, Span};
+
+/// The parser of `watchpoint`, `asyncwatchpoint` attach points.
+pub(super) const HOOKS: Hooks = Hooks {
+    kinds: &[ProbeKind::Watchpoint, ProbeKind::AsyncWatchpoint],
+    spec,
+};
 
 pub(super) fn spec(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, AttachError> {
     let n = parts.len();
