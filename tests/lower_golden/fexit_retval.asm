@@ -2,7 +2,8 @@
 # probe fexit:vmlinux:vfs_read (strobe_p0)
 # fexit template, 42 instructions
 # map 0: @
-# map 1: strobe_arm
+# map 1: lost
+# map 2: strobe_arm
 # relocations:
 #   insn    0: map value strobe_arm + 0
 #   insn    4: return value slot

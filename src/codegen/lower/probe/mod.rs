@@ -245,7 +245,6 @@ fn lower_point(
             .map(|(_, s)| s.anchor)
             .collect(),
     };
-    fentry::reserve_maps(&mut lw.b, attach);
     lw.exit = lw.b.label();
     lw.b.signed_division = cp.env.signed_division;
     lw.b.set_span(probe.span);
@@ -279,6 +278,8 @@ fn lower_point(
         crate::codegen::emit::control::branch_if(&mut lw.b, v.value(), false, exit);
     }
     super::stmt::lower_block(&mut lw, &probe.body)?;
+    // After the body's maps, so their indices do not move.
+    fentry::reserve_maps(&mut lw.b, attach);
     let exit = lw.exit;
     lw.b.bind(exit);
     lw.b.exit(0);
