@@ -32,6 +32,12 @@ run() { # prog pattern threads detach
   echo "STROBE-BENCH loader=strobe prog=$1 pattern=$2 threads=$3 detach=$4 $line"
   settle
 }
+multi_base() { # the kernel alone: one kprobe_multi link on every traceable function
+  command -v multiload >/dev/null || return 0
+  line=$(multiload)
+  echo "STROBE-BENCH loader=multiload prog=nop pattern=* threads=1 detach=foreground $line"
+  settle
+}
 base() { # pattern [name]
   command -v minload >/dev/null || return 0
   line=$(minload "$1" $2)
@@ -109,6 +115,7 @@ if [ "${BENCH_MULTI_ONLY:-0}" = 1 ]; then
       for pat in ${BENCH_MULTI_PATTERNS:-vfs_*,tcp_*,*}; do
         IFS=$old_ifs
         script kprobe_multi "$pat"
+        [ "$pat" != '*' ] || multi_base
         # Tens of thousands of trampolines would take hours under TCG.
         [ "$pat" = '*' ] || [ "${BENCH_MULTI_TRAMPOLINES:-1}" = 0 ] || script trampoline "$pat"
       done
