@@ -72,19 +72,6 @@ pub enum FieldType {
     },
 }
 
-impl FieldType {
-    /// Whether printing a value of this type resolves kernel symbols (`ksym`, `kstack`).
-    pub fn has_kernel_symbols(&self) -> bool {
-        match self {
-            FieldType::KSym | FieldType::KStack { .. } => true,
-            FieldType::Tuple(ts) => ts.iter().any(FieldType::has_kernel_symbols),
-            FieldType::Array { elem, .. } => elem.has_kernel_symbols(),
-            FieldType::Record(fs) => fs.iter().any(|(_, t)| t.has_kernel_symbols()),
-            _ => false,
-        }
-    }
-}
-
 /// The layout of a C struct/union value: its size and members, as the C compiler placed them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StructLayout {

@@ -430,26 +430,6 @@ impl PrintfDiag {
 #[derive(Clone, Copy, Debug)]
 pub struct EventMark([usize; 10]);
 
-impl CompiledScript {
-    /// Whether the script's output may name kernel symbols: a map key or value, or an
-    /// argument of a printf-like record, of a `ksym`/`kstack` type.
-    pub fn prints_kernel_symbols(&self) -> bool {
-        let maps = self.maps.iter().any(|m| match &m.role {
-            MapRole::Script { key, value } => {
-                key.iter().any(FieldType::has_kernel_symbols)
-                    || matches!(value, MapValueSpec::Plain(t) if t.has_kernel_symbols())
-            }
-            _ => false,
-        });
-        let e = &self.events;
-        let records = [&e.printf, &e.cat, &e.system]
-            .into_iter()
-            .flatten()
-            .any(|p| p.args.iter().any(FieldType::has_kernel_symbols));
-        maps || records
-    }
-}
-
 impl EventTable {
     fn lens(&self) -> [usize; 10] {
         // Every field named, so a new kind of event is not forgotten here.
@@ -684,37 +664,6 @@ mod tests {
             max_entries: 1,
             role,
         }
-    }
-
-    #[test]
-    fn kernel_symbols_are_found_in_map_keys_values_and_records() {
-        let script = |key: Vec<FieldType>, value: MapValueSpec| CompiledScript {
-            maps: vec![MapSpec {
-                role: MapRole::Script { key, value },
-                ..counter("@m", MapRole::Internal)
-            }],
-            ..Default::default()
-        };
-        let int = FieldType::Int {
-            bytes: 8,
-            signed: false,
-        };
-        let count = MapValueSpec::Agg(AggKind::Count);
-        assert!(!script(vec![int.clone()], count.clone()).prints_kernel_symbols());
-        let tuple = FieldType::Tuple(vec![int.clone(), FieldType::KSym]);
-        assert!(script(vec![tuple], count.clone()).prints_kernel_symbols());
-        assert!(script(vec![], MapValueSpec::Plain(FieldType::KSym)).prints_kernel_symbols());
-        let mut s = script(vec![int.clone()], count);
-        s.events
-            .printf
-            .push(PrintfCall::new("%s\n", vec![FieldType::KSym]).unwrap());
-        assert!(s.prints_kernel_symbols());
-        // Internal maps (stack maps, counters) print nothing themselves.
-        let internal = CompiledScript {
-            maps: vec![counter("lost", MapRole::LostCounter)],
-            ..Default::default()
-        };
-        assert!(!internal.prints_kernel_symbols());
     }
 
     #[test]

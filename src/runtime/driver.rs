@@ -689,9 +689,6 @@ pub fn run(
     }
     if reason.is_none() {
         crate::timings::time("arm", || arming.arm()).map_err(RunError::Arming)?;
-        if script.prints_kernel_symbols() {
-            symbolizer.prewarm_kernel_symbols();
-        }
         for &(o, period) in &intervals {
             if let Some(KernelObject::Event(e)) = objects.get(o) {
                 // Best effort: on failure the first tick just comes early.

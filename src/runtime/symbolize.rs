@@ -4,9 +4,7 @@
 //! cgroupfs and `strftime()` times from the boot clock.
 //!
 //! Everything is loaded lazily on first use and cached for the run, so a script that never
-//! prints a symbol never reads kallsyms (parsing it costs ~10–20 ms); one whose output can
-//! name kernel symbols reads it in a thread of its own from arming on
-//! ([`Symbolizer::prewarm_kernel_symbols`]). A process that exited
+//! prints a symbol never reads kallsyms (parsing it costs ~10–20 ms). A process that exited
 //! before its addresses were printed resolves to nothing (hex addresses are printed).
 
 use std::cell::RefCell;
@@ -70,8 +68,7 @@ impl ElfFile {
 /// The runtime's resolver. Not `Sync`: the event loop owns it.
 #[derive(Default)]
 pub struct Symbolizer {
-    /// Shared with [`Symbolizer::prewarm_kernel_symbols`]'s thread.
-    kallsyms: Arc<OnceLock<Option<Kallsyms>>>,
+    kallsyms: OnceLock<Option<Kallsyms>>,
     passwd: OnceLock<HashMap<u64, String>>,
     /// ELF symbols and segments per file.
     elf: RefCell<HashMap<PathBuf, Option<Arc<ElfFile>>>>,
@@ -322,24 +319,6 @@ impl Symbolizer {
                 })
             })
             .collect();
-    }
-}
-
-impl Symbolizer {
-    /// Reads /proc/kallsyms in a thread of its own, for a run that will print kernel symbols:
-    /// started once the probes are armed, it is ready when the results are printed instead
-    /// of being read then (in a guest of one vCPU, beside the background detach of tens of
-    /// thousands of functions, reading it at exit took a second). A lookup before it is done
-    /// waits for it.
-    pub fn prewarm_kernel_symbols(&self) {
-        let cell = Arc::clone(&self.kallsyms);
-        let spawned = std::thread::Builder::new()
-            .name("strobe-kallsyms".into())
-            .spawn(move || {
-                cell.get_or_init(|| Kallsyms::load().ok());
-            });
-        // No thread: the first lookup reads it, as without the prewarm.
-        drop(spawned);
     }
 }
 
