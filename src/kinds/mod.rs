@@ -29,46 +29,95 @@
 //! - nothing else: `tests/pure/architecture.rs` fails when a kind is named outside `src/kinds/`
 //!   and its own per-layer files.
 
-mod begin_end;
-mod fentry;
-mod iter;
-mod kprobe;
-mod perf;
-mod rawtracepoint;
-mod runner;
-mod timer;
-mod tracepoint;
-mod uprobe;
-mod usdt;
-mod watchpoint;
-
 use crate::asm::isa::{AttachType, ProgType};
 
-/// Every probe kind bpftrace knows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ProbeKind {
-    Begin,
-    End,
-    /// `self:signal:SIGUSR1`: events of the tracer process itself.
-    SelfEvent,
-    Test,
-    Bench,
-    Kprobe,
-    Kretprobe,
-    Uprobe,
-    Uretprobe,
-    Usdt,
-    Tracepoint,
-    RawTracepoint,
-    Fentry,
-    Fexit,
-    Profile,
-    Interval,
-    Software,
-    Hardware,
-    Watchpoint,
-    AsyncWatchpoint,
-    Iter,
+/// The registry: every probe kind, grouped by the stem of its files (`src/kinds/STEM.rs` and
+/// the layers' `…/STEM.rs`), each as `Variant => ITEM`, where `ITEM` is the name of its
+/// descriptor in `src/kinds/STEM.rs` and of its hooks in each layer's `STEM.rs`. From it come
+/// [`ProbeKind`], [`KINDS`], and the two macros each layer builds its table with:
+/// `kind_modules!()` declares the layer's per-stem modules and `kind_table!()` is the array of
+/// `&STEM::ITEM`, one per kind in [`ProbeKind`]'s order, resolved in the layer. A layer that
+/// lacks a kind's item fails to compile, naming the item and the module.
+macro_rules! registry {
+    ($($stem:ident { $($(#[$meta:meta])* $variant:ident => $item:ident,)+ })+) => {
+        $(mod $stem;)+
+
+        /// Every probe kind bpftrace knows.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum ProbeKind {
+            $($($(#[$meta])* $variant,)+)+
+        }
+
+        /// The table: one descriptor per kind, in [`ProbeKind`]'s order.
+        pub const KINDS: [&KindInfo; [$($(ProbeKind::$variant,)+)+].len()] =
+            [$($(&$stem::$item,)+)+];
+
+        /// Declares a layer's per-kind modules, one per stem of the registry.
+        macro_rules! kind_modules {
+            () => {
+                $(mod $stem;)+
+            };
+        }
+        pub(crate) use kind_modules;
+
+        /// A layer's table: `[&STEM::ITEM, …]`, one entry per kind in [`ProbeKind`]'s order,
+        /// from the layer's own per-kind modules.
+        macro_rules! kind_table {
+            () => {
+                [$($(&$stem::$item,)+)+]
+            };
+        }
+        pub(crate) use kind_table;
+    };
+}
+
+registry! {
+    begin_end {
+        Begin => BEGIN,
+        End => END,
+    }
+    runner {
+        /// `self:signal:SIGUSR1`: events of the tracer process itself.
+        SelfEvent => SELF,
+        Test => TEST,
+        Bench => BENCH,
+    }
+    kprobe {
+        Kprobe => KPROBE,
+        Kretprobe => KRETPROBE,
+    }
+    uprobe {
+        Uprobe => UPROBE,
+        Uretprobe => URETPROBE,
+    }
+    usdt {
+        Usdt => USDT,
+    }
+    tracepoint {
+        Tracepoint => TRACEPOINT,
+    }
+    rawtracepoint {
+        RawTracepoint => RAWTRACEPOINT,
+    }
+    fentry {
+        Fentry => FENTRY,
+        Fexit => FEXIT,
+    }
+    timer {
+        Profile => PROFILE,
+        Interval => INTERVAL,
+    }
+    perf {
+        Software => SOFTWARE,
+        Hardware => HARDWARE,
+    }
+    watchpoint {
+        Watchpoint => WATCHPOINT,
+        AsyncWatchpoint => ASYNCWATCHPOINT,
+    }
+    iter {
+        Iter => ITER,
+    }
 }
 
 /// Where a kind's programs run, which decides the address space of what they read.
@@ -414,31 +463,6 @@ pub fn listed(space: Space) -> Vec<ProbeKind> {
     v.sort_by_key(|(r, _)| *r);
     v.into_iter().map(|(_, k)| k).collect()
 }
-
-/// The table: one descriptor per kind, in [`ProbeKind`]'s order.
-pub const KINDS: [&KindInfo; 21] = [
-    &begin_end::BEGIN,
-    &begin_end::END,
-    &runner::SELF,
-    &runner::TEST,
-    &runner::BENCH,
-    &kprobe::KPROBE,
-    &kprobe::KRETPROBE,
-    &uprobe::UPROBE,
-    &uprobe::URETPROBE,
-    &usdt::USDT,
-    &tracepoint::TRACEPOINT,
-    &rawtracepoint::RAWTRACEPOINT,
-    &fentry::FENTRY,
-    &fentry::FEXIT,
-    &timer::PROFILE,
-    &timer::INTERVAL,
-    &perf::SOFTWARE,
-    &perf::HARDWARE,
-    &watchpoint::WATCHPOINT,
-    &watchpoint::ASYNCWATCHPOINT,
-    &iter::ITER,
-];
 
 impl ProbeKind {
     /// This kind's descriptor.
