@@ -14,20 +14,23 @@
 //! list of kinds; behaviour that differs per kind is a hook in the kind's own file of the layer,
 //! found through that layer's table indexed by the kind id.
 //!
-//! Adding a kind touches:
-//! - here: a variant of [`ProbeKind`], its descriptor in its own file `src/kinds/K.rs` (names,
-//!   load types, [`Context`], [`Facts`]) and its line in [`KINDS`];
-//! - in each layer, one line in the layer's table (fixed-size arrays of [`KINDS`]' length, so
-//!   the compiler names every table the kind is missing from; a unit test beside each checks
-//!   entry i is kind i): the attach-point parser (`syntax::attach::spec::PARSERS`), the
-//!   checker's argument readers (`sema::context::READERS`), `-l` (`sema::list::LISTERS`) and
-//!   the code generator's attach plans (`codegen::lower::probe::HOOKS`); kinds that behave
-//!   like no other there point at the layer's default (`PLAIN`), others at the hooks in their
-//!   own file of that layer (`…/K.rs`, named as the descriptor's file);
+//! Adding a kind touches its own files and one registry line:
+//! - its line in the registry below (`Variant => ITEM` under the stem of its files), which
+//!   gives it its [`ProbeKind`] variant and its place in [`KINDS`] and in every layer's table;
+//! - its descriptor `ITEM` in its own file `src/kinds/STEM.rs` (names, load types,
+//!   [`Context`], [`Facts`]);
+//! - its item `ITEM` in its own file `STEM.rs` of each layer that builds a table with
+//!   `kind_table!()`: the attach-point parser (`syntax::attach::spec`), the checker's argument
+//!   readers (`sema::context`), `-l` (`sema::list`) and the code generator's attach plans
+//!   (`codegen::lower::probe`). A kind that behaves like no other in a layer points at the
+//!   layer's default there (`pub(super) const ITEM: Hooks = PLAIN;`). A layer without the
+//!   item (or the file) does not compile, and the error names the item and the module; a
+//!   unit test beside each table checks entry i is kind i;
 //! - if its attach data is new, a variant of the plan's `plan::ProbeKind` and its attach step
 //!   in `runtime::probes` (the one match on the attach data);
-//! - nothing else: `tests/pure/architecture.rs` fails when a kind is named outside `src/kinds/`
-//!   and its own per-layer files.
+//! - nothing else: `tests/pure/architecture.rs` fails when a kind is named outside
+//!   `src/kinds/` and its own per-layer files, when the registry and the descriptors' files
+//!   disagree, and when a layer's table is written out by hand.
 
 use crate::asm::isa::{AttachType, ProgType};
 
@@ -37,7 +40,8 @@ use crate::asm::isa::{AttachType, ProgType};
 /// [`ProbeKind`], [`KINDS`], and the two macros each layer builds its table with:
 /// `kind_modules!()` declares the layer's per-stem modules and `kind_table!()` is the array of
 /// `&STEM::ITEM`, one per kind in [`ProbeKind`]'s order, resolved in the layer. A layer that
-/// lacks a kind's item fails to compile, naming the item and the module.
+/// lacks a kind's item fails to compile, naming the item and the module. A stem of one kind
+/// is one line (`usdt { Usdt => USDT, }`), so a kind of a new stem is one line too.
 macro_rules! registry {
     ($($stem:ident { $($(#[$meta:meta])* $variant:ident => $item:ident,)+ })+) => {
         $(mod $stem;)+
@@ -90,15 +94,9 @@ registry! {
         Uprobe => UPROBE,
         Uretprobe => URETPROBE,
     }
-    usdt {
-        Usdt => USDT,
-    }
-    tracepoint {
-        Tracepoint => TRACEPOINT,
-    }
-    rawtracepoint {
-        RawTracepoint => RAWTRACEPOINT,
-    }
+    usdt { Usdt => USDT, }
+    tracepoint { Tracepoint => TRACEPOINT, }
+    rawtracepoint { RawTracepoint => RAWTRACEPOINT, }
     fentry {
         Fentry => FENTRY,
         Fexit => FEXIT,
@@ -115,9 +113,7 @@ registry! {
         Watchpoint => WATCHPOINT,
         AsyncWatchpoint => ASYNCWATCHPOINT,
     }
-    iter {
-        Iter => ITER,
-    }
+    iter { Iter => ITER, }
 }
 
 /// Where a kind's programs run, which decides the address space of what they read.
