@@ -14,61 +14,106 @@
 //! list of kinds; behaviour that differs per kind is a hook in the kind's own file of the layer,
 //! found through that layer's table indexed by the kind id.
 //!
-//! Adding a kind touches:
-//! - here: a variant of [`ProbeKind`], its descriptor in its own file `src/kinds/K.rs` (names,
-//!   load types, [`Context`], [`Facts`]) and its line in [`KINDS`];
-//! - in each layer, one line in the layer's table (fixed-size arrays of [`KINDS`]' length, so
-//!   the compiler names every table the kind is missing from; a unit test beside each checks
-//!   entry i is kind i): the attach-point parser (`syntax::attach::spec::PARSERS`), the
-//!   checker's argument readers (`sema::context::READERS`), `-l` (`sema::list::LISTERS`) and
-//!   the code generator's attach plans (`codegen::lower::probe::HOOKS`); kinds that behave
-//!   like no other there point at the layer's default (`PLAIN`), others at the hooks in their
-//!   own file of that layer (`…/K.rs`, named as the descriptor's file);
+//! Adding a kind touches its own files and one registry line:
+//! - its line in the registry below (`Variant => ITEM` under the stem of its files), which
+//!   gives it its [`ProbeKind`] variant and its place in [`KINDS`] and in every layer's table;
+//! - its descriptor `ITEM` in its own file `src/kinds/STEM.rs` (names, load types,
+//!   [`Context`], [`Facts`]);
+//! - its item `ITEM` in its own file `STEM.rs` of each layer that builds a table with
+//!   `kind_table!()`: the attach-point parser (`syntax::attach::spec`), the checker's argument
+//!   readers (`sema::context`), `-l` (`sema::list`) and the code generator's attach plans
+//!   (`codegen::lower::probe`). A kind that behaves like no other in a layer points at the
+//!   layer's default there (`pub(super) const ITEM: Hooks = PLAIN;`). A layer without the
+//!   item (or the file) does not compile, and the error names the item and the module; a
+//!   unit test beside each table checks entry i is kind i;
 //! - if its attach data is new, a variant of the plan's `plan::ProbeKind` and its attach step
 //!   in `runtime::probes` (the one match on the attach data);
-//! - nothing else: `tests/pure/architecture.rs` fails when a kind is named outside `src/kinds/`
-//!   and its own per-layer files.
-
-mod begin_end;
-mod fentry;
-mod iter;
-mod kprobe;
-mod perf;
-mod rawtracepoint;
-mod runner;
-mod timer;
-mod tracepoint;
-mod uprobe;
-mod usdt;
-mod watchpoint;
+//! - nothing else: `tests/pure/architecture.rs` fails when a kind is named outside
+//!   `src/kinds/` and its own per-layer files, when the registry and the descriptors' files
+//!   disagree, and when a layer's table is written out by hand.
 
 use crate::asm::isa::{AttachType, ProgType};
 
-/// Every probe kind bpftrace knows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ProbeKind {
-    Begin,
-    End,
-    /// `self:signal:SIGUSR1`: events of the tracer process itself.
-    SelfEvent,
-    Test,
-    Bench,
-    Kprobe,
-    Kretprobe,
-    Uprobe,
-    Uretprobe,
-    Usdt,
-    Tracepoint,
-    RawTracepoint,
-    Fentry,
-    Fexit,
-    Profile,
-    Interval,
-    Software,
-    Hardware,
-    Watchpoint,
-    AsyncWatchpoint,
-    Iter,
+/// The registry: every probe kind, grouped by the stem of its files (`src/kinds/STEM.rs` and
+/// the layers' `…/STEM.rs`), each as `Variant => ITEM`, where `ITEM` is the name of its
+/// descriptor in `src/kinds/STEM.rs` and of its hooks in each layer's `STEM.rs`. From it come
+/// [`ProbeKind`], [`KINDS`], and the two macros each layer builds its table with:
+/// `kind_modules!()` declares the layer's per-stem modules and `kind_table!()` is the array of
+/// `&STEM::ITEM`, one per kind in [`ProbeKind`]'s order, resolved in the layer. A layer that
+/// lacks a kind's item fails to compile, naming the item and the module. A stem of one kind
+/// is one line (`usdt { Usdt => USDT, }`), so a kind of a new stem is one line too.
+macro_rules! registry {
+    ($($stem:ident { $($(#[$meta:meta])* $variant:ident => $item:ident,)+ })+) => {
+        $(mod $stem;)+
+
+        /// Every probe kind bpftrace knows.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum ProbeKind {
+            $($($(#[$meta])* $variant,)+)+
+        }
+
+        /// The table: one descriptor per kind, in [`ProbeKind`]'s order.
+        pub const KINDS: [&KindInfo; [$($(ProbeKind::$variant,)+)+].len()] =
+            [$($(&$stem::$item,)+)+];
+
+        /// Declares a layer's per-kind modules, one per stem of the registry.
+        macro_rules! kind_modules {
+            () => {
+                $(mod $stem;)+
+            };
+        }
+        pub(crate) use kind_modules;
+
+        /// A layer's table: `[&STEM::ITEM, …]`, one entry per kind in [`ProbeKind`]'s order,
+        /// from the layer's own per-kind modules.
+        macro_rules! kind_table {
+            () => {
+                [$($(&$stem::$item,)+)+]
+            };
+        }
+        pub(crate) use kind_table;
+    };
+}
+
+registry! {
+    begin_end {
+        Begin => BEGIN,
+        End => END,
+    }
+    runner {
+        /// `self:signal:SIGUSR1`: events of the tracer process itself.
+        SelfEvent => SELF,
+        Test => TEST,
+        Bench => BENCH,
+    }
+    kprobe {
+        Kprobe => KPROBE,
+        Kretprobe => KRETPROBE,
+    }
+    uprobe {
+        Uprobe => UPROBE,
+        Uretprobe => URETPROBE,
+    }
+    usdt { Usdt => USDT, }
+    tracepoint { Tracepoint => TRACEPOINT, }
+    rawtracepoint { RawTracepoint => RAWTRACEPOINT, }
+    fentry {
+        Fentry => FENTRY,
+        Fexit => FEXIT,
+    }
+    timer {
+        Profile => PROFILE,
+        Interval => INTERVAL,
+    }
+    perf {
+        Software => SOFTWARE,
+        Hardware => HARDWARE,
+    }
+    watchpoint {
+        Watchpoint => WATCHPOINT,
+        AsyncWatchpoint => ASYNCWATCHPOINT,
+    }
+    iter { Iter => ITER, }
 }
 
 /// Where a kind's programs run, which decides the address space of what they read.
@@ -414,31 +459,6 @@ pub fn listed(space: Space) -> Vec<ProbeKind> {
     v.sort_by_key(|(r, _)| *r);
     v.into_iter().map(|(_, k)| k).collect()
 }
-
-/// The table: one descriptor per kind, in [`ProbeKind`]'s order.
-pub const KINDS: [&KindInfo; 21] = [
-    &begin_end::BEGIN,
-    &begin_end::END,
-    &runner::SELF,
-    &runner::TEST,
-    &runner::BENCH,
-    &kprobe::KPROBE,
-    &kprobe::KRETPROBE,
-    &uprobe::UPROBE,
-    &uprobe::URETPROBE,
-    &usdt::USDT,
-    &tracepoint::TRACEPOINT,
-    &rawtracepoint::RAWTRACEPOINT,
-    &fentry::FENTRY,
-    &fentry::FEXIT,
-    &timer::PROFILE,
-    &timer::INTERVAL,
-    &perf::SOFTWARE,
-    &perf::HARDWARE,
-    &watchpoint::WATCHPOINT,
-    &watchpoint::ASYNCWATCHPOINT,
-    &iter::ITER,
-];
 
 impl ProbeKind {
     /// This kind's descriptor.

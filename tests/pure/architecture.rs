@@ -485,6 +485,9 @@ fn kind_mentions(text: &str, kinds: &BTreeMap<String, String>) -> Vec<(usize, St
             }
         }
     }
+    // `kinds::ProbeKind::X` is also a bare `ProbeKind::X`: one mention.
+    out.sort();
+    out.dedup();
     out
 }
 
@@ -511,9 +514,9 @@ fn the_kind_mention_detector_tells_kind_ids_from_the_plans_attach_data() {
     );
 }
 
-/// Adding a probe kind touches its descriptor (`src/kinds/K.rs` and its line in `KINDS`) and,
-/// in each layer where it behaves differently, its own file there (`…/K.rs`, named as its
-/// descriptor's file) and that layer's table line: no central `match` or list names kinds.
+/// Adding a probe kind touches its own files (its descriptor `src/kinds/K.rs` and, in each
+/// layer, `…/K.rs`, named as its descriptor's file) and its one line in the registry
+/// (`registry!` in `src/kinds/mod.rs`): no central `match` or list names kinds.
 #[test]
 fn probe_kinds_are_named_only_in_their_own_files() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -550,7 +553,7 @@ fn probe_kinds_are_named_only_in_their_own_files() {
         bad.is_empty(),
         "a probe kind named outside src/kinds/ and its own per-layer files: make the kind set a \
          fact of the descriptors (`KindInfo::facts`, `KindSet`) or the behaviour a hook in the \
-         kind's own file (`…/{{stem}}.rs` and the layer's table):\n{}",
+         kind's own file (`…/{{stem}}.rs`, found through the registry in src/kinds/mod.rs):\n{}",
         bad.join("\n")
     );
     let stale: Vec<_> = KIND_NAMES_ALLOWED
@@ -562,5 +565,153 @@ fn probe_kinds_are_named_only_in_their_own_files() {
         stale.is_empty(),
         "allowed files that no longer name a kind (remove them from KIND_NAMES_ALLOWED):\n{}",
         stale.join("\n")
+    );
+}
+
+/// The registry (`registry! { stem { Variant => ITEM, … } … }` in `src/kinds/mod.rs`): each
+/// kind's variant, the stem of its files and the name of its items there, in order.
+fn registry(root: &Path) -> Vec<(String, String, String)> {
+    let text = std::fs::read_to_string(root.join("kinds/mod.rs")).unwrap();
+    let mut lines = code_lines(&text).map(str::trim);
+    assert!(
+        lines.any(|l| l == "registry! {"),
+        "no `registry! {{` in src/kinds/mod.rs"
+    );
+    let mut out = Vec::new();
+    let mut stem: Option<String> = None;
+    for l in lines {
+        if l.is_empty() {
+            continue;
+        }
+        // A stem of one kind is one line: `stem { Variant => ITEM, }`.
+        if let (None, Some((s, entry))) = (
+            &stem,
+            l.strip_suffix(" }").and_then(|l| l.split_once(" { ")),
+        ) {
+            let (variant, item) = entry.split_once(" => ").expect("Variant => ITEM");
+            out.push((
+                variant.to_string(),
+                s.to_string(),
+                item.trim_end_matches(',').to_string(),
+            ));
+            continue;
+        }
+        match (&stem, l.strip_suffix(" {"), l.split_once(" => ")) {
+            (None, _, _) if l == "}" => return out,
+            (None, Some(s), _) => stem = Some(s.to_string()),
+            (Some(_), _, _) if l == "}" => stem = None,
+            (Some(s), _, Some((variant, item))) => out.push((
+                variant.to_string(),
+                s.clone(),
+                item.trim_end_matches(',').to_string(),
+            )),
+            _ => panic!("unexpected line in the registry: {l}"),
+        }
+    }
+    panic!("the registry in src/kinds/mod.rs does not end")
+}
+
+/// The layers that build a table of the kinds' hooks (`kind_table!()`), as directories of
+/// `src/` holding the `mod.rs` that does.
+fn kind_table_layers(root: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    rust_files(root, &mut files);
+    let mut out: Vec<PathBuf> = files
+        .into_iter()
+        .filter(|f| !f.starts_with(root.join("kinds")))
+        .filter(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            let builds = code_lines(&text).any(|l| l.contains("kinds::kind_table!()"));
+            builds
+        })
+        .map(|f| {
+            assert!(
+                f.ends_with("mod.rs"),
+                "{} builds a kind table outside a layer's mod.rs",
+                f.display()
+            );
+            f.parent().unwrap().to_path_buf()
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The registry is the one list of kinds: it agrees with the descriptors' files, every layer
+/// builds its table from it (so the compiler names a layer a new kind is missing from), each
+/// layer has a file per stem, and no file writes a table of the kinds by hand.
+#[test]
+fn adding_a_kind_touches_its_own_files_and_one_registry_line() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let reg = registry(&root);
+    let stems = kind_stems(&root);
+    let listed: BTreeMap<String, String> =
+        reg.iter().map(|(v, s, _)| (v.clone(), s.clone())).collect();
+    assert_eq!(
+        listed, stems,
+        "the registry's stems differ from the descriptors' files (`kind: ProbeKind::X` in \
+         src/kinds/STEM.rs)"
+    );
+    assert_eq!(listed.len(), reg.len(), "a kind is in the registry twice");
+    let layers = kind_table_layers(&root);
+    let rel = |p: &Path| {
+        p.strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/")
+    };
+    let names: Vec<String> = layers.iter().map(|l| rel(l)).collect();
+    for want in [
+        "syntax/attach/spec",
+        "sema/context",
+        "sema/list",
+        "codegen/lower/probe",
+    ] {
+        assert!(
+            names.iter().any(|n| n == want),
+            "{want} no longer builds its table with kind_table!(): {names:?}"
+        );
+    }
+    let mut bad = Vec::new();
+    for layer in &layers {
+        let text = std::fs::read_to_string(layer.join("mod.rs")).unwrap();
+        if !code_lines(&text).any(|l| l.trim() == "crate::kinds::kind_modules!();") {
+            bad.push(format!("src/{}/mod.rs: no kind_modules!()", rel(layer)));
+        }
+        for (variant, stem, item) in &reg {
+            let file = layer.join(format!("{stem}.rs"));
+            let Ok(text) = std::fs::read_to_string(&file) else {
+                bad.push(format!("src/{}/{stem}.rs: missing ({variant})", rel(layer)));
+                continue;
+            };
+            let decl = format!("const {item}: ");
+            if !code_lines(&text).any(|l| l.contains(&decl)) {
+                bad.push(format!(
+                    "src/{}/{stem}.rs: no `{item}` ({variant})",
+                    rel(layer)
+                ));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    // A table of the kinds written out by hand: a fixed-size array of `KINDS`' length that
+    // is not `kind_table!()`.
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    files.sort();
+    let mut by_hand = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (n, l) in code_lines(&text).enumerate() {
+            if l.contains("KINDS.len()] =") && !l.contains("kind_table!()") {
+                by_hand.push(format!("src/{}:{}", rel(file), n + 1));
+            }
+        }
+    }
+    assert!(
+        by_hand.is_empty(),
+        "a table of the kinds written out by hand (build it with `crate::kinds::kind_table!()` \
+         from the layer's per-kind files):\n{}",
+        by_hand.join("\n")
     );
 }

@@ -44,10 +44,11 @@ pub(super) fn args(
     protos.func_args(btf, module, id, name, convert)
 }
 
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const FENTRY: Hooks = Hooks {
     kinds: &[ProbeKind::Fentry, ProbeKind::Fexit],
     target_args,
 };
+pub(super) const FEXIT: Hooks = FENTRY;
 
 /// A BTF function's parameters and return type; `fentry:bpf:` targets have no `args`
 /// (bpftrace has none for these either).

@@ -25,7 +25,7 @@ pub(super) fn args(target: &str, btf: Option<Arc<Btf>>) -> (TargetArgs, Option<T
     (args, ctx)
 }
 
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const ITER: Hooks = Hooks {
     kinds: &[ProbeKind::Iter],
     target_args,
 };

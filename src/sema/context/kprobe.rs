@@ -27,10 +27,11 @@ pub(super) fn kretprobe_args(
     }
 }
 
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const KPROBE: Hooks = Hooks {
     kinds: &[ProbeKind::Kprobe, ProbeKind::Kretprobe],
     target_args,
 };
+pub(super) const KRETPROBE: Hooks = KPROBE;
 
 /// A kretprobe's `retval` type; a kprobe's registers only.
 fn target_args(_: &mut ProbeContext, r: &mut Read<'_>) -> Result<TargetArgs, String> {

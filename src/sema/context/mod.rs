@@ -11,13 +11,8 @@
 
 use std::sync::Arc;
 
-mod fentry;
+crate::kinds::kind_modules!();
 pub(super) use fentry::fact_class;
-mod iter;
-mod kprobe;
-mod rawtracepoint;
-mod tracepoint;
-mod uprobe;
 
 use super::ctypes::btf_to_type;
 use super::expand::{Target, TargetKind};
@@ -70,29 +65,7 @@ const PLAIN: Hooks = Hooks {
 };
 
 /// The readers, one per kind in [`crate::kinds::KINDS`]' order.
-const READERS: [&Hooks; crate::kinds::KINDS.len()] = [
-    &PLAIN,
-    &PLAIN,
-    &PLAIN,
-    &PLAIN,
-    &PLAIN,
-    &kprobe::HOOKS,
-    &kprobe::HOOKS,
-    &uprobe::HOOKS,
-    &uprobe::HOOKS,
-    &PLAIN,
-    &tracepoint::HOOKS,
-    &rawtracepoint::HOOKS,
-    &fentry::HOOKS,
-    &fentry::HOOKS,
-    &PLAIN,
-    &PLAIN,
-    &PLAIN,
-    &PLAIN,
-    &PLAIN,
-    &PLAIN,
-    &iter::HOOKS,
-];
+const READERS: [&Hooks; crate::kinds::KINDS.len()] = crate::kinds::kind_table!();
 
 /// One target's arguments.
 #[derive(Clone, Debug, Default)]

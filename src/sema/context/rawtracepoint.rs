@@ -29,7 +29,7 @@ pub(super) fn args(
     })
 }
 
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const RAWTRACEPOINT: Hooks = Hooks {
     kinds: &[ProbeKind::RawTracepoint],
     target_args,
 };

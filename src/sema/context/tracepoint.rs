@@ -139,7 +139,7 @@ fn tracepoint_field_type(
     Some(if t == "bool" { Type::Bool } else { scalar })
 }
 
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const TRACEPOINT: Hooks = Hooks {
     kinds: &[ProbeKind::Tracepoint],
     target_args,
 };

@@ -38,10 +38,11 @@ pub(super) fn args(
     Ok(out)
 }
 
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const UPROBE: Hooks = Hooks {
     kinds: &[ProbeKind::Uprobe, ProbeKind::Uretprobe],
     target_args,
 };
+pub(super) const URETPROBE: Hooks = UPROBE;
 
 /// DWARF's prototype when the probe uses `args`/`retval` at a function's entry; without
 /// DWARF a uretprobe's retval is the raw register.

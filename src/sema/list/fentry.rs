@@ -5,11 +5,12 @@ use crate::kernel::info::KernelInfo;
 use crate::sema::expand::{Target, TargetKind};
 use crate::syntax::ast::ProbeKind;
 
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const FENTRY: Hooks = Hooks {
     kinds: &[ProbeKind::Fentry, ProbeKind::Fexit],
     arg_lines,
     ..super::PLAIN
 };
+pub(super) const FEXIT: Hooks = FENTRY;
 
 fn arg_lines(_: ProbeKind, t: &Target, k: &dyn KernelInfo) -> Vec<String> {
     let mut lines = Vec::new();

@@ -5,7 +5,7 @@ use crate::kernel::info::KernelInfo;
 use crate::syntax::ast::ProbeKind;
 use crate::syntax::attach::glob_match;
 
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const ITER: Hooks = Hooks {
     kinds: &[ProbeKind::Iter],
     own: Some(list),
     ..super::PLAIN

@@ -5,11 +5,12 @@ use crate::kernel::info::KernelInfo;
 use crate::sema::expand::{Target, TargetKind};
 use crate::syntax::ast::ProbeKind;
 
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const KPROBE: Hooks = Hooks {
     kinds: &[ProbeKind::Kprobe, ProbeKind::Kretprobe],
     arg_lines,
     ..super::PLAIN
 };
+pub(super) const KRETPROBE: Hooks = KPROBE;
 
 fn arg_lines(kind: ProbeKind, t: &Target, k: &dyn KernelInfo) -> Vec<String> {
     match &t.kind {

@@ -7,14 +7,7 @@
 //! probe with that pattern would attach to. `kfunc`/`kretfunc` are accepted and listed under
 //! their current names `fentry`/`fexit`.
 
-mod fentry;
-mod iter;
-mod kprobe;
-mod perf;
-mod rawtracepoint;
-mod tracepoint;
-mod uprobe;
-mod usdt;
+crate::kinds::kind_modules!();
 
 use super::expand::{expand, Target};
 use crate::kernel::info::KernelInfo;
@@ -50,29 +43,7 @@ const PLAIN: Hooks = Hooks {
 };
 
 /// The listers, one per kind in [`crate::kinds::KINDS`]' order.
-const LISTERS: [&Hooks; crate::kinds::KINDS.len()] = [
-    &PLAIN,
-    &PLAIN,
-    &PLAIN,
-    &PLAIN,
-    &PLAIN,
-    &kprobe::HOOKS,
-    &kprobe::HOOKS,
-    &uprobe::HOOKS,
-    &uprobe::HOOKS,
-    &usdt::HOOKS,
-    &tracepoint::HOOKS,
-    &rawtracepoint::HOOKS,
-    &fentry::HOOKS,
-    &fentry::HOOKS,
-    &PLAIN,
-    &PLAIN,
-    &perf::HOOKS,
-    &perf::HOOKS,
-    &PLAIN,
-    &PLAIN,
-    &iter::HOOKS,
-];
+const LISTERS: [&Hooks; crate::kinds::KINDS.len()] = crate::kinds::kind_table!();
 
 fn hooks(kind: ProbeKind) -> &'static Hooks {
     let h = LISTERS[kind as usize];

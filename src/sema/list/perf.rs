@@ -5,13 +5,14 @@ use crate::kernel::info::KernelInfo;
 use crate::syntax::ast::ProbeKind;
 use crate::syntax::attach::glob_match;
 
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const SOFTWARE: Hooks = Hooks {
     kinds: &[ProbeKind::Software, ProbeKind::Hardware],
     own: Some(list),
     ..super::PLAIN
 };
+pub(super) const HARDWARE: Hooks = SOFTWARE;
 
-const SOFTWARE: &[&str] = &[
+const SOFTWARE_EVENTS: &[&str] = &[
     "alignment-faults",
     "bpf-output",
     "context-switches",
@@ -25,7 +26,7 @@ const SOFTWARE: &[&str] = &[
     "task-clock",
 ];
 
-const HARDWARE: &[&str] = &[
+const HARDWARE_EVENTS: &[&str] = &[
     "backend-stalls",
     "branch-instructions",
     "branch-misses",
@@ -47,9 +48,9 @@ fn list(
     _problems: &mut Vec<String>,
 ) {
     let names = if kind == ProbeKind::Software {
-        SOFTWARE
+        SOFTWARE_EVENTS
     } else {
-        HARDWARE
+        HARDWARE_EVENTS
     };
     let name_pat = rest.split(':').next().unwrap_or("*");
     out.extend(

@@ -5,7 +5,7 @@ use crate::kernel::info::KernelInfo;
 use crate::sema::expand::{Target, TargetKind};
 use crate::syntax::ast::ProbeKind;
 
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const RAWTRACEPOINT: Hooks = Hooks {
     kinds: &[ProbeKind::RawTracepoint],
     arg_lines,
     ..super::PLAIN

@@ -9,7 +9,7 @@ use crate::kernel::tracefs::FieldLayout;
 use crate::sema::expand::{Target, TargetKind};
 use crate::syntax::ast::ProbeKind;
 
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const TRACEPOINT: Hooks = Hooks {
     kinds: &[ProbeKind::Tracepoint],
     pattern: |_, rest, any_kind| {
         if any_kind {

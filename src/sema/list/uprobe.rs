@@ -6,7 +6,7 @@ use crate::kernel::info::KernelInfo;
 use crate::sema::expand::{Target, TargetKind};
 use crate::syntax::ast::ProbeKind;
 
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const UPROBE: Hooks = Hooks {
     kinds: &[ProbeKind::Uprobe, ProbeKind::Uretprobe],
     // `uprobe:PATTERN` is the function in every binary; `uretprobe:` patterns are expanded
     // as written.
@@ -20,6 +20,7 @@ pub(super) const HOOKS: Hooks = Hooks {
     arg_lines,
     ..super::PLAIN
 };
+pub(super) const URETPROBE: Hooks = UPROBE;
 
 fn arg_lines(kind: ProbeKind, t: &Target, _k: &dyn KernelInfo) -> Vec<String> {
     let mut lines = Vec::new();

@@ -6,7 +6,7 @@ use crate::kernel::info::KernelInfo;
 use crate::sema::expand::{Target, TargetKind};
 use crate::syntax::ast::ProbeKind;
 
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const USDT: Hooks = Hooks {
     kinds: &[ProbeKind::Usdt],
     pattern: |_, rest, _| super::in_every_file(rest),
     once_per_name: true,

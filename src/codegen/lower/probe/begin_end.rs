@@ -4,11 +4,12 @@
 use super::{mismatch, Hooks, Input, LowerError, RunKind};
 use crate::syntax::ast::ProbeKind;
 
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const BEGIN: Hooks = Hooks {
     kinds: &[ProbeKind::Begin, ProbeKind::End],
     plan,
     ..Hooks::PLAIN
 };
+pub(super) const END: Hooks = BEGIN;
 
 fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
     Ok(Some(match i.at.kind {

@@ -8,12 +8,13 @@ use crate::sema::AttachTargets;
 use crate::syntax::ast::ProbeKind;
 use crate::template::Template;
 
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const FENTRY: Hooks = Hooks {
     kinds: &[ProbeKind::Fentry, ProbeKind::Fexit],
     plan,
     args: |_, _| Ok(ArgsSource::Fentry),
     ..Hooks::PLAIN
 };
+pub(super) const FEXIT: Hooks = FENTRY;
 
 /// The plan before lowering: the clone targets are filled in by [`with_fentry_targets`] once
 /// the template is known.

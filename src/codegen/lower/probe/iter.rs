@@ -5,7 +5,7 @@ use super::{mismatch, Hooks, Input, LowerError, RunKind};
 use crate::syntax::ast::ProbeKind;
 use crate::syntax::attach::AttachSpec;
 
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const ITER: Hooks = Hooks {
     kinds: &[ProbeKind::Iter],
     plan,
     prologue: Some(skip_the_last_call),

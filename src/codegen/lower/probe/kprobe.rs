@@ -5,12 +5,13 @@ use super::{regs, Hooks, Input, LowerError, RunKind};
 use crate::sema::expand::TargetKind;
 use crate::syntax::ast::ProbeKind;
 
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const KPROBE: Hooks = Hooks {
     kinds: &[ProbeKind::Kprobe, ProbeKind::Kretprobe],
     plan,
     args: regs,
     ..Hooks::PLAIN
 };
+pub(super) const KRETPROBE: Hooks = KPROBE;
 
 fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
     Ok(Some(RunKind::Kprobe {

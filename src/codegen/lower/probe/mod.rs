@@ -8,18 +8,7 @@
 //! Program shape: [predicate → exit] body; `r0 = 0; exit` at the single exit label. Every
 //! probe except BEGIN/END gets the arming guard (runtime plan invariant).
 
-mod begin_end;
-mod fentry;
-mod iter;
-mod kprobe;
-mod perf;
-mod rawtracepoint;
-mod runner;
-mod timer;
-mod tracepoint;
-mod uprobe;
-mod usdt;
-mod watchpoint;
+crate::kinds::kind_modules!();
 
 use super::{ArgsSource, Lower, LowerError, ScriptState};
 use crate::codegen::{Builder, FinishOptions};
@@ -347,29 +336,7 @@ impl Hooks {
 }
 
 /// The kinds' hooks, one per kind in [`crate::kinds::KINDS`]' order.
-const HOOKS: [&Hooks; crate::kinds::KINDS.len()] = [
-    &begin_end::HOOKS,
-    &begin_end::HOOKS,
-    &runner::HOOKS,
-    &runner::HOOKS,
-    &runner::HOOKS,
-    &kprobe::HOOKS,
-    &kprobe::HOOKS,
-    &uprobe::HOOKS,
-    &uprobe::HOOKS,
-    &usdt::HOOKS,
-    &tracepoint::HOOKS,
-    &rawtracepoint::HOOKS,
-    &fentry::HOOKS,
-    &fentry::HOOKS,
-    &timer::HOOKS,
-    &timer::HOOKS,
-    &perf::HOOKS,
-    &perf::HOOKS,
-    &watchpoint::HOOKS,
-    &watchpoint::HOOKS,
-    &iter::HOOKS,
-];
+const HOOKS: [&Hooks; crate::kinds::KINDS.len()] = crate::kinds::kind_table!();
 
 fn hooks(kind: ProbeKind) -> &'static Hooks {
     let h = HOOKS[kind as usize];

@@ -6,11 +6,12 @@ use crate::plan::Sampling;
 use crate::syntax::ast::ProbeKind;
 use crate::syntax::attach::AttachSpec;
 
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const SOFTWARE: Hooks = Hooks {
     kinds: &[ProbeKind::Software, ProbeKind::Hardware],
     plan,
     ..Hooks::PLAIN
 };
+pub(super) const HARDWARE: Hooks = SOFTWARE;
 
 fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
     let AttachSpec::PerfEvent { event, count } = i.spec else {

@@ -6,7 +6,7 @@ use crate::sema::expand::TargetKind;
 use crate::sema::AttachTargets;
 use crate::syntax::ast::ProbeKind;
 
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const RAWTRACEPOINT: Hooks = Hooks {
     kinds: &[ProbeKind::RawTracepoint],
     plan,
     args: |at, _| Ok(args(at)),

@@ -5,11 +5,13 @@ use super::{mismatch, Hooks, Input, LowerError, RunKind};
 use crate::syntax::ast::ProbeKind;
 use crate::syntax::attach::AttachSpec;
 
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const SELF: Hooks = Hooks {
     kinds: &[ProbeKind::SelfEvent, ProbeKind::Test, ProbeKind::Bench],
     plan,
     ..Hooks::PLAIN
 };
+pub(super) const TEST: Hooks = SELF;
+pub(super) const BENCH: Hooks = SELF;
 
 fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
     let AttachSpec::Named { name, .. } = i.spec else {

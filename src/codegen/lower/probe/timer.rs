@@ -6,11 +6,12 @@ use crate::plan::Sampling;
 use crate::syntax::ast::ProbeKind;
 use crate::syntax::attach::{AttachSpec, TimeUnit};
 
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const PROFILE: Hooks = Hooks {
     kinds: &[ProbeKind::Profile, ProbeKind::Interval],
     plan,
     ..Hooks::PLAIN
 };
+pub(super) const INTERVAL: Hooks = PROFILE;
 
 fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
     let AttachSpec::Timer { unit, value } = i.spec else {

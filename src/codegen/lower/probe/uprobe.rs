@@ -9,13 +9,14 @@ use crate::sema::AttachTargets;
 use crate::syntax::ast::ProbeKind;
 use crate::syntax::attach::AttachSpec;
 
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const UPROBE: Hooks = Hooks {
     kinds: &[ProbeKind::Uprobe, ProbeKind::Uretprobe],
     plan,
     args: regs,
     sites: user_binaries,
     ..Hooks::PLAIN
 };
+pub(super) const URETPROBE: Hooks = UPROBE;
 
 fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
     let (at, spec) = (i.at, i.spec);

@@ -4,11 +4,12 @@ use super::{mismatch, Hooks, Input, LowerError, RunKind};
 use crate::syntax::ast::ProbeKind;
 use crate::syntax::attach::AttachSpec;
 
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const WATCHPOINT: Hooks = Hooks {
     kinds: &[ProbeKind::Watchpoint, ProbeKind::AsyncWatchpoint],
     plan,
     ..Hooks::PLAIN
 };
+pub(super) const ASYNCWATCHPOINT: Hooks = WATCHPOINT;
 
 fn plan(i: &Input<'_>) -> Result<Option<RunKind>, LowerError> {
     let AttachSpec::Watchpoint { address, len, mode } = i.spec else {

@@ -3,10 +3,11 @@
 use super::{count_error, AttachError, AttachSpec, Hooks, Part, ProbeKind, Span};
 
 /// The parser of `begin`, `end` attach points.
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const BEGIN: Hooks = Hooks {
     kinds: &[ProbeKind::Begin, ProbeKind::End],
     spec,
 };
+pub(super) const END: Hooks = BEGIN;
 
 pub(super) fn spec(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, AttachError> {
     let n = parts.len();

@@ -5,10 +5,11 @@ use super::{
 };
 
 /// The parser of `fentry`, `fexit` attach points.
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const FENTRY: Hooks = Hooks {
     kinds: &[ProbeKind::Fentry, ProbeKind::Fexit],
     spec,
 };
+pub(super) const FEXIT: Hooks = FENTRY;
 
 pub(super) fn spec(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, AttachError> {
     let n = parts.len();

@@ -5,7 +5,7 @@ use super::{
 };
 
 /// The parser of `iter` attach points.
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const ITER: Hooks = Hooks {
     kinds: &[ProbeKind::Iter],
     spec,
 };

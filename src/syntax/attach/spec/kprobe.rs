@@ -6,10 +6,11 @@ use super::{
 };
 
 /// The parser of `kprobe`, `kretprobe` attach points.
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const KPROBE: Hooks = Hooks {
     kinds: &[ProbeKind::Kprobe, ProbeKind::Kretprobe],
     spec,
 };
+pub(super) const KRETPROBE: Hooks = KPROBE;
 
 pub(super) fn spec(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, AttachError> {
     let n = parts.len();

@@ -8,18 +8,7 @@
 use super::{glob_match, has_wildcard, AttachNum, AttachPoint, AttachSpec, ProbeKind, TimeUnit};
 use crate::diag::Span;
 
-mod begin_end;
-mod fentry;
-mod iter;
-mod kprobe;
-mod perf;
-mod rawtracepoint;
-mod runner;
-mod timer;
-mod tracepoint;
-mod uprobe;
-mod usdt;
-mod watchpoint;
+crate::kinds::kind_modules!();
 
 /// An attach point that does not fit its kind: a message and where.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -181,29 +170,7 @@ struct Hooks {
 }
 
 /// The parsers, one per kind in [`crate::kinds::KINDS`]' order.
-const PARSERS: [&Hooks; crate::kinds::KINDS.len()] = [
-    &begin_end::HOOKS,
-    &begin_end::HOOKS,
-    &runner::SELF_HOOKS,
-    &runner::NAMED_HOOKS,
-    &runner::NAMED_HOOKS,
-    &kprobe::HOOKS,
-    &kprobe::HOOKS,
-    &uprobe::HOOKS,
-    &uprobe::HOOKS,
-    &usdt::HOOKS,
-    &tracepoint::HOOKS,
-    &rawtracepoint::HOOKS,
-    &fentry::HOOKS,
-    &fentry::HOOKS,
-    &timer::HOOKS,
-    &timer::HOOKS,
-    &perf::HOOKS,
-    &perf::HOOKS,
-    &watchpoint::HOOKS,
-    &watchpoint::HOOKS,
-    &iter::HOOKS,
-];
+const PARSERS: [&Hooks; crate::kinds::KINDS.len()] = crate::kinds::kind_table!();
 
 /// Parses one attach point's raw text, which starts at byte `start` of the source. A wildcard
 /// probe type expands to every kind it matches whose form fits the rest of the text.

@@ -3,10 +3,11 @@
 use super::{count_error, nonempty, num, AttachError, AttachSpec, Hooks, Part, ProbeKind, Span};
 
 /// The parser of `software`, `hardware` attach points.
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const SOFTWARE: Hooks = Hooks {
     kinds: &[ProbeKind::Software, ProbeKind::Hardware],
     spec,
 };
+pub(super) const HARDWARE: Hooks = SOFTWARE;
 
 pub(super) fn spec(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, AttachError> {
     let n = parts.len();

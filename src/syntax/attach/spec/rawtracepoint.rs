@@ -3,7 +3,7 @@
 use super::{count_error, nonempty, AttachError, AttachSpec, Hooks, Part, ProbeKind, Span};
 
 /// The parser of `rawtracepoint` attach points.
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const RAWTRACEPOINT: Hooks = Hooks {
     kinds: &[ProbeKind::RawTracepoint],
     spec,
 };

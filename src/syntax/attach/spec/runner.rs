@@ -3,16 +3,17 @@
 use super::{count_error, nonempty, usage, AttachError, AttachSpec, Hooks, Part, ProbeKind, Span};
 
 /// The parser of `self` attach points.
-pub(super) const SELF_HOOKS: Hooks = Hooks {
+pub(super) const SELF: Hooks = Hooks {
     kinds: &[ProbeKind::SelfEvent],
     spec: self_spec,
 };
 
 /// The parser of `test` and `bench` attach points.
-pub(super) const NAMED_HOOKS: Hooks = Hooks {
+pub(super) const TEST: Hooks = Hooks {
     kinds: &[ProbeKind::Test, ProbeKind::Bench],
     spec: named_spec,
 };
+pub(super) const BENCH: Hooks = TEST;
 
 pub(super) fn self_spec(
     kind: ProbeKind,
@@ -31,14 +32,14 @@ pub(super) fn self_spec(
         return Err(AttachError {
             span: parts[1].span,
             message: format!("{kind} is not a supported trigger"),
-            help: Some(format!("expected {}", usage(SELF_HOOKS.kinds[0]))),
+            help: Some(format!("expected {}", usage(SELF.kinds[0]))),
         });
     }
     if name != "SIGUSR1" {
         return Err(AttachError {
             span: parts[2].span,
             message: format!("{name} is not a supported signal"),
-            help: Some(format!("expected {}", usage(SELF_HOOKS.kinds[0]))),
+            help: Some(format!("expected {}", usage(SELF.kinds[0]))),
         });
     }
     Ok(AttachSpec::Named { kind, name })

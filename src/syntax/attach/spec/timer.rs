@@ -5,10 +5,11 @@ use super::{
 };
 
 /// The parser of `profile`, `interval` attach points.
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const PROFILE: Hooks = Hooks {
     kinds: &[ProbeKind::Profile, ProbeKind::Interval],
     spec,
 };
+pub(super) const INTERVAL: Hooks = PROFILE;
 
 pub(super) fn spec(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, AttachError> {
     match parts.len() {

@@ -5,7 +5,7 @@ use super::{
 };
 
 /// The parser of `tracepoint` attach points.
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const TRACEPOINT: Hooks = Hooks {
     kinds: &[ProbeKind::Tracepoint],
     spec,
 };

@@ -7,10 +7,11 @@ use super::{
 };
 
 /// The parser of `uprobe`, `uretprobe` attach points.
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const UPROBE: Hooks = Hooks {
     kinds: &[ProbeKind::Uprobe, ProbeKind::Uretprobe],
     spec,
 };
+pub(super) const URETPROBE: Hooks = UPROBE;
 
 pub(super) fn spec(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, AttachError> {
     if parts.len() >= 2 && parts[1].text.contains('@') {

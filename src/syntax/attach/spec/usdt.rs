@@ -4,7 +4,7 @@
 use super::{count_error, nonempty, AttachError, AttachSpec, Hooks, Part, ProbeKind, Span};
 
 /// The parser of `usdt` attach points.
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const USDT: Hooks = Hooks {
     kinds: &[ProbeKind::Usdt],
     spec,
 };

@@ -3,10 +3,11 @@
 use super::{count_error, num, AttachError, AttachSpec, Hooks, Part, ProbeKind, Span};
 
 /// The parser of `watchpoint`, `asyncwatchpoint` attach points.
-pub(super) const HOOKS: Hooks = Hooks {
+pub(super) const WATCHPOINT: Hooks = Hooks {
     kinds: &[ProbeKind::Watchpoint, ProbeKind::AsyncWatchpoint],
     spec,
 };
+pub(super) const ASYNCWATCHPOINT: Hooks = WATCHPOINT;
 
 pub(super) fn spec(kind: ProbeKind, parts: &[Part], span: Span) -> Result<AttachSpec, AttachError> {
     let n = parts.len();
