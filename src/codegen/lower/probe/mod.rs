@@ -86,27 +86,21 @@ pub(crate) fn lower_probe(
         // the filter's helper call on every event. Lowered once without the filter; a body
         // that turns out to send records is lowered again with it.
         let mark = script.events.mark();
-        let (mut compiled, feeds) = lower_point(
-            &point,
-            script,
-            need_start,
-            attach,
-            args.clone(),
-            false,
-            false,
-        )?;
-        if feeds && at.kind.info().pid_filter == crate::kinds::PidFilter::Always {
-            script.events.truncate(&mark);
-            compiled = lower_point(
+        let lower = |script: &mut ScriptState, need_start: &mut bool, self_filter| {
+            lower_point(
                 &point,
                 script,
                 need_start,
                 attach,
                 args.clone(),
                 false,
-                true,
-            )?
-            .0;
+                self_filter,
+            )
+        };
+        let (mut compiled, feeds) = lower(script, need_start, false)?;
+        if feeds && at.kind.info().pid_filter == crate::kinds::PidFilter::Always {
+            script.events.truncate(&mark);
+            compiled = lower(script, need_start, true)?.0;
         }
         // fentry/fexit wildcards using `probe`: a second program for kprobe_multi groups, which
         // tells targets apart by the BPF cookie (`loader::attach_fentry`). Not lowerable (e.g.
