@@ -61,26 +61,8 @@ pub(crate) fn load_pid(b: &mut Builder) -> crate::codegen::VReg {
 /// too: one helper call for all of them.
 pub(crate) fn emit(b: &mut Builder, exit: Label, filter: bool, task: Option<TaskFields>) {
     let map = b.map(PID_MAP);
-    let tgid = match task {
-        Some(f) => {
-            let t = b.call(Helper::GetCurrentTaskBtf, &[]);
-            // Kept for the body (see `Builder::task`): the prelude dominates it.
-            b.task = Some((t, f));
-            let tgid = b.vreg();
-            b.load(Size::W, tgid, t, f.tgid.into());
-            tgid
-        }
-        None => {
-            let raw = b.call(Helper::GetCurrentPidTgid, &[]);
-            // Kept for the body's `pid`/`tid` (see `Builder::pid_tgid`): the prelude
-            // dominates it.
-            b.pid_tgid = Some(raw);
-            let tgid = b.vreg();
-            b.mov(tgid, raw);
-            b.alu(true, AluOp::Rsh, tgid, 32);
-            tgid
-        }
-    };
+    let c = current(b, task);
+    let tgid = current_tgid(b, c);
     let p = b.vreg();
     b.ld_map_value(p, map, 0);
     let own = b.vreg();
@@ -94,4 +76,41 @@ pub(crate) fn emit(b: &mut Builder, exit: Label, filter: bool, task: Option<Task
         b.jmp64(JmpOp::Jne, tgid, want, exit);
         b.bind(go);
     }
+}
+
+/// What [`current`] fetched.
+pub(crate) enum Current {
+    Task(crate::codegen::VReg, TaskFields),
+    PidTgid(crate::codegen::VReg),
+}
+
+/// One helper call for the current task (`bpf_get_current_task_btf()` with `task`, else
+/// `bpf_get_current_pid_tgid()`), kept for the body, which it dominates (see `Builder::task`,
+/// `Builder::pid_tgid`).
+pub(crate) fn current(b: &mut Builder, task: Option<TaskFields>) -> Current {
+    match task {
+        Some(f) => {
+            let t = b.call(Helper::GetCurrentTaskBtf, &[]);
+            b.task = Some((t, f));
+            Current::Task(t, f)
+        }
+        None => {
+            let raw = b.call(Helper::GetCurrentPidTgid, &[]);
+            b.pid_tgid = Some(raw);
+            Current::PidTgid(raw)
+        }
+    }
+}
+
+/// The current tgid from what [`current`] fetched.
+fn current_tgid(b: &mut Builder, c: Current) -> crate::codegen::VReg {
+    let tgid = b.vreg();
+    match c {
+        Current::Task(t, f) => b.load(Size::W, tgid, t, f.tgid.into()),
+        Current::PidTgid(raw) => {
+            b.mov(tgid, raw);
+            b.alu(true, AluOp::Rsh, tgid, 32);
+        }
+    }
+    tgid
 }

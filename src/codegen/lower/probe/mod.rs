@@ -84,9 +84,11 @@ pub(crate) fn lower_probe(
         // handling makes syscalls (`raw_syscalls:sys_enter { printf(…) }`). A probe that
         // only updates maps sees strobe's few syscalls as bpftrace sees its own, and skips
         // the filter's helper call on every event. Lowered once without the filter; a body
-        // that turns out to send records is lowered again with it.
+        // that turns out to send records is lowered again with it, and one that asks the
+        // helpers for the current task more than once, again with one call at the top that
+        // the whole body shares (as the filter's call is shared).
         let mark = script.events.mark();
-        let lower = |script: &mut ScriptState, need_start: &mut bool, self_filter| {
+        let lower = |script: &mut ScriptState, need_start: &mut bool, prelude| {
             lower_point(
                 &point,
                 script,
@@ -94,13 +96,18 @@ pub(crate) fn lower_probe(
                 attach,
                 args.clone(),
                 false,
-                self_filter,
+                prelude,
             )
         };
-        let (mut compiled, feeds) = lower(script, need_start, false)?;
-        if feeds && at.kind.info().pid_filter == crate::kinds::PidFilter::Always {
+        let (mut compiled, feeds) = lower(script, need_start, Prelude::Nothing)?;
+        let again = match at.kind.info().pid_filter == crate::kinds::PidFilter::Always {
+            true if feeds => Some(Prelude::SelfFilter),
+            true if current_task_calls(&compiled.template) > 1 => Some(Prelude::SharedTask),
+            _ => None,
+        };
+        if let Some(prelude) = again {
             script.events.truncate(&mark);
-            compiled = lower(script, need_start, true)?.0;
+            compiled = lower(script, need_start, prelude)?.0;
         }
         // fentry/fexit wildcards using `probe`: a second program for kprobe_multi groups, which
         // tells targets apart by the BPF cookie (`loader::attach_fentry`). Not lowerable (e.g.
@@ -115,9 +122,17 @@ pub(crate) fn lower_probe(
                         .any(|r| r.kind == crate::template::RelocKind::TargetIndex) =>
             {
                 let kprobe = AttachKind::Kprobe { retprobe: *fexit };
-                lower_point(&point, script, need_start, kprobe, args, true, false)
-                    .ok()
-                    .map(|(c, _)| Box::new(c.template))
+                lower_point(
+                    &point,
+                    script,
+                    need_start,
+                    kprobe,
+                    args,
+                    true,
+                    Prelude::Nothing,
+                )
+                .ok()
+                .map(|(c, _)| Box::new(c.template))
             }
             _ => None,
         };
@@ -154,10 +169,9 @@ struct Point<'a> {
 
 /// Lowers one attach point's program as `attach`, with `args` meaning what the attach point's
 /// kind gives. `shared_fentry`: an fentry/fexit body for one kprobe_multi program shared by
-/// many targets (`probe` from the BPF cookie instead of a per-clone constant). `self_filter`:
-/// leave strobe's own process out where the kind's own syscalls could feed it
-/// ([`crate::kinds::PidFilter::Always`]). Returns the program and whether it sends records to
-/// strobe (ring buffer output).
+/// many targets (`probe` from the BPF cookie instead of a per-clone constant). `prelude`: what
+/// goes before the body besides `-p`/`-c`'s filter ([`Prelude`]). Returns the program and
+/// whether it sends records to strobe (ring buffer output).
 fn lower_point(
     pt: &Point<'_>,
     script: &mut ScriptState,
@@ -165,7 +179,7 @@ fn lower_point(
     attach: AttachKind,
     args: ArgsSource,
     shared_fentry: bool,
-    self_filter: bool,
+    prelude: Prelude,
 ) -> Result<(crate::codegen::Compiled, bool), LowerError> {
     let Point {
         cp,
@@ -236,9 +250,10 @@ fn lower_point(
         *need_start = false;
     }
     // strobe's own pid is left out where its own syscalls would feed the probe
-    // (`self_filter`: tracepoints, raw tracepoints sending records); kprobes and fentry keep
-    // bpftrace 0.17's size budget (`tests/lower_sizes.rs`) unless `-p`/`-c` filters anyway.
-    let own_feed = self_filter && at.kind.info().pid_filter == crate::kinds::PidFilter::Always;
+    // (`Prelude::SelfFilter`: tracepoints, raw tracepoints sending records); kprobes and fentry
+    // keep bpftrace 0.17's size budget (`tests/lower_sizes.rs`) unless `-p`/`-c` filters anyway.
+    let own_feed = prelude == Prelude::SelfFilter
+        && at.kind.info().pid_filter == crate::kinds::PidFilter::Always;
     // A probe without predicate or statements has no effect to keep from any process (or to
     // hold back until armed): its program is `r0 = 0; exit`, the kernel's accounting floor.
     let no_effect = probe.predicate.is_none()
@@ -249,6 +264,8 @@ fn lower_point(
         let exit = lw.exit;
         let task = cp.env.task_fields;
         super::pid_filter::emit(&mut lw.b, exit, opts.pid_filter, task);
+    } else if prelude == Prelude::SharedTask && !no_effect {
+        super::pid_filter::current(&mut lw.b, cp.env.task_fields);
     }
     if let Some(prologue) = hooks(at.kind).prologue {
         prologue(&mut lw);
@@ -290,6 +307,33 @@ fn lower_point(
 }
 
 pub(crate) use begin_end::start_only_begin;
+
+/// What a program has before its body besides `-p`/`-c`'s filter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Prelude {
+    Nothing,
+    /// One helper call for the current task (or pid/tgid), which the body's `pid`, `tid`,
+    /// `comm`, … share.
+    SharedTask,
+    /// That call and the test that leaves strobe's own process out.
+    SelfFilter,
+}
+
+/// How many helper calls in `t`'s main program ask for the current task or pid/tgid.
+fn current_task_calls(t: &crate::template::Template) -> usize {
+    use crate::asm::isa::Helper;
+    use crate::asm::Insn;
+    let asks = [
+        Insn::call_helper(Helper::GetCurrentTaskBtf),
+        Insn::call_helper(Helper::GetCurrentTask),
+        Insn::call_helper(Helper::GetCurrentPidTgid),
+    ];
+    let main_end = t.funcs.first().copied().unwrap_or(t.insns.len());
+    t.insns[..main_end]
+        .iter()
+        .filter(|i| asks.contains(i))
+        .count()
+}
 
 /// The kernel's program name (16 bytes): distinct per probe so `bpftool prog` tells them apart.
 fn prog_name(_point: usize, index: usize) -> String {
