@@ -23,6 +23,7 @@ mod data;
 mod detach;
 mod fentry_multi;
 mod limits;
+mod misses;
 mod multi;
 mod pin;
 mod progress;
@@ -42,6 +43,7 @@ pub use fentry_multi::{
     MULTI_ABOVE,
 };
 pub use limits::{prepare_limits, LimitReport, DEFAULT_WARN_ABOVE};
+pub use misses::KernelMisses;
 pub use multi::{attach_multi, MultiOptions, MultiTargets, MultiVia};
 pub use pin::{pin_objects, PinError};
 pub use progress::{progress_wanted, PROGRESS_ABOVE};
