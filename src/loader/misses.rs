@@ -12,12 +12,15 @@
 //!   program was already running there (5.12+).
 //!
 //! Input: the run's owned kernel objects. Output: [`KernelMisses`]. One
-//! BPF_OBJ_GET_INFO_BY_FD per program and per link; objects whose info the kernel refuses
-//! count nothing.
+//! BPF_OBJ_GET_INFO_BY_FD per program and per link of a kind that counts misses (not the
+//! trampoline links); objects whose info the kernel refuses count nothing.
 
 use std::os::fd::AsFd;
 
 use super::report::KernelObject;
+
+/// Above this many objects, [`KernelMisses::of`] reads on several threads.
+pub const PARALLEL_ABOVE: usize = 4096;
 
 /// What the kernel skipped over a run's objects.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -33,13 +36,12 @@ impl KernelMisses {
         self.probe.saturating_add(self.recursion)
     }
 
-    /// Reads the counters of every program and link in `objects`.
+    /// Reads the counters of every program and link in `objects`: about 1.7 µs per object on
+    /// the 6.18 host (1,601 raw tracepoint clones in 2.7 ms), so tens of thousands of
+    /// trampoline clones cost tens of milliseconds; past [`PARALLEL_ABOVE`] objects the calls
+    /// are spread over one thread per CPU.
     pub fn of(objects: &[KernelObject]) -> KernelMisses {
-        let mut m = KernelMisses::default();
-        for o in objects {
-            m += KernelMisses::of_object(o);
-        }
-        m
+        sum_over(objects, PARALLEL_ABOVE, KernelMisses::of_object)
     }
 
     fn of_object(o: &KernelObject) -> KernelMisses {
@@ -48,6 +50,7 @@ impl KernelMisses {
                 recursion: crate::sys::info::prog_info(p.as_fd()).map_or(0, |i| i.recursion_misses),
                 ..Default::default()
             },
+            KernelObject::Link(l) if !l.may_count_misses() => KernelMisses::default(),
             KernelObject::Link(l) => KernelMisses {
                 probe: crate::sys::info::link_info(l.as_fd())
                     .ok()
@@ -59,6 +62,39 @@ impl KernelMisses {
             KernelObject::Event(_) | KernelObject::Fd(_) => KernelMisses::default(),
         }
     }
+}
+
+/// The sum of `f` over `items`, on one thread per CPU when there are more than
+/// `parallel_above`.
+fn sum_over<T: Sync>(
+    items: &[T],
+    parallel_above: usize,
+    f: impl Fn(&T) -> KernelMisses + Sync,
+) -> KernelMisses {
+    let sum = |part: &[T]| {
+        let mut m = KernelMisses::default();
+        for o in part {
+            m += f(o);
+        }
+        m
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if items.len() <= parallel_above || threads < 2 {
+        return sum(items);
+    }
+    let chunk = items.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let parts: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| s.spawn(move || sum(part)))
+            .collect();
+        let mut m = KernelMisses::default();
+        for p in parts {
+            // A panicking reader (never expected) counts nothing rather than ending the run.
+            m += p.join().unwrap_or_default();
+        }
+        m
+    })
 }
 
 impl std::ops::AddAssign for KernelMisses {
@@ -76,6 +112,21 @@ mod tests {
     fn nothing_missed_without_objects() {
         assert_eq!(KernelMisses::of(&[]), KernelMisses::default());
         assert_eq!(KernelMisses::default().total(), 0);
+    }
+
+    #[test]
+    fn parallel_and_sequential_sums_agree() {
+        let items: Vec<u64> = (0..10_000).collect();
+        let f = |&i: &u64| KernelMisses {
+            probe: i % 3,
+            recursion: i % 7,
+        };
+        let seq = sum_over(&items, usize::MAX, f);
+        assert_eq!(sum_over(&items, 0, f), seq);
+        assert_eq!(sum_over(&items, 100, f), seq);
+        let want_probe: u64 = items.iter().map(|i| i % 3).sum();
+        let want_rec: u64 = items.iter().map(|i| i % 7).sum();
+        assert_eq!((seq.probe, seq.recursion), (want_probe, want_rec));
     }
 
     #[test]

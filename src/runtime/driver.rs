@@ -365,12 +365,14 @@ fn report_timings(verbose: bool) {
 /// With `STROBE_TIMINGS=1`, when the run stopped (probes disarmed, detach started) and when
 /// its results were printed, in seconds from the start, on stderr as one JSON line: the
 /// benchmarks measure the detach from `stop_s` to the end of the background child.
-fn report_stop(stop: std::time::Duration) {
+/// `missed_s`: reading the kernel's miss counters of every program and link (before `stop_s`).
+fn report_stop(stop: std::time::Duration, missed_read: std::time::Duration) {
     if std::env::var_os(crate::timings::ENV).is_some_and(|v| v != "0" && !v.is_empty()) {
         let printed = crate::timings::since_start().as_secs_f64();
         eprintln!(
-            "{{\"stop_s\":{:.4},\"printed_s\":{printed:.4}}}",
-            stop.as_secs_f64()
+            "{{\"stop_s\":{:.4},\"printed_s\":{printed:.4},\"missed_s\":{:.4}}}",
+            stop.as_secs_f64(),
+            missed_read.as_secs_f64()
         );
     }
 }
@@ -768,7 +770,9 @@ pub fn run(
     let _ = arming.disarm();
     // The kernel's own counts of the runs it skipped, while the programs and links are still
     // this process's to ask about: one info call per object.
+    let reading = std::time::Instant::now();
     missed += KernelMisses::of(&objects);
+    let missed_read = reading.elapsed();
     // Nothing records any more: detach now, in a background child, so the kernel's work
     // (kprobe_multi unregistering patches every call site back and waits for RCU-tasks grace
     // periods; each trampoline waits for its own) overlaps reading and printing the results
@@ -850,7 +854,7 @@ pub fn run(
         let _ = std::io::stderr().write_all(&missed_warning);
     }
     let child_pid = child.as_ref().map(Child::pid);
-    report_stop(stop);
+    report_stop(stop, missed_read);
     drop(child);
     Ok(RunOutcome {
         reason: reason.unwrap_or(ExitReason::Exit),
