@@ -11,6 +11,9 @@
 //!   `kernel/trace/bpf_trace.c`), a trampoline or raw tracepoint program because the same
 //!   program was already running there (5.12+).
 //!
+//! The driver reads them twice, when arming and after disarming, and reports the difference:
+//! a run skipped while the probes were attached but disarmed loses nothing.
+//!
 //! Input: the run's owned kernel objects. Output: [`KernelMisses`]. One
 //! BPF_OBJ_GET_INFO_BY_FD per program and per link of a kind that counts misses (not the
 //! trampoline links); objects whose info the kernel refuses count nothing.
@@ -42,6 +45,14 @@ impl KernelMisses {
     /// are spread over one thread per CPU.
     pub fn of(objects: &[KernelObject]) -> KernelMisses {
         sum_over(objects, PARALLEL_ABOVE, KernelMisses::of_object)
+    }
+
+    /// What was skipped after `before` (an earlier reading of the same objects).
+    pub fn since(&self, before: &KernelMisses) -> KernelMisses {
+        KernelMisses {
+            probe: self.probe.saturating_sub(before.probe),
+            recursion: self.recursion.saturating_sub(before.recursion),
+        }
     }
 
     fn of_object(o: &KernelObject) -> KernelMisses {
@@ -127,6 +138,27 @@ mod tests {
         let want_probe: u64 = items.iter().map(|i| i % 3).sum();
         let want_rec: u64 = items.iter().map(|i| i % 7).sum();
         assert_eq!((seq.probe, seq.recursion), (want_probe, want_rec));
+    }
+
+    #[test]
+    fn since_counts_only_the_growth() {
+        let before = KernelMisses {
+            probe: 3,
+            recursion: 10,
+        };
+        let after = KernelMisses {
+            probe: 5,
+            recursion: 10,
+        };
+        assert_eq!(
+            after.since(&before),
+            KernelMisses {
+                probe: 2,
+                recursion: 0
+            }
+        );
+        // A counter read lower later (an object gone between the readings) counts nothing.
+        assert_eq!(before.since(&after).probe, 0);
     }
 
     #[test]

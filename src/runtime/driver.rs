@@ -11,9 +11,9 @@
 //! 6. on `exit()`, a signal or the command's exit: disarm, handle the records already written
 //!    (after `exit()`: drop them; the probes ran on until the disarm, as bpftrace's run on until
 //!    it detaches), run each END, print every non-empty script map (bpftrace's exit format), report lost
-//!    records, map-full drops and the probe runs the kernel skipped (its miss counters, read
-//!    after disarming and before detaching), then close everything (dropping the owned fds
-//!    detaches).
+//!    records, map-full drops and the probe runs the kernel skipped while armed (the growth of
+//!    its miss counters from arming to disarming, read before detaching), then close
+//!    everything (dropping the owned fds detaches).
 //!
 //! Invariants: every kernel object is an owned fd held by this function's locals, so an error,
 //! a panic (which also disarms through a panic hook, see [`install_panic_hook`]) or a kill
@@ -693,7 +693,12 @@ pub fn run(
     if reason.is_none() && only_begin_end(script) {
         reason = Some(ExitReason::Exit);
     }
+    // The miss counters when the probes start recording: runs the kernel skipped while they
+    // were attached but disarmed (loading the rest can take minutes) lost nothing, so only the
+    // growth from here is reported.
+    let mut missed_before = KernelMisses::default();
     if reason.is_none() {
+        missed_before = crate::timings::time("misses_baseline", || KernelMisses::of(&objects));
         crate::timings::time("arm", || arming.arm()).map_err(RunError::Arming)?;
         for &(o, period) in &intervals {
             if let Some(KernelObject::Event(e)) = objects.get(o) {
@@ -773,6 +778,7 @@ pub fn run(
     let reading = std::time::Instant::now();
     missed += KernelMisses::of(&objects);
     let missed_read = reading.elapsed();
+    let missed = missed.since(&missed_before);
     // Nothing records any more: detach now, in a background child, so the kernel's work
     // (kprobe_multi unregistering patches every call site back and waits for RCU-tasks grace
     // periods; each trampoline waits for its own) overlaps reading and printing the results
