@@ -9,8 +9,10 @@
 //!
 //! Order of a run: [`prepare_limits`] (RLIMIT_MEMLOCK, RLIMIT_NOFILE, target-count warning) →
 //! [`Arming::create`] → [`load_clones`], [`attach_multi`] or [`attach_fentry`] (fentry/fexit:
-//! kprobe_multi groups, kprobe.session ones for fexit reading `args`, and trampoline clones) → [`Arming::arm`] → … →
-//! [`Arming::disarm`] → print results → [`detach`] (in the background by default).
+//! kprobe_multi groups, kprobe.session ones for fexit reading `args`, and trampoline clones) →
+//! [`KernelMisses::of`] → [`Arming::arm`] → … → [`Arming::disarm`] → [`KernelMisses::of`]
+//! again (the runs the kernel skipped while armed) → print results → [`detach`] (in the
+//! background by default).
 //!
 //! Invariants: every kernel object is an owned fd, so errors, panics and Ctrl-C (when the
 //! caller unwinds or exits) release everything; no target count is capped, only warned about;
@@ -23,6 +25,7 @@ mod data;
 mod detach;
 mod fentry_multi;
 mod limits;
+mod misses;
 mod multi;
 mod pin;
 mod progress;
@@ -42,6 +45,7 @@ pub use fentry_multi::{
     MULTI_ABOVE,
 };
 pub use limits::{prepare_limits, LimitReport, DEFAULT_WARN_ABOVE};
+pub use misses::KernelMisses;
 pub use multi::{attach_multi, MultiOptions, MultiTargets, MultiVia};
 pub use pin::{pin_objects, PinError};
 pub use progress::{progress_wanted, PROGRESS_ABOVE};

@@ -11,7 +11,9 @@
 //! 6. on `exit()`, a signal or the command's exit: disarm, handle the records already written
 //!    (after `exit()`: drop them; the probes ran on until the disarm, as bpftrace's run on until
 //!    it detaches), run each END, print every non-empty script map (bpftrace's exit format), report lost
-//!    records and map-full drops, then close everything (dropping the owned fds detaches).
+//!    records, map-full drops and the probe runs the kernel skipped while armed (the growth of
+//!    its miss counters from arming to disarming, read before detaching), then close
+//!    everything (dropping the owned fds detaches).
 //!
 //! Invariants: every kernel object is an owned fd held by this function's locals, so an error,
 //! a panic (which also disarms through a panic hook, see [`install_panic_hook`]) or a kill
@@ -35,7 +37,7 @@ use super::ringbuf::{LostCounter, RingBuf};
 use super::signals::SignalFd;
 use super::snapshot;
 use super::symbolize::Symbolizer;
-use crate::loader::{Arming, KernelObject};
+use crate::loader::{Arming, KernelMisses, KernelObject};
 use crate::plan::{probe_id, CompiledScript, MapRole, PlanError, ProbeKind};
 use crate::sys::{Map, MapCreateOptions, SysError};
 
@@ -130,6 +132,8 @@ pub struct RunOutcome {
     pub attached: usize,
     pub lost: u64,
     pub drops: u64,
+    /// Probe runs the kernel skipped without running the programs (see [`KernelMisses`]).
+    pub missed: KernelMisses,
     /// The code `exit(code)` gave (0 for a bare `exit()`), when a probe called it.
     pub exit_code: Option<i32>,
     /// `-c`'s command's pid.
@@ -361,12 +365,14 @@ fn report_timings(verbose: bool) {
 /// With `STROBE_TIMINGS=1`, when the run stopped (probes disarmed, detach started) and when
 /// its results were printed, in seconds from the start, on stderr as one JSON line: the
 /// benchmarks measure the detach from `stop_s` to the end of the background child.
-fn report_stop(stop: std::time::Duration) {
+/// `missed_s`: reading the kernel's miss counters of every program and link (before `stop_s`).
+fn report_stop(stop: std::time::Duration, missed_read: std::time::Duration) {
     if std::env::var_os(crate::timings::ENV).is_some_and(|v| v != "0" && !v.is_empty()) {
         let printed = crate::timings::since_start().as_secs_f64();
         eprintln!(
-            "{{\"stop_s\":{:.4},\"printed_s\":{printed:.4}}}",
-            stop.as_secs_f64()
+            "{{\"stop_s\":{:.4},\"printed_s\":{printed:.4},\"missed_s\":{:.4}}}",
+            stop.as_secs_f64(),
+            missed_read.as_secs_f64()
         );
     }
 }
@@ -687,7 +693,12 @@ pub fn run(
     if reason.is_none() && only_begin_end(script) {
         reason = Some(ExitReason::Exit);
     }
+    // The miss counters when the probes start recording: runs the kernel skipped while they
+    // were attached but disarmed (loading the rest can take minutes) lost nothing, so only the
+    // growth from here is reported.
+    let mut missed_before = KernelMisses::default();
     if reason.is_none() {
+        missed_before = crate::timings::time("misses_baseline", || KernelMisses::of(&objects));
         crate::timings::time("arm", || arming.arm()).map_err(RunError::Arming)?;
         for &(o, period) in &intervals {
             if let Some(KernelObject::Event(e)) = objects.get(o) {
@@ -742,6 +753,8 @@ pub fn run(
             )?
         });
     }
+    // Probe runs the kernel skipped (read before each set of objects is closed).
+    let mut missed = KernelMisses::default();
     if reason == Some(ExitReason::Exit) {
         // bpftrace stops a run that `exit()` ends by detaching its probes, which keep firing
         // until each is detached: a uretprobe that calls `exit()` on a traced program's first
@@ -754,13 +767,18 @@ pub fn run(
             .into_iter()
             .zip(user_probe.iter().copied().chain(std::iter::repeat(false)))
             .partition(|(o, u)| *u && o.is_attachment());
-        crate::loader::detach(
-            user.into_iter().map(|(o, _)| o).collect(),
-            crate::loader::DetachMode::Sequential,
-        );
+        let user: Vec<_> = user.into_iter().map(|(o, _)| o).collect();
+        missed += KernelMisses::of(&user);
+        crate::loader::detach(user, crate::loader::DetachMode::Sequential);
         objects = rest.into_iter().map(|(o, _)| o).collect();
     }
     let _ = arming.disarm();
+    // The kernel's own counts of the runs it skipped, while the programs and links are still
+    // this process's to ask about: one info call per object.
+    let reading = std::time::Instant::now();
+    missed += KernelMisses::of(&objects);
+    let missed_read = reading.elapsed();
+    let missed = missed.since(&missed_before);
     // Nothing records any more: detach now, in a background child, so the kernel's work
     // (kprobe_multi unregistering patches every call site back and waits for RCU-tasks grace
     // periods; each trampoline waits for its own) overlaps reading and printing the results
@@ -804,6 +822,9 @@ pub fn run(
     if lost > 0 {
         printer.lost_events(&mut buf, lost);
     }
+    // Text: a warning on stderr after the results; JSON: a message beside `lost_events`.
+    let mut missed_warning = Vec::new();
+    printer.kernel_missed(&mut buf, &mut missed_warning, &missed);
     let all: Vec<_> = script
         .maps
         .iter()
@@ -835,14 +856,18 @@ pub fn run(
              raise max_map_keys (STROBE_MAX_MAP_KEYS)"
         );
     }
+    if !opts.no_warnings {
+        let _ = std::io::stderr().write_all(&missed_warning);
+    }
     let child_pid = child.as_ref().map(Child::pid);
-    report_stop(stop);
+    report_stop(stop, missed_read);
     drop(child);
     Ok(RunOutcome {
         reason: reason.unwrap_or(ExitReason::Exit),
         attached,
         lost,
         drops,
+        missed,
         exit_code: if failed_runs {
             Some(1)
         } else {

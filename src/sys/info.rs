@@ -157,6 +157,48 @@ pub fn map_info(fd: BorrowedFd<'_>) -> Result<MapInfo, SysError> {
     })
 }
 
+/// `BPF_LINK_TYPE_PERF_EVENT` (a perf event's link: kprobe, uprobe, tracepoint, perf event).
+#[doc(alias = "BPF_LINK_TYPE_PERF_EVENT")]
+pub const LINK_TYPE_PERF_EVENT: u32 = 7;
+/// `BPF_LINK_TYPE_KPROBE_MULTI` (kprobe_multi and kprobe.session links).
+#[doc(alias = "BPF_LINK_TYPE_KPROBE_MULTI")]
+pub const LINK_TYPE_KPROBE_MULTI: u32 = 8;
+
+impl LinkInfo {
+    /// The calls the kernel's probe layer skipped for this link, when its type counts them
+    /// (`include/uapi/linux/bpf.h`, `struct bpf_link_info`): a kprobe_multi or kprobe.session
+    /// link's `kprobe_multi.missed` (the fprobe found no free return slot, or fired inside
+    /// another probe; 6.7+), a perf event link's `perf_event.kprobe.missed` for a kprobe or
+    /// kretprobe (the kprobe's and kretprobe's misses; 6.7+). Kernels before 6.7 leave the
+    /// field zero. `None` for other links, which count nothing of the kind.
+    pub fn missed(&self) -> Option<u64> {
+        // Byte offsets inside the union (which starts at byte 16 of the struct).
+        // kprobe_multi: addrs u64 @0, count u32 @8, flags u32 @12, missed u64 @16.
+        const KPROBE_MULTI_MISSED: usize = 16;
+        // perf_event: type u32 @0 (pad @4), then kprobe: func_name u64 @8, name_len u32 @16,
+        // offset u32 @20, addr u64 @24, missed u64 @32.
+        const PERF_EVENT_KPROBE_MISSED: usize = 32;
+        /// `enum bpf_perf_event_type`: BPF_PERF_EVENT_KPROBE, BPF_PERF_EVENT_KRETPROBE.
+        const PERF_EVENT_KPROBE: u32 = 3;
+        const PERF_EVENT_KRETPROBE: u32 = 4;
+        let mut bytes = [0u8; 64];
+        for (b, w) in bytes.chunks_exact_mut(8).zip(self.data) {
+            b.copy_from_slice(&w.to_ne_bytes());
+        }
+        let u32_at = |o: usize| u32::from_ne_bytes(bytes[o..o + 4].try_into().unwrap());
+        let u64_at = |o: usize| u64::from_ne_bytes(bytes[o..o + 8].try_into().unwrap());
+        match self.link_type {
+            LINK_TYPE_KPROBE_MULTI => Some(u64_at(KPROBE_MULTI_MISSED)),
+            LINK_TYPE_PERF_EVENT
+                if matches!(u32_at(0), PERF_EVENT_KPROBE | PERF_EVENT_KRETPROBE) =>
+            {
+                Some(u64_at(PERF_EVENT_KPROBE_MISSED))
+            }
+            _ => None,
+        }
+    }
+}
+
 /// BPF_OBJ_GET_INFO_BY_FD on a link.
 pub fn link_info(fd: BorrowedFd<'_>) -> Result<LinkInfo, SysError> {
     let r: LinkInfoRaw = get_info(fd)?;
@@ -297,4 +339,82 @@ pub fn module_btf_fd(module: &str) -> Result<Option<OwnedFd>, SysError> {
         }
     }
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The uapi layout (`include/uapi/linux/bpf.h`): `recursion_misses` follows `run_cnt` at
+    /// byte 208 of `struct bpf_prog_info`; `struct bpf_link_info`'s union starts at byte 16.
+    #[test]
+    fn info_structs_have_the_kernel_offsets() {
+        assert_eq!(std::mem::offset_of!(ProgInfoRaw, run_time_ns), 192);
+        assert_eq!(std::mem::offset_of!(ProgInfoRaw, recursion_misses), 208);
+        assert_eq!(std::mem::offset_of!(ProgInfoRaw, verified_insns), 216);
+        assert_eq!(std::mem::offset_of!(LinkInfoRaw, u), 16);
+    }
+
+    /// A link info as the kernel writes it: `head` (type, id, prog_id) then the union's bytes.
+    fn link_from_bytes(link_type: u32, union: &[(usize, &[u8])]) -> LinkInfo {
+        let mut raw = LinkInfoRaw {
+            link_type,
+            ..Default::default()
+        };
+        let bytes = as_bytes_mut(&mut raw);
+        for (off, b) in union {
+            bytes[16 + off..16 + off + b.len()].copy_from_slice(b);
+        }
+        LinkInfo {
+            link_type: raw.link_type,
+            id: raw.id,
+            prog_id: raw.prog_id,
+            data: raw.u,
+        }
+    }
+
+    #[test]
+    fn kprobe_multi_missed_is_read_from_its_field() {
+        let l = link_from_bytes(
+            LINK_TYPE_KPROBE_MULTI,
+            &[
+                (0, &0xdead_beefu64.to_ne_bytes()),
+                (8, &3u32.to_ne_bytes()),
+                (12, &1u32.to_ne_bytes()),
+                (16, &42u64.to_ne_bytes()),
+                (24, &7u64.to_ne_bytes()),
+            ],
+        );
+        assert_eq!(l.missed(), Some(42));
+    }
+
+    #[test]
+    fn perf_event_links_count_misses_only_for_kprobes() {
+        for (ty, want) in [
+            (3u32, Some(9)),
+            (4, Some(9)),
+            (1, None),
+            (5, None),
+            (6, None),
+        ] {
+            let l = link_from_bytes(
+                LINK_TYPE_PERF_EVENT,
+                &[
+                    (0, &ty.to_ne_bytes()),
+                    (8, &0x1000u64.to_ne_bytes()),
+                    (16, &5u32.to_ne_bytes()),
+                    (24, &0xffff_ffff_8100_0000u64.to_ne_bytes()),
+                    (32, &9u64.to_ne_bytes()),
+                    (40, &1u64.to_ne_bytes()),
+                ],
+            );
+            assert_eq!(l.missed(), want, "perf event type {ty}");
+        }
+    }
+
+    #[test]
+    fn other_links_count_no_misses() {
+        let l = link_from_bytes(2, &[(16, &5u64.to_ne_bytes())]);
+        assert_eq!(l.missed(), None);
+    }
 }

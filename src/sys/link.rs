@@ -70,6 +70,8 @@ const MULTI_RETURN: u32 = 1;
 #[derive(Debug)]
 pub struct Link {
     fd: OwnedFd,
+    /// Whether its kind has a miss count in its info (see [`Link::may_count_misses`]).
+    counts_misses: bool,
 }
 
 impl Link {
@@ -176,7 +178,10 @@ impl Link {
             }
         };
         bpf_fd(Cmd::LinkCreate, &mut a)
-            .map(|fd| Link { fd })
+            .map(|fd| Link {
+                fd,
+                counts_misses: matches!(kind, AttachKind::KprobeMulti | AttachKind::PerfEvent),
+            })
             .map_err(|e| sys_error(Cmd::LinkCreate.name(), e, Op::LinkCreate { kind }))
     }
 
@@ -193,7 +198,10 @@ impl Link {
             ..Default::default()
         };
         bpf_fd(Cmd::RawTracepointOpen, &mut a)
-            .map(|fd| Link { fd })
+            .map(|fd| Link {
+                fd,
+                counts_misses: false,
+            })
             .map_err(|e| {
                 let op = if name.is_none() {
                     Op::LinkCreate {
@@ -220,7 +228,19 @@ impl Link {
 
     /// Wraps a link fd obtained elsewhere (e.g. [`crate::sys::info::link_fd_by_id`]).
     pub fn from_fd(fd: OwnedFd) -> Link {
-        Link { fd }
+        Link {
+            fd,
+            counts_misses: true,
+        }
+    }
+
+    /// Whether the kernel may count missed runs for this link in its info (`missed` of
+    /// kprobe_multi and kprobe perf event links, see [`super::info::LinkInfo::missed`]): false
+    /// for tracing (fentry/fexit, iterator), raw tracepoint and uprobe_multi links, which count
+    /// none, so a walk over thousands of trampoline links need not ask; true when unknown (a
+    /// link from [`Link::from_fd`]).
+    pub fn may_count_misses(&self) -> bool {
+        self.counts_misses
     }
 }
 

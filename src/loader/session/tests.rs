@@ -142,7 +142,7 @@ fn session_program_passes_the_verifier_where_the_kernel_has_it() {
         return;
     };
     let kf = SessionKfuncs { is_return, cookie };
-    let map = match create_saved_map(2) {
+    let map = match create_saved_map(2, 0) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("skipped: cannot create maps: {e}");

@@ -3,7 +3,8 @@
 //! `{"type": "value", "data": …}`, `{"type": "map"|"hist"|"stats"|"tseries", "data": {"@m": …}}` where a
 //! keyed map's data is `{"k1,k2": v, …}` (keys' text joined by `,`, no spaces) and a scalar
 //! map's is the value itself, `{"type": "lost_events", "data": {"events": N}}`,
-//! `{"type": "attached_probes", "count": N, "data": {"probes": N}}`.
+//! `{"type": "attached_probes", "count": N, "data": {"probes": N}}`; and strobe's own
+//! `{"type": "missed_events", …}` (probe runs the kernel skipped; bpftrace has no such message).
 //!
 //! Input: values and map snapshots. Output: bytes ending in `\n`.
 //! Difference from bpftrace (0.17 and current): bytes ≥ 0x80 are not escaped as
@@ -187,6 +188,19 @@ pub fn write_lost_events(out: &mut Vec<u8>, n: u64) {
     write_display(
         out,
         format_args!("{{\"type\": \"lost_events\", \"data\": {{\"events\": {n}}}}}\n"),
+    );
+}
+
+/// `{"type": "missed_events", "data": {"events": N, "kprobe": A, "recursion": B}}`: probe
+/// runs the kernel skipped, N = A + B (A by kprobe_multi/kprobe.session/kprobe links, B for a
+/// BPF program already running on the CPU).
+pub fn write_missed_events(out: &mut Vec<u8>, n: u64, kprobe: u64, recursion: u64) {
+    write_display(
+        out,
+        format_args!(
+            "{{\"type\": \"missed_events\", \"data\": {{\"events\": {n}, \"kprobe\": {kprobe}, \
+             \"recursion\": {recursion}}}}}\n"
+        ),
     );
 }
 

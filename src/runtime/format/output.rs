@@ -112,6 +112,56 @@ impl Printer {
         }
     }
 
+    /// Probe runs the kernel skipped (see [`crate::loader::KernelMisses`]), when there were
+    /// any: a warning on `err` (stderr) in text, which says why and that the results lack
+    /// those events, or the JSON `missed_events` message on `out`.
+    pub fn kernel_missed(
+        &self,
+        out: &mut Vec<u8>,
+        err: &mut Vec<u8>,
+        m: &crate::loader::KernelMisses,
+    ) {
+        let total = m.total();
+        if total == 0 {
+            return;
+        }
+        match self.format {
+            OutputFormat::Text => {
+                let s = if total == 1 { "" } else { "s" };
+                write_display(
+                    err,
+                    format_args!(
+                        "WARNING: the kernel skipped {total} probe run{s}; \
+                         their events are missing from the results:"
+                    ),
+                );
+                let mut sep = " ";
+                if m.probe > 0 {
+                    write_display(
+                        err,
+                        format_args!(
+                            "{sep}{} in kprobe_multi/kprobe.session/kprobe links (no free \
+                             return-probe slot, or the probe fired inside another probe)",
+                            m.probe
+                        ),
+                    );
+                    sep = "; ";
+                }
+                if m.recursion > 0 {
+                    write_display(
+                        err,
+                        format_args!(
+                            "{sep}{} because a BPF program was already running on that CPU",
+                            m.recursion
+                        ),
+                    );
+                }
+                err.push(b'\n');
+            }
+            OutputFormat::Json => json::write_missed_events(out, total, m.probe, m.recursion),
+        }
+    }
+
     /// Ring buffer drops.
     pub fn lost_events(&self, out: &mut Vec<u8>, n: u64) {
         match self.format {
@@ -148,6 +198,59 @@ mod tests {
             "{\"type\": \"attached_probes\", \"count\": 1, \"data\": {\"probes\": 1}}\n\
              {\"type\": \"attached_probes\", \"count\": 3, \"data\": {\"probes\": 3}}\n\
              {\"type\": \"lost_events\", \"data\": {\"events\": 7}}\n"
+        );
+    }
+
+    #[test]
+    fn kernel_misses_warn_in_text_and_are_a_message_in_json() {
+        use crate::loader::KernelMisses;
+        let run = |p: &Printer, m: KernelMisses| {
+            let (mut o, mut e) = (Vec::new(), Vec::new());
+            p.kernel_missed(&mut o, &mut e, &m);
+            (String::from_utf8(o).unwrap(), String::from_utf8(e).unwrap())
+        };
+        let text = Printer::new(OutputFormat::Text);
+        let json = Printer::new(OutputFormat::Json);
+        assert_eq!(
+            run(&text, KernelMisses::default()),
+            (String::new(), String::new())
+        );
+        assert_eq!(
+            run(&json, KernelMisses::default()),
+            (String::new(), String::new())
+        );
+        let one = KernelMisses {
+            probe: 0,
+            recursion: 1,
+        };
+        assert_eq!(
+            run(&text, one).1,
+            "WARNING: the kernel skipped 1 probe run; their events are missing from the \
+             results: 1 because a BPF program was already running on that CPU\n"
+        );
+        let both = KernelMisses {
+            probe: 5,
+            recursion: 2,
+        };
+        assert_eq!(
+            run(&text, both),
+            (
+                String::new(),
+                "WARNING: the kernel skipped 7 probe runs; their events are missing from the \
+                 results: 5 in kprobe_multi/kprobe.session/kprobe links (no free return-probe \
+                 slot, or the probe fired inside another probe); 2 because a BPF program was \
+                 already running on that CPU\n"
+                    .to_string()
+            )
+        );
+        assert_eq!(
+            run(&json, both),
+            (
+                "{\"type\": \"missed_events\", \"data\": {\"events\": 7, \"kprobe\": 5, \
+                 \"recursion\": 2}}\n"
+                    .to_string(),
+                String::new()
+            )
         );
     }
 
