@@ -16,6 +16,15 @@ fn strobe() -> Command {
 }
 
 /// Waits up to `secs` for `child`; kills it and fails the test when it is still running.
+/// All of `child`'s piped stdout (until it closes it).
+fn read_stdout(child: &mut Child) -> String {
+    let mut out = String::new();
+    if let Some(mut o) = child.stdout.take() {
+        o.read_to_string(&mut out).unwrap();
+    }
+    out
+}
+
 fn wait_for(child: &mut Child, secs: u64, what: &str) -> ExitStatus {
     let deadline = Instant::now() + Duration::from_secs(secs);
     loop {
@@ -139,13 +148,7 @@ fn kernel_probes_leave_out_strobe_itself_where_it_would_feed_them() {
             .spawn()
             .unwrap();
         let me = child.id();
-        let mut out = String::new();
-        child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
+        let out = read_stdout(&mut child);
         let status = wait_for(&mut child, 30, script);
         assert!(status.success());
         (me, out)
@@ -283,13 +286,7 @@ fn sigusr1_does_not_end_a_run() {
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGUSR1) };
     let status = wait_for(&mut child, 20, "run with SIGUSR1");
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
+    let out = read_stdout(&mut child);
     assert!(status.success(), "{status:?}");
     assert!(out.contains("done"), "{out}");
 }

@@ -26,15 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static long sys_bpf(int cmd, union bpf_attr *attr) {
-  return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
-}
+#include "baseline.h"
 
 static const char *g_strs;
 static uint32_t *g_name_of; /* name offset per BTF id */

@@ -22,15 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static long sys_bpf(int cmd, union bpf_attr *attr) {
-  return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
-}
+#include "baseline.h"
 
 static int by_value(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
