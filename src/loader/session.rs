@@ -115,6 +115,58 @@ enum L {
     Out,
 }
 
+/// The prologue being written: its instructions and relocations, and its jumps, resolved to
+/// their labels at the end.
+#[derive(Default)]
+struct Prologue {
+    insns: Vec<Insn>,
+    relocs: Vec<Reloc>,
+    jumps: Vec<(usize, L)>,
+    labels: Vec<(L, usize)>,
+    /// The saved-arguments map's index in the template's maps.
+    saved_map: usize,
+}
+
+impl Prologue {
+    fn push(&mut self, insn: Insn) {
+        self.insns.push(insn);
+    }
+
+    /// `if reg OP 0 goto to`.
+    fn jump_if(&mut self, op: JmpOp, reg: Reg, to: L) {
+        self.jumps.push((self.insns.len(), to));
+        self.push(Insn::jmp_imm(op, reg, 0, 0));
+    }
+
+    fn bind(&mut self, l: L) {
+        self.labels.push((l, self.insns.len()));
+    }
+
+    /// `helper(saved map, fp + key_at, r3, r4)`: r1 and r2 set here, r3 and r4 by the caller.
+    fn saved_map_call(&mut self, helper: Helper, key_at: i32) {
+        self.relocs
+            .push(Reloc::map_fd(self.insns.len(), self.saved_map));
+        self.insns.extend(Insn::ld_map_fd(Reg::R1, 0));
+        self.push(Insn::mov64_reg(Reg::R2, Reg::R10));
+        self.push(Insn::alu64_imm(AluOp::Add, Reg::R2, key_at));
+        self.push(Insn::call_helper(helper));
+    }
+
+    /// The prologue with every jump pointing at its label.
+    fn resolved(mut self) -> Prologue {
+        for &(at, to) in &self.jumps {
+            let target = self
+                .labels
+                .iter()
+                .find(|(l, _)| *l == to)
+                .map(|(_, i)| *i)
+                .unwrap_or_else(|| panic!("internal error: session prologue label unbound"));
+            self.insns[at].off = (target as i64 - at as i64 - 1) as i16;
+        }
+        self
+    }
+}
+
 /// `t` (an fexit template reading arguments) as one kprobe.session program: see the module
 /// documentation. The saved-arguments map is the last of the result's maps
 /// ([`SAVED_MAP_NAME`]); `ArgSlot` relocations stay (on the entry half's loads) and `RetSlot`
@@ -146,49 +198,27 @@ pub fn session_template(t: &Template, kf: SessionKfuncs) -> Result<Template, Str
     // fexit templates name the counter (`codegen::lower::probe`); one without it counts nothing.
     let lost = t.maps.iter().position(|m| m == LOST_MAP_NAME);
 
-    let mut p: Vec<Insn> = Vec::new();
-    let mut relocs: Vec<Reloc> = Vec::new();
-    let mut jumps: Vec<(usize, L)> = Vec::new();
-    let mut labels: Vec<(L, usize)> = Vec::new();
     let (r0, r1, r2, r3, r4) = (Reg::R0, Reg::R1, Reg::R2, Reg::R3, Reg::R4);
     let (r6, r7, r8, r9, fp) = (Reg::R6, Reg::R7, Reg::R8, Reg::R9, Reg::R10);
-    let jump = |p: &mut Vec<Insn>, jumps: &mut Vec<(usize, L)>, insn: Insn, to: L| {
-        jumps.push((p.len(), to));
-        p.push(insn);
-    };
-    let ld_map = |p: &mut Vec<Insn>, relocs: &mut Vec<Reloc>, dst: Reg| {
-        relocs.push(Reloc::map_fd(p.len(), map));
-        p.extend(Insn::ld_map_fd(dst, 0));
-    };
-    let key_arg = |p: &mut Vec<Insn>, at: i32| {
-        p.push(Insn::mov64_reg(r2, fp));
-        p.push(Insn::alu64_imm(AluOp::Add, r2, at));
+    let mut p = Prologue {
+        saved_map: map,
+        ..Default::default()
     };
 
     p.push(Insn::mov64_reg(r6, r1));
     p.push(Insn::call_kfunc(kf.is_return as i32, 0));
-    jump(
-        &mut p,
-        &mut jumps,
-        Insn::jmp_imm(JmpOp::Jne, r0, 0, 0),
-        L::ExitHalf,
-    );
+    p.jump_if(JmpOp::Jne, r0, L::ExitHalf);
     // Entry half.
     p.push(Insn::call_kfunc(kf.cookie as i32, 0));
     p.push(Insn::mov64_reg(r7, r0));
-    jump(
-        &mut p,
-        &mut jumps,
-        Insn::jmp_imm(JmpOp::Jeq, r7, 0, 0),
-        L::EntryFail,
-    );
+    p.jump_if(JmpOp::Jeq, r7, L::EntryFail);
     p.push(Insn::call_helper(Helper::KtimeGetNs));
     p.push(Insn::alu64_imm(AluOp::Or, r0, 1));
     p.push(Insn::store_reg(Size::Dw, r7, 0, r0));
     p.push(Insn::store_reg(Size::Dw, fp, off(entry_val(0)), r0));
     for (k, &param) in params.iter().enumerate() {
-        relocs.push(Reloc::new(
-            p.len(),
+        p.relocs.push(Reloc::new(
+            p.insns.len(),
             Field::Off,
             RelocKind::ArgSlot { param },
         ));
@@ -201,55 +231,36 @@ pub fn session_template(t: &Template, kf: SessionKfuncs) -> Result<Template, Str
         ));
     }
     p.push(Insn::store_reg(Size::Dw, fp, off(entry_key), r7));
-    ld_map(&mut p, &mut relocs, r1);
-    key_arg(&mut p, entry_key);
     p.push(Insn::mov64_reg(r3, fp));
     p.push(Insn::alu64_imm(AluOp::Add, r3, entry_val(0)));
     p.push(Insn::mov64_imm(r4, 0));
-    p.push(Insn::call_helper(Helper::MapUpdateElem));
-    jump(
-        &mut p,
-        &mut jumps,
-        Insn::jmp_imm(JmpOp::Jne, r0, 0, 0),
-        L::EntryFail,
-    );
+    p.saved_map_call(Helper::MapUpdateElem, entry_key);
+    p.jump_if(JmpOp::Jne, r0, L::EntryFail);
     p.push(Insn::mov64_imm(r0, 0));
     p.push(Insn::exit());
-    labels.push((L::EntryFail, p.len()));
+    p.bind(L::EntryFail);
     // No map entry: skip the return half (the cookie stays, but no entry carries its token),
     // and count the event as lost.
     if let Some(lost) = lost {
-        relocs.push(Reloc::new(
-            p.len(),
+        p.relocs.push(Reloc::new(
+            p.insns.len(),
             Field::Imm,
             RelocKind::MapValue { map: lost, off: 0 },
         ));
-        p.extend(Insn::ld_map_value(r1, 0, 0));
+        p.insns.extend(Insn::ld_map_value(r1, 0, 0));
         p.push(Insn::mov64_imm(r2, 1));
         p.push(Insn::atomic(Size::Dw, AtomicOp::Add, r1, 0, r2));
     }
     p.push(Insn::mov64_imm(r0, 1));
     p.push(Insn::exit());
     // Return half.
-    labels.push((L::ExitHalf, p.len()));
+    p.bind(L::ExitHalf);
     p.push(Insn::call_kfunc(kf.cookie as i32, 0));
     p.push(Insn::mov64_reg(r7, r0));
-    jump(
-        &mut p,
-        &mut jumps,
-        Insn::jmp_imm(JmpOp::Jeq, r7, 0, 0),
-        L::Out,
-    );
+    p.jump_if(JmpOp::Jeq, r7, L::Out);
     p.push(Insn::store_reg(Size::Dw, fp, off(exit_key), r7));
-    ld_map(&mut p, &mut relocs, r1);
-    key_arg(&mut p, exit_key);
-    p.push(Insn::call_helper(Helper::MapLookupElem));
-    jump(
-        &mut p,
-        &mut jumps,
-        Insn::jmp_imm(JmpOp::Jeq, r0, 0, 0),
-        L::Out,
-    );
+    p.saved_map_call(Helper::MapLookupElem, exit_key);
+    p.jump_if(JmpOp::Jeq, r0, L::Out);
     p.push(Insn::mov64_reg(r8, r0));
     // r9 = token in the entry ^ token in the cookie: 0 when the entry is this invocation's.
     p.push(Insn::load(Size::Dw, r9, r8, 0));
@@ -260,28 +271,16 @@ pub fn session_template(t: &Template, kf: SessionKfuncs) -> Result<Template, Str
         p.push(Insn::store_reg(Size::Dw, fp, off(saved(k)), r3));
     }
     p.push(Insn::store_imm(Size::Dw, r7, 0, 0));
-    ld_map(&mut p, &mut relocs, r1);
-    key_arg(&mut p, exit_key);
-    p.push(Insn::call_helper(Helper::MapDeleteElem));
-    jump(
-        &mut p,
-        &mut jumps,
-        Insn::jmp_imm(JmpOp::Jne, r9, 0, 0),
-        L::Out,
-    );
+    p.saved_map_call(Helper::MapDeleteElem, exit_key);
+    p.jump_if(JmpOp::Jne, r9, L::Out);
     p.push(Insn::mov64_reg(r1, r6));
     p.push(Insn::ja(2));
-    labels.push((L::Out, p.len()));
+    p.bind(L::Out);
     p.push(Insn::mov64_imm(r0, 0));
     p.push(Insn::exit());
-    for (at, to) in jumps {
-        let target = labels
-            .iter()
-            .find(|(l, _)| *l == to)
-            .map(|(_, i)| *i)
-            .unwrap_or_else(|| panic!("internal error: session prologue label unbound"));
-        p[at].off = (target as i64 - at as i64 - 1) as i16;
-    }
+    let Prologue {
+        insns: p, relocs, ..
+    } = p.resolved();
 
     // The body: `args.X` from the saved slots.
     let shift = p.len();
