@@ -83,6 +83,44 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// A source file of the crate: its path relative to `src/` (with `/`) and its text.
+struct Source {
+    rel: String,
+    text: String,
+}
+
+impl Source {
+    /// Its module path ([`module_path`]).
+    fn module(&self) -> Option<Vec<String>> {
+        module_path(Path::new(&self.rel))
+    }
+
+    /// Its file name without `.rs`.
+    fn stem(&self) -> &str {
+        let name = self.rel.rsplit('/').next().unwrap_or(&self.rel);
+        name.strip_suffix(".rs").unwrap_or(name)
+    }
+}
+
+/// Every `.rs` file under `src/`, sorted by path, read.
+fn sources() -> Vec<Source> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    files.sort();
+    files
+        .iter()
+        .map(|f| Source {
+            rel: f
+                .strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/"),
+            text: std::fs::read_to_string(f).unwrap(),
+        })
+        .collect()
+}
+
 /// The module path of a file relative to `src/`: `codegen/lower/probe.rs` → `[codegen, lower,
 /// probe]`, `codegen/mod.rs` → `[codegen]`. `None` for the crate roots and binaries.
 fn module_path(rel: &Path) -> Option<Vec<String>> {
@@ -194,25 +232,20 @@ fn the_import_detector_sees_crate_paths_and_super_paths_that_leave_the_module() 
 
 #[test]
 fn module_imports_follow_the_data_flow() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&root, &mut files);
-    files.sort();
+    let files = sources();
     assert!(files.len() > 100, "scanned only {} files", files.len());
     let mut edges: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
     let mut modules = BTreeSet::new();
     for file in &files {
-        let rel = file.strip_prefix(&root).unwrap();
-        let Some(path) = module_path(rel) else {
+        let Some(path) = file.module() else {
             continue;
         };
         modules.insert(path[0].clone());
-        let text = std::fs::read_to_string(file).unwrap();
-        for to in imports(&path, &text) {
+        for to in imports(&path, &file.text) {
             edges
                 .entry((path[0].clone(), to))
                 .or_default()
-                .push(rel.display().to_string());
+                .push(file.rel.clone());
         }
     }
     let unlisted: Vec<&String> = modules.iter().filter(|m| layer(m).is_none()).collect();
@@ -269,26 +302,17 @@ fn code_lines(text: &str) -> impl Iterator<Item = &str> {
 
 #[test]
 fn code_generation_does_not_call_back_into_the_checker() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&root, &mut files);
-    files.sort();
     let mut bad = Vec::new();
-    for file in &files {
-        let rel = file.strip_prefix(&root).unwrap();
-        let Some(path) = module_path(rel) else {
+    for file in &sources() {
+        let Some(path) = file.module() else {
             continue;
         };
-        let text = std::fs::read_to_string(file).unwrap();
         for (from, forbidden, instead) in NO_CALL_BACK {
             if path[0] != *from {
                 continue;
             }
-            if code_lines(&text).any(|l| l.contains(forbidden)) {
-                bad.push(format!(
-                    "{} names `{forbidden}`; use {instead}",
-                    rel.display()
-                ));
+            if code_lines(&file.text).any(|l| l.contains(forbidden)) {
+                bad.push(format!("{} names `{forbidden}`; use {instead}", file.rel));
             }
         }
     }
@@ -383,19 +407,13 @@ fn the_kernel_question_detector_tells_questions_from_records() {
 /// way wherever it is lowered and every fact it depends on is in it (issue #14).
 #[test]
 fn code_generation_does_not_ask_the_kernel() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&root, &mut files);
-    files.sort();
     let mut bad = Vec::new();
-    for file in &files {
-        let rel = file.strip_prefix(&root).unwrap();
-        if module_path(rel).is_none_or(|p| p[0] != "codegen") {
+    for file in &sources() {
+        if file.module().is_none_or(|p| p[0] != "codegen") {
             continue;
         }
-        let text = std::fs::read_to_string(file).unwrap();
-        for q in kernel_questions(&text) {
-            bad.push(format!("{} names {q}", rel.display()));
+        for q in kernel_questions(&file.text) {
+            bad.push(format!("{} names {q}", file.rel));
         }
     }
     assert!(
@@ -525,21 +543,15 @@ fn probe_kinds_are_named_only_in_their_own_files() {
         kinds.len() >= 20 && kinds.contains_key("Kretprobe") && kinds["Kretprobe"] == "kprobe",
         "the descriptors were not found: {kinds:?}"
     );
-    let mut files = Vec::new();
-    rust_files(&root, &mut files);
-    files.sort();
     let mut bad = Vec::new();
     let mut allowed_used = BTreeSet::new();
-    for file in &files {
-        let rel = file.strip_prefix(&root).unwrap();
-        let rel_s = rel.to_string_lossy().replace('\\', "/");
+    for file in &sources() {
+        let rel_s = &file.rel;
         if rel_s.starts_with("kinds/") {
             continue;
         }
-        let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
-        let text = std::fs::read_to_string(file).unwrap();
-        for (line, variant) in kind_mentions(&text, &kinds) {
-            if kinds.get(&variant) == Some(&stem) {
+        for (line, variant) in kind_mentions(&file.text, &kinds) {
+            if kinds.get(&variant).map(String::as_str) == Some(file.stem()) {
                 continue;
             }
             if let Some((f, _)) = KIND_NAMES_ALLOWED.iter().find(|(f, _)| *f == rel_s) {
@@ -696,15 +708,11 @@ fn adding_a_kind_touches_its_own_files_and_one_registry_line() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     // A table of the kinds written out by hand: a fixed-size array of `KINDS`' length that
     // is not `kind_table!()`.
-    let mut files = Vec::new();
-    rust_files(&root, &mut files);
-    files.sort();
     let mut by_hand = Vec::new();
-    for file in &files {
-        let text = std::fs::read_to_string(file).unwrap();
-        for (n, l) in code_lines(&text).enumerate() {
+    for file in &sources() {
+        for (n, l) in code_lines(&file.text).enumerate() {
             if l.contains("KINDS.len()] =") && !l.contains("kind_table!()") {
-                by_hand.push(format!("src/{}:{}", rel(file), n + 1));
+                by_hand.push(format!("src/{}:{}", file.rel, n + 1));
             }
         }
     }
