@@ -32,31 +32,37 @@ pub struct MapParts<'a> {
     pub cache: Option<(&'a AggCache, &'a Map)>,
 }
 
+/// The map of `script` whose role `pick` accepts, with its kernel map (`maps`, in the same
+/// order): a script map's short-key class or last-key cache.
+fn companion<'a, T>(
+    script: &'a CompiledScript,
+    maps: &'a [Map],
+    pick: impl Fn(&'a MapRole) -> Option<&'a T>,
+) -> Option<(&'a T, &'a Map)> {
+    script
+        .maps
+        .iter()
+        .zip(maps)
+        .find_map(|(s, m)| pick(&s.role).map(|c| (c, m)))
+}
+
 impl<'a> MapParts<'a> {
     /// Script map `i` of `script` (its kernel maps are `maps`, in the same order).
     pub fn of(script: &'a CompiledScript, maps: &'a [Map], i: usize) -> Option<MapParts<'a>> {
         let spec = script.maps.get(i)?;
         let main = maps.get(i)?;
-        let class = script
-            .maps
-            .iter()
-            .zip(maps)
-            .find_map(|(s, m)| match &s.role {
-                MapRole::KeyClass(c) if c.of == spec.name => Some((c, m)),
-                _ => None,
-            });
+        let class = companion(script, maps, |r| match r {
+            MapRole::KeyClass(c) if c.of == spec.name => Some(c),
+            _ => None,
+        });
         let count = class.and_then(|_| {
             let (j, _) = script.map_with_role(&MapRole::KeyCount)?;
             maps.get(j)
         });
-        let cache = script
-            .maps
-            .iter()
-            .zip(maps)
-            .find_map(|(s, m)| match &s.role {
-                MapRole::AggCache(c) if c.of == spec.name => Some((c, m)),
-                _ => None,
-            });
+        let cache = companion(script, maps, |r| match r {
+            MapRole::AggCache(c) if c.of == spec.name => Some(c),
+            _ => None,
+        });
         Some(MapParts {
             main,
             class,
